@@ -1,0 +1,44 @@
+"""tapegrad: reverse-mode automatic differentiation of plain NumPy code, on a tape you can read.
+
+>>> import tapegrad
+>>> tapegrad.grad(lambda a, b: a / (a + b * b), 2.0, 3.0)
+(0.18181818181818182, (ZeroTangent(), 0.0743801652892562, -0.09917355371900827))
+"""
+from .tape import Call, Constant, Input, Op, Tape, Variable
+from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent, accum
+from .errors import (
+    ConcreteValueError,
+    EscapedTracerError,
+    NoRuleError,
+    SeedError,
+    TapegradError,
+)
+from .registry import (
+    Thunk,
+    find_rrule,
+    is_nondifferentiable,
+    nondifferentiable,
+    register_rrule,
+    registered_rules,
+    rrule,
+    unbroadcast,
+)
+from .context import BaseContext, primitive
+from .tracer import Tracer, trace
+from .grad import GradContext, Pullback, back, grad, gradient, pullback, set_or_add_deriv, step_back
+from .printing import format_tape
+from .checks import check_grad, ngradient
+from . import rules  # noqa: F401  (registers the rules)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tape", "Variable", "Op", "Input", "Constant", "Call",
+    "ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "accum",
+    "TapegradError", "NoRuleError", "SeedError", "EscapedTracerError", "ConcreteValueError",
+    "rrule", "register_rrule", "find_rrule", "nondifferentiable", "is_nondifferentiable",
+    "registered_rules", "unbroadcast", "Thunk",
+    "BaseContext", "GradContext", "primitive", "Tracer", "trace",
+    "grad", "gradient", "pullback", "Pullback", "back", "step_back", "set_or_add_deriv",
+    "format_tape", "check_grad", "ngradient",
+]

@@ -1,0 +1,156 @@
+"""Contexts decide what counts as a primitive and how a primitive is recorded.
+
+Every call that a Tracer can see (an operator, a numpy ufunc or function, a function marked
+with `primitive`) reaches ``ctx.record``. The context either records it as one op
+(`record_primitive`) or, for a `primitive`-marked function it does not treat as primitive,
+runs the function's body on the Tracers so that only the primitives inside are recorded.
+
+`BaseContext` records every numpy call as itself and traces through the user's marked
+functions. Subclass it to keep a function whole or to record extra information.
+"""
+from __future__ import annotations
+
+from .errors import NoRuleError, qualified_name, type_str, user_location
+from .tape import Call
+
+__all__ = ["BaseContext", "primitive", "is_marked_primitive", "lift", "describe_call"]
+
+
+def primitive(fn):
+    """Mark a function so that a Tracer sees its calls as one unit.
+
+    Called on plain values it just runs. Called with traced values, the active context
+    decides: a context that treats it as primitive records one op (with a rule registered by
+    `tapegrad.rrule`, a gradient context differentiates it with that rule); otherwise its body
+    is traced through.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> @tapegrad.primitive
+    ... def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> class KeepSoftplus(tapegrad.BaseContext):
+    ...     def is_primitive(self, fn, *args):
+    ...         return fn is softplus or super().is_primitive(fn, *args)
+    >>> _, tape = tapegrad.trace(lambda x: 2 * softplus(x), 0.5, ctx=KeepSoftplus())
+    >>> print(tape)
+    Tape
+      inp %1::function lambda
+      inp %2::float64   # x
+      %3 = softplus(%2)::float64
+      %4 = multiply(2, %3)::float64
+    """
+    import functools
+
+    from .tracer import Tracer, record_call
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for a in args:
+            if type(a) is Tracer:
+                return record_call(wrapper, args, kwargs)
+        for a in kwargs.values():
+            if type(a) is Tracer:
+                return record_call(wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__tapegrad_primitive__ = True
+    return wrapper
+
+
+def is_marked_primitive(fn) -> bool:
+    return getattr(fn, "__tapegrad_primitive__", False)
+
+
+def lift(args, tape):
+    """Split call arguments into (values, tape arguments).
+
+    A Tracer of `tape` becomes its value and its Variable; lists and tuples holding such
+    Tracers are split the same way, one level down at a time. Anything else, including a
+    Tracer of an enclosing (outer) trace, is a constant from this tape's point of view.
+    """
+    from .tracer import Tracer
+
+    vals = []
+    targs = []
+    for a in args:
+        t = type(a)
+        if t is Tracer and a._tape is tape:
+            vals.append(a._val)
+            targs.append(a._var)
+        elif (t is list or t is tuple) and a and _holds_tracer(a, tape):
+            v, ta = lift(a, tape)
+            vals.append(t(v))
+            targs.append(t(ta))
+        else:
+            vals.append(a)
+            targs.append(a)
+    return vals, targs
+
+
+def _holds_tracer(seq, tape):
+    from .tracer import Tracer
+
+    for a in seq:
+        t = type(a)
+        if t is Tracer and a._tape is tape:
+            return True
+        if (t is list or t is tuple) and _holds_tracer(a, tape):
+            return True
+    return False
+
+
+def describe_call(fn, args, kwargs) -> str:
+    """``numpy.sinc(%3::float64[4], 2)``: a call as error messages show it."""
+    from .tracer import Tracer
+
+    def one(a):
+        if type(a) is Tracer:
+            return f"{a._var}::{type_str(a._val)}"
+        if isinstance(a, (list, tuple)):
+            inner = ", ".join(one(x) for x in a)
+            return f"[{inner}]" if isinstance(a, list) else f"({inner})"
+        return type_str(a) if hasattr(a, "shape") or callable(a) else repr(a)
+
+    parts = [one(a) for a in args]
+    parts += [f"{k}={one(v)}" for k, v in (kwargs or {}).items()]
+    return f"{qualified_name(fn)}({', '.join(parts)})"
+
+
+class BaseContext:
+    """Records every primitive as a plain call; traces through `primitive`-marked functions."""
+
+    def is_primitive(self, fn, *args) -> bool:
+        """True when `fn` should become one op of the tape."""
+        return not is_marked_primitive(fn)
+
+    def record_primitive(self, tape, fn, *args, **kwargs):
+        """Push ``fn(*args, **kwargs)`` onto `tape` and return the traced result."""
+        from .tracer import wrap_result
+
+        vals, targs = lift(args, tape)
+        if kwargs:
+            kvals, ktargs = lift(list(kwargs.values()), tape)
+            kw_vals = dict(zip(kwargs, kvals))
+            kw_targs = dict(zip(kwargs, ktargs))
+        else:
+            kw_vals = kw_targs = None
+        y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
+        var = tape.push(Call(fn, tuple(targs), kw_targs, y))
+        return wrap_result(self, tape, var, y)
+
+    def record(self, tape, fn, args, kwargs):
+        """Decide and record: the entry point of every call a Tracer sees."""
+        if self.is_primitive(fn, *args):
+            if kwargs:
+                return self.record_primitive(tape, fn, *args, **kwargs)
+            return self.record_primitive(tape, fn, *args)
+        body = getattr(fn, "__wrapped__", None)
+        if body is None:
+            raise NoRuleError(
+                f"{type(self).__name__} does not treat {describe_call(fn, args, kwargs)} at "
+                f"{user_location()} as a primitive and has no body to trace through; make "
+                f"is_primitive return True for it"
+            )
+        return body(*args, **kwargs) if kwargs else body(*args)

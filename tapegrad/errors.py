@@ -1,0 +1,124 @@
+"""Errors that teach the fix, and the helpers they use to name functions, types and places.
+
+Every message names the operation, the argument types, where in the user's code it happened
+and what to do about it. Finding the place walks the Python stack, so it is done only when
+an error is raised, never on the tracing path.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+__all__ = [
+    "TapegradError",
+    "NoRuleError",
+    "SeedError",
+    "EscapedTracerError",
+    "ConcreteValueError",
+    "user_location",
+    "qualified_name",
+    "short_name",
+    "type_str",
+]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SKIP_DIRS = (_PACKAGE_DIR, os.path.dirname(np.__file__))
+
+
+class TapegradError(Exception):
+    """Base of every error tapegrad raises on its own account."""
+
+
+class NoRuleError(TapegradError, NotImplementedError):
+    """A primitive was reached that has no rrule (and is not marked non-differentiable)."""
+
+
+class SeedError(TapegradError, ValueError):
+    """The seed of the reverse sweep is missing or does not match the result."""
+
+
+class EscapedTracerError(TapegradError, RuntimeError):
+    """A traced value was used after the trace that made it had ended."""
+
+
+class ConcreteValueError(TapegradError, TypeError):
+    """A traced value was turned into a plain Python or NumPy value, which would drop its gradient."""
+
+
+def user_location() -> str:
+    """``file.py:12`` of the innermost frame outside tapegrad and numpy, or ``<unknown>``."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = os.path.abspath(frame.f_code.co_filename)
+        if not fname.startswith(_SKIP_DIRS) and "scipy" + os.sep not in fname:
+            return f"{os.path.basename(fname)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+_QUALIFIED = None
+
+
+def _build_qualified():
+    """Map id(ufunc or function) -> 'module.name' for the modules whose names users know."""
+    import importlib
+
+    table = {}
+    for modname in ("scipy.special", "numpy.fft", "numpy.linalg", "numpy"):
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:  # pragma: no cover - scipy is a dependency
+            continue
+        for name in dir(mod):
+            obj = getattr(mod, name, None)
+            if isinstance(obj, np.ufunc) or callable(obj):
+                table[id(obj)] = f"{modname}.{name}"
+    return table
+
+
+def qualified_name(fn) -> str:
+    """``numpy.multiply``, ``scipy.special.erfcx``, ``mymodule.myfn``: a name the user can import."""
+    global _QUALIFIED
+    if _QUALIFIED is None:
+        _QUALIFIED = _build_qualified()
+    q = _QUALIFIED.get(id(fn))
+    if q is not None:
+        return q
+    mod = getattr(fn, "__module__", None)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return f"{mod}.{name}" if mod and mod != "builtins" else name
+
+
+def short_name(fn) -> str:
+    """The name a dump shows: ``multiply``, ``sum``, ``erfcx``, ``sin_pullback``."""
+    name = getattr(fn, "__name__", None)
+    if name is None:
+        name = type(fn).__name__
+    if name == "<lambda>":
+        return "lambda"
+    return name
+
+
+def type_str(val) -> str:
+    """``float64``, ``float64[3]``, ``int64[2,3]``, ``tuple``, ``function f``: a value's type as dumps print it."""
+    t = type(val)
+    if t is float:
+        return "float64"
+    if t is int:
+        return "int64"
+    if t is bool:
+        return "bool"
+    if t is complex:
+        return "complex128"
+    if isinstance(val, np.ndarray):
+        if val.ndim == 0:
+            return f"{val.dtype}[]"
+        return f"{val.dtype}[{','.join(map(str, val.shape))}]"
+    if isinstance(val, np.generic):
+        return str(val.dtype)
+    if callable(val) and hasattr(val, "__name__"):
+        kind = "ufunc" if isinstance(val, np.ufunc) else "function"
+        return f"{kind} {short_name(val)}"
+    return t.__name__

@@ -1,0 +1,283 @@
+"""Reverse mode: the gradient context, the reverse sweep and the user's entry points.
+
+Forward: `GradContext` records each primitive as ``rrule(fn, *args)`` followed by two reads,
+the value (``getitem(%4, 0)``) and the pullback (``getitem(%4, 1)``), and remembers which
+pullback belongs to which value.
+
+Backward (`back`): push the seed as a constant; walk the forward ops from the result back to
+the first; for each value that has received a derivative push ``pullback(dy)`` and one read
+per argument that is a Variable; `set_or_add_deriv` stores the first share of a derivative
+and pushes an `accum` for every further share. The backward program is pushed onto the same
+tape and run as it is pushed, so the tape ends up holding the whole forward-and-backward
+program.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .context import BaseContext, describe_call, is_marked_primitive, lift
+from .errors import NoRuleError, SeedError, TapegradError, qualified_name, type_str, user_location
+from .registry import _NONDIFF, _RULES, getitem, rrule
+from .tangents import NO_TANGENT, ZERO, accum
+from .tape import Call, Constant, Input, Variable
+from .tracer import Tracer, trace, wrap_result
+
+__all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "set_or_add_deriv"]
+
+
+class GradContext(BaseContext):
+    """Records primitives through their rrules, for the reverse sweep.
+
+    A function is a primitive when it has a rule or is marked non-differentiable. A
+    `primitive`-marked user function without a rule is traced through; any other function
+    without a rule raises `NoRuleError`.
+    """
+
+    def __init__(self):
+        #: value Variable -> (rrule call Variable, pullback Variable)
+        self.pullbacks = {}
+
+    def is_primitive(self, fn, *args) -> bool:
+        return fn in _RULES or fn in _NONDIFF or not is_marked_primitive(fn)
+
+    def record_primitive(self, tape, fn, *args, **kwargs):
+        rule = _RULES.get(fn)
+        if rule is None:
+            if fn in _NONDIFF:
+                return BaseContext.record_primitive(self, tape, fn, *args, **kwargs)
+            raise NoRuleError(
+                f"no rrule for {describe_call(fn, args, kwargs)} at {user_location()}; register "
+                f"one with @tapegrad.rrule({qualified_name(fn)}), or mark it "
+                f"tapegrad.nondifferentiable({qualified_name(fn)}) if its derivative is zero"
+            )
+        if kwargs and _holds_tracer(kwargs.values(), tape):
+            args, kwargs = _positional(fn, args, kwargs)
+        vals, targs = lift(args, tape)
+        y, pb = rule(*vals, **kwargs) if kwargs else rule(*vals)
+        rv = tape.push(Call(rrule, (fn, *targs), kwargs or None, (y, pb)))
+        yv = tape.push(Call(getitem, (rv, 0), None, y))
+        pv = tape.push(Call(getitem, (rv, 1), None, pb))
+        self.pullbacks[yv] = (rv, pv)
+        return wrap_result(self, tape, yv, y)
+
+
+def _holds_tracer(values, tape):
+    return any(type(v) is Tracer and v._tape is tape for v in values)
+
+
+def _positional(fn, args, kwargs):
+    """Move traced keyword arguments into position, so that their tangents are returned."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        bound = None
+    if bound is None or any(type(v) is Tracer for v in bound.kwargs.values()):
+        raise TapegradError(
+            f"{describe_call(fn, args, kwargs)} at {user_location()} passes a traced value by "
+            f"keyword; pass it by position so that its gradient can be returned"
+        )
+    return bound.args, bound.kwargs
+
+
+def set_or_add_deriv(tape, derivs, var, dx):
+    """Store `dx` as the derivative of `var`, or push an accumulation if it already has one."""
+    old = derivs.get(var)
+    if old is None:
+        derivs[var] = dx
+    else:
+        derivs[var] = tape.push(Call(accum, (old, dx), None, note=f"accumulate d{var}"))
+
+
+def _shape(x):
+    s = getattr(x, "shape", None)
+    return () if s is None else tuple(s)
+
+
+def _read_tangents(tape, reads, dxs, dxs_val, holder, arg, index, rule_fn):
+    """Push the read of ``dxs[index]`` for `arg` (a Variable, or a list/tuple holding some)."""
+    if type(arg) is Variable:
+        dval = getitem(dxs_val, index)
+        if dval is ZERO or dval is NO_TANGENT:
+            return
+        xval = arg._op.val
+        if isinstance(xval, np.ndarray) and _shape(dval) != xval.shape:
+            raise TapegradError(
+                f"the pullback of {qualified_name(rule_fn)} returned a tangent of shape "
+                f"{_shape(dval)} for {arg}::{type_str(xval)}; a rule must return tangents shaped "
+                f"like its arguments (use tapegrad.unbroadcast)"
+            )
+        reads.append((arg, tape.push(Call(getitem, (dxs, index), None, dval, f"d{holder}/d{arg}"))))
+    elif type(arg) in (list, tuple) and _holds_variable(arg):
+        dval = getitem(dxs_val, index)
+        if dval is ZERO or dval is NO_TANGENT:
+            return
+        sub = tape.push(Call(getitem, (dxs, index), None, dval))
+        for j, a in enumerate(arg):
+            _read_tangents(tape, reads, sub, dval, holder, a, j, rule_fn)
+
+
+def _holds_variable(seq):
+    return any(type(a) is Variable or (type(a) in (list, tuple) and _holds_variable(a)) for a in seq)
+
+
+def step_back(tape, var, derivs):
+    """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate."""
+    rv, pv = tape.ctx.pullbacks[var]
+    args = rv._op.args
+    dxs = tape.push(Call(pv, (derivs[var],), None, note=f"pullback for {var}"))
+    dxs_val = dxs._op.val
+    if type(dxs_val) is not tuple or len(dxs_val) != len(args):
+        raise TapegradError(
+            f"the pullback of {qualified_name(args[0])} returned {type_str(dxs_val)} of length "
+            f"{len(dxs_val) if hasattr(dxs_val, '__len__') else '?'}; it must return a tuple of "
+            f"{len(args)}: the function's own tangent, then one per positional argument"
+        )
+    reads = []
+    for i in range(1, len(args)):
+        _read_tangents(tape, reads, dxs, dxs_val, var, args[i], i, args[0])
+    for arg, dx in reads:
+        set_or_add_deriv(tape, derivs, arg, dx)
+
+
+def back(tape, seed):
+    """The reverse sweep over `tape` from its result; returns ``{Variable: derivative Variable}``."""
+    result = tape.result
+    derivs = {result: tape.push(Constant(seed, note="seed"))}
+    pullbacks = tape.ctx.pullbacks
+    ops = tape.ops
+    for i in range(result._op.id - 1, -1, -1):
+        var = ops[i].var
+        if var in derivs and var in pullbacks:
+            step_back(tape, var, derivs)
+    return derivs
+
+
+def _default_seed(y, where):
+    if np.ndim(y) != 0:
+        raise SeedError(
+            f"{where} returned {type_str(y)}, not a scalar, so the gradient needs a seed: pass "
+            f"seed= an array of the same shape (the vector in a vector-Jacobian product), "
+            f"for example seed=np.ones({np.shape(y)})"
+        )
+    if isinstance(y, (np.ndarray, np.generic)) and y.dtype.kind in "fc":
+        return np.ones((), dtype=y.dtype)[()]
+    return 1.0
+
+
+def _check_seed(y, seed, where):
+    if np.shape(seed) != np.shape(y):
+        raise SeedError(
+            f"the seed has shape {np.shape(seed)} but {where} returned {type_str(y)}; the seed "
+            f"must have the shape of the result"
+        )
+
+
+def _as_gradient(dval, x, concrete):
+    """Give a derivative the type of its argument: float for float, same-dtype array for array."""
+    if dval is None:
+        if concrete:
+            return NO_TANGENT
+        return ZERO
+    if type(x) is float or type(x) is int:
+        return float(np.real(dval)) if np.ndim(dval) == 0 else dval
+    if isinstance(x, np.ndarray):
+        out = np.asarray(dval)
+        if x.dtype.kind in "fc" and out.dtype != x.dtype:
+            out = out.real.astype(x.dtype) if x.dtype.kind == "f" else out.astype(x.dtype)
+        elif x.dtype.kind in "iu":
+            out = out.astype(np.result_type(float, x.dtype))
+        if out.shape != x.shape:
+            out = np.broadcast_to(out, x.shape).copy()
+        return out
+    if isinstance(x, np.generic):
+        return np.asarray(dval).astype(x.dtype if x.dtype.kind in "fc" else float)[()]
+    return dval
+
+
+class Pullback:
+    """``back(dy) -> (df, *dargs)``: the reverse sweep of one recorded call, runnable many times.
+
+    `tape` holds the forward program and, after a call, the backward program of that call.
+    """
+
+    def __init__(self, f, args, tape, value):
+        self.f = f
+        self.args = args
+        self.tape = tape
+        self.value = value
+        self._n_forward = len(tape)
+
+    def __call__(self, dy=None):
+        tape = self.tape
+        y = self.value
+        name = getattr(self.f, "__name__", "f")
+        if dy is None:
+            dy = _default_seed(y, name)
+        else:
+            _check_seed(y, dy, name)
+        del tape.ops[self._n_forward:]
+        inputs = tape.inputs
+        if tape.result._op.id > self._n_forward or tape.result is None:  # pragma: no cover
+            raise TapegradError("the tape's result is not part of its forward program")
+        derivs = back(tape, dy)
+        concrete = tape.meta.get("concrete", ())
+        grads = [ZERO]
+        for var, x in zip(inputs[1:], self.args):
+            d = derivs.get(var)
+            grads.append(_as_gradient(None if d is None else d._op.val, x, var in concrete))
+        return tuple(grads)
+
+    def __repr__(self):
+        return f"<pullback of {getattr(self.f, '__name__', self.f)!r} at {self.value!r}>"
+
+
+def pullback(f, *args, **kwargs):
+    """Run `f` and return ``(y, back)``; ``back(dy)`` returns ``(df, *dargs)``.
+
+    ``back()`` with no argument uses the seed 1 (scalar results only). ``back.tape`` is the
+    recorded program: the forward part, and the backward part of the last call of `back`.
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> y, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
+    >>> y
+    0.18181818181818182
+    >>> back(1.0)
+    (ZeroTangent(), 0.0743801652892562, -0.09917355371900827)
+    """
+    value, tape = trace(f, *args, ctx=GradContext(), **kwargs)
+    return value, Pullback(f, args, tape, value)
+
+
+def grad(f, *args, seed=None, **kwargs):
+    """Value and gradient: ``grad(f, *args) -> (value, (df, *dargs))``.
+
+    `df` is the gradient with respect to `f` itself (`ZeroTangent()` for a plain function).
+    Each gradient has the type of its argument: a float for a float or int, an ndarray of the
+    same shape and dtype for an ndarray; `ZeroTangent()` where no path reaches an argument and
+    `NoTangent()` where it cannot have a derivative (an integer used as a count). A non-scalar
+    result needs a `seed` of its shape: the gradient is then a vector-Jacobian product.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> tapegrad.grad(lambda x: np.sin(np.cos(x)), 0.9)
+    (0.5823447254418763, (ZeroTangent(), -0.6367993086184733))
+    """
+    value, back_ = pullback(f, *args, **kwargs)
+    return value, back_(seed)
+
+
+def gradient(f, *args, seed=None, **kwargs):
+    """Only the gradients with respect to the arguments: ``gradient(f, *args) -> dargs``.
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> tapegrad.gradient(lambda x, y: x * y + y, 2.0, 3.0)
+    (3.0, 3.0)
+    """
+    return grad(f, *args, seed=seed, **kwargs)[1][1:]

@@ -1,0 +1,124 @@
+"""Tape dumps: the plain format (one op a line) and the compact one (rrules folded with their reads).
+
+Plain::
+
+    %4 = rrule(multiply, %2, %3)::tuple
+    %5 = getitem(%4, 0)::float64
+    %6 = getitem(%4, 1)::function multiply_pullback
+
+Compact, the same three ops::
+
+    %5, %6 = [%4] = rrule(multiply, %2, %3)::float64
+
+and a pullback call with its reads, ``_`` for a tangent that is not read::
+
+    _, %15, %16 = [%14] = %12(%13)   # pullback for %11
+
+Notes (``# seed``, ``# pullback for %6``, ``# accumulate d%2``, an input's name) are aligned
+in one column.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import short_name, type_str
+from .registry import getitem
+from .tape import Call, Constant, Input, Variable
+
+__all__ = ["format_tape", "format_value"]
+
+
+def format_value(v) -> str:
+    """A constant as dumps show it: numbers as Python prints them, small arrays in full."""
+    if type(v) is Variable:
+        return repr(v)
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, (bool, int, float, complex, str)) or v is None:
+        return repr(v)
+    if isinstance(v, np.ndarray):
+        if v.size <= 6:
+            return np.array2string(v, separator=", ").replace("\n", "")
+        return f"array({type_str(v)})"
+    if isinstance(v, slice):
+        parts = ["" if p is None else format_value(p) for p in (v.start, v.stop, v.step)]
+        return ":".join(parts[:2]) if v.step is None else ":".join(parts)
+    if v is Ellipsis:
+        return "..."
+    if isinstance(v, tuple):
+        inner = ", ".join(format_value(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if isinstance(v, list):
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if isinstance(v, np.dtype) or isinstance(v, type):
+        return getattr(v, "__name__", str(v))
+    if callable(v):
+        return short_name(v)
+    return type(v).__name__
+
+
+def _call_text(op) -> str:
+    fn = repr(op.fn) if type(op.fn) is Variable else short_name(op.fn)
+    parts = [format_value(a) for a in op.args]
+    if op.kwargs:
+        parts += [f"{k}={format_value(v)}" for k, v in op.kwargs.items()]
+    return f"{fn}({', '.join(parts)})"
+
+
+def _plain(op) -> str:
+    if type(op) is Input:
+        return f"inp {op.var}::{type_str(op.val)}"
+    if type(op) is Constant:
+        return f"const {op.var} = {format_value(op.val)}"
+    return f"{op.var} = {_call_text(op)}::{type_str(op.val)}"
+
+
+def _reads_of(ops, i, var):
+    """The getitem reads of `var` that follow ops[i] directly: [(index, op), ...]."""
+    reads = []
+    j = i + 1
+    while j < len(ops):
+        op = ops[j]
+        if type(op) is Call and op.fn is getitem and len(op.args) == 2 and op.args[0] is var:
+            reads.append((op.args[1], op))
+            j += 1
+        else:
+            break
+    return reads
+
+
+def _compact_lines(ops):
+    from .registry import rrule
+
+    i = 0
+    while i < len(ops):
+        op = ops[i]
+        if type(op) is Call and (op.fn is rrule or type(op.fn) is Variable):
+            reads = _reads_of(ops, i, op.var)
+            if op.fn is rrule and [k for k, _ in reads] == [0, 1]:
+                value_op = reads[0][1]
+                text = f"{value_op.var}, {reads[1][1].var} = [{op.var}] = {_call_text(op)}"
+                yield f"{text}::{type_str(value_op.val)}", op.note
+                i += 3
+                continue
+            if type(op.fn) is Variable and reads and isinstance(op.val, tuple):
+                names = ["_"] * len(op.val)
+                for k, r in reads:
+                    if isinstance(k, int) and 0 <= k < len(names):
+                        names[k] = repr(r.var)
+                yield f"{', '.join(names)} = [{op.var}] = {_call_text(op)}", op.note
+                i += 1 + len(reads)
+                continue
+        yield _plain(op), op.note
+        i += 1
+
+
+def format_tape(tape, compact: bool = False) -> str:
+    """The tape as text, one op a line (`compact` folds each rrule and pullback with its reads)."""
+    ops = tape.ops
+    lines = list(_compact_lines(ops)) if compact else [(_plain(op), op.note) for op in ops]
+    width = max((len(code) for code, note in lines if note), default=0)
+    out = ["Tape"]
+    for code, note in lines:
+        out.append(f"  {code.ljust(width)}   # {note}" if note else f"  {code}")
+    return "\n".join(out)

@@ -1,0 +1,145 @@
+"""The rrule registry: the only module-level state of tapegrad.
+
+A rule is a function ``rule(*args, **kwargs) -> (y, pullback)`` registered for one primitive;
+``pullback(dy) -> (dfn, *dargs)`` returns the primitive's own tangent first, then one tangent
+per positional argument. A tangent that costs real work and may not be needed (the tangent of
+an argument that is a constant) can be wrapped in `Thunk`: the sweep evaluates only the ones it
+reads.
+
+Non-differentiable functions (floor, sign, comparisons, ...) live in one table: they are
+recorded on the tape, and a derivative reaching them stops there, because it is zero almost
+everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .tangents import NO_TANGENT, ZERO
+
+__all__ = [
+    "rrule",
+    "register_rrule",
+    "find_rrule",
+    "nondifferentiable",
+    "is_nondifferentiable",
+    "registered_rules",
+    "unbroadcast",
+    "Thunk",
+    "getitem",
+]
+
+_RULES: dict = {}
+_NONDIFF: set = set()
+
+
+def register_rrule(fn, rule):
+    """Register `rule` as the reverse rule of `fn` (replacing any earlier one) and return it."""
+    _RULES[fn] = rule
+    _NONDIFF.discard(fn)
+    return rule
+
+
+def find_rrule(fn):
+    """The rule registered for `fn`, or None."""
+    return _RULES.get(fn)
+
+
+def rrule(fn, *args, **kwargs):
+    """Register a reverse rule for `fn`, or apply the one registered.
+
+    ``@rrule(fn)`` (no further arguments) is a decorator that registers the decorated function
+    as the rule of `fn`. ``rrule(fn, *args, **kwargs)`` calls that rule and returns
+    ``(y, pullback)``, or None when `fn` has no rule. A gradient tape records each primitive as
+    such a call.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> def cube(x):
+    ...     return x ** 3
+    >>> @tapegrad.rrule(cube)
+    ... def cube_rrule(x):
+    ...     def cube_pullback(dy):
+    ...         return tapegrad.NO_TANGENT, dy * 3 * x ** 2
+    ...     return cube(x), cube_pullback
+    >>> y, back = tapegrad.rrule(cube, 2.0)
+    >>> y, back(1.0)
+    (8.0, (NoTangent(), 12.0))
+    """
+    if not args and not kwargs:
+
+        def register(rule):
+            return register_rrule(fn, rule)
+
+        return register
+    rule = _RULES.get(fn)
+    if rule is None:
+        return None
+    return rule(*args, **kwargs)
+
+
+def nondifferentiable(*fns):
+    """Mark functions as non-differentiable: recorded on tapes, derivatives stop at them."""
+    for fn in fns:
+        _RULES.pop(fn, None)
+        _NONDIFF.add(fn)
+    return fns[0] if len(fns) == 1 else fns
+
+
+def is_nondifferentiable(fn) -> bool:
+    return fn in _NONDIFF
+
+
+def registered_rules() -> dict:
+    """A copy of the registry: ``{fn: rule}``, plus the non-differentiable functions as ``{fn: None}``."""
+    out = dict(_RULES)
+    out.update(dict.fromkeys(_NONDIFF))
+    return out
+
+
+class Thunk:
+    """A tangent computed only if the sweep reads it (see `getitem`)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __repr__(self):
+        return f"Thunk({getattr(self.fn, '__name__', 'lambda')})"
+
+
+def getitem(tangents, i):
+    """``tangents[i]``, evaluating it first if a rule left it as a `Thunk`."""
+    t = tangents[i]
+    return t.fn() if type(t) is Thunk else t
+
+
+def _shape(x):
+    s = getattr(x, "shape", None)
+    return () if s is None else s
+
+
+def unbroadcast(dx, x):
+    """Sum `dx` down to the shape of `x`, undoing numpy broadcasting.
+
+    The sum runs over the leading axes that broadcasting added and over the axes where `x`
+    has length 1. When the shapes already agree nothing is done.
+    """
+    if dx is ZERO or dx is NO_TANGENT:
+        return dx
+    xs = _shape(x)
+    ds = _shape(dx)
+    if ds == xs:
+        return dx
+    lead = len(ds) - len(xs)
+    if lead > 0:
+        dx = np.sum(dx, axis=tuple(range(lead)))
+        ds = ds[lead:]
+    axes = tuple(i for i, n in enumerate(xs) if n == 1 and ds[i] != 1)
+    if axes:
+        dx = np.sum(dx, axis=axes, keepdims=True)
+    if not xs:
+        # a Python or numpy scalar gets a scalar, not a 0-d array
+        dx = dx[()] if isinstance(dx, np.ndarray) else dx
+    return dx

@@ -1,0 +1,7 @@
+"""Reverse rules, one file per family. Importing this package registers them all.
+
+Each rule is one function registered with ``@rrule(fn)``, returning ``(y, pullback)``;
+the pullback is named after the function and returns ``(NO_TANGENT, *dargs)``. Pullbacks
+are written with numpy calls, so that a Tracer can record them again (second derivatives).
+"""
+from . import arithmetic, unary, reductions, products, shape, indexing, nondiff  # noqa: F401

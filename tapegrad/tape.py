@@ -1,0 +1,236 @@
+"""The tape: a flat program of operations, each one bound to the Variable that names it.
+
+A Tape is a Wengert list. Every op keeps the value it had when it was recorded, so the tape is
+both a record of what happened and a program that can run again (`Tape.replay`).
+
+Variables are bound to their op, not to a position: inserting or deleting ops renumbers the
+tape, and every reference held by a later op (or by the user) still names the same op. This
+module knows nothing of numpy, rules or gradients.
+"""
+from __future__ import annotations
+
+__all__ = ["Variable", "Op", "Input", "Constant", "Call", "Tape", "MISSING"]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "MISSING"
+
+
+#: Marks a Call whose value has not been computed yet: `Tape.push` computes it.
+MISSING = _Missing()
+
+
+class Variable:
+    """A name for one op of a tape, printed as ``%3``. It follows its op when the tape is edited."""
+
+    __slots__ = ("_op",)
+
+    def __init__(self, op):
+        self._op = op
+
+    @property
+    def id(self) -> int:
+        return self._op.id
+
+    @property
+    def op(self):
+        return self._op
+
+    def __repr__(self):
+        return f"%{self._op.id}"
+
+
+class Op:
+    """Base of the three kinds of op: it has an id (its 1-based position), a value and a note."""
+
+    __slots__ = ("id", "val", "note", "var")
+
+    def __init__(self, val=MISSING, note=""):
+        self.id = 0
+        self.val = val
+        self.note = note
+        self.var = None
+
+    def used_vars(self):
+        return ()
+
+
+class Input(Op):
+    """An input of the traced program; `note` holds its path in the arguments (``x``, ``p["b"]``)."""
+
+    __slots__ = ()
+
+
+class Constant(Op):
+    """A value fixed when the tape was recorded (a seed, a constant result)."""
+
+    __slots__ = ()
+
+
+class Call(Op):
+    """``fn(*args, **kwargs)``; any of fn, args and kwargs values may be Variables."""
+
+    __slots__ = ("fn", "args", "kwargs")
+
+    def __init__(self, fn, args=(), kwargs=None, val=MISSING, note=""):
+        self.id = 0
+        self.val = val
+        self.note = note
+        self.var = None
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+
+    def used_vars(self):
+        out = [a for a in self.args if type(a) is Variable]
+        if type(self.fn) is Variable:
+            out.insert(0, self.fn)
+        if self.kwargs:
+            out.extend(v for v in self.kwargs.values() if type(v) is Variable)
+        return out
+
+    def run(self, value_of):
+        """Call fn on the current values; `value_of(var)` resolves a Variable."""
+        fn = self.fn
+        if type(fn) is Variable:
+            fn = value_of(fn)
+        args = [value_of(a) if type(a) is Variable else a for a in self.args]
+        if self.kwargs:
+            kwargs = {k: value_of(v) if type(v) is Variable else v for k, v in self.kwargs.items()}
+            return fn(*args, **kwargs)
+        return fn(*args)
+
+
+def _current_value(var):
+    return var._op.val
+
+
+class Tape:
+    """A list of ops with a result; the forward (and, after `grad`, backward) program.
+
+    ``tape[3]`` and ``tape[var]`` both give the op printed as ``%3``. `push` appends an op and
+    returns its Variable; a Call pushed without a value is run at once on the values recorded so
+    far, so the tape is always executed as it is written.
+    """
+
+    __slots__ = ("ops", "result", "ctx", "closed", "level", "meta")
+
+    def __init__(self, ctx=None):
+        self.ops = []
+        self.result = None
+        self.ctx = ctx
+        self.closed = False
+        self.level = 0
+        self.meta = {}
+
+    # --- building ---
+    def push(self, op) -> Variable:
+        ops = self.ops
+        ops.append(op)
+        op.id = len(ops)
+        var = op.var = Variable(op)
+        if op.val is MISSING:
+            op.val = op.run(_current_value)
+        return var
+
+    def insert(self, position: int, *ops) -> list:
+        """Insert ops so that the first gets id `position`; later ops are renumbered."""
+        if not 1 <= position <= len(self.ops) + 1:
+            raise IndexError(f"insert position {position} is outside 1..{len(self.ops) + 1}")
+        at = position - 1
+        self.ops[at:at] = ops
+        out = []
+        for op in ops:
+            op.var = Variable(op)
+            out.append(op.var)
+        self._renumber(at)
+        for op in ops:
+            if op.val is MISSING:
+                op.val = op.run(_current_value)
+        return out
+
+    def replace(self, var, op) -> Variable:
+        """Put `op` where `var`'s op stands; every reference to `var` now names `op`."""
+        old = self[var]
+        op.id = old.id
+        op.var = old.var
+        old.var._op = op
+        self.ops[old.id - 1] = op
+        if op.val is MISSING:
+            op.val = op.run(_current_value)
+        return op.var
+
+    def delete(self, var) -> None:
+        """Remove the op of `var`; refuses while another op still uses it."""
+        op = self[var]
+        for other in self.ops:
+            if other is not op and op.var in other.used_vars():
+                raise ValueError(f"cannot delete {op.var}: {other.var} still uses it")
+        if self.result is op.var:
+            raise ValueError(f"cannot delete {op.var}: it is the result of the tape")
+        del self.ops[op.id - 1]
+        self._renumber(op.id - 1)
+
+    def _renumber(self, start: int) -> None:
+        for i in range(start, len(self.ops)):
+            self.ops[i].id = i + 1
+
+    # --- reading ---
+    def __getitem__(self, key):
+        if type(key) is Variable:
+            op = key._op
+            if op.id < 1 or op.id > len(self.ops) or self.ops[op.id - 1] is not op:
+                raise KeyError(f"{key} is not an op of this tape")
+            return op
+        if isinstance(key, int):
+            if not 1 <= key <= len(self.ops):
+                raise IndexError(f"%{key} is outside this tape (%1..%{len(self.ops)})")
+            return self.ops[key - 1]
+        raise TypeError(f"a tape is indexed by a Variable or an id (int), not {type(key).__name__}")
+
+    def __iter__(self):
+        return iter(self.ops)
+
+    def __len__(self):
+        return len(self.ops)
+
+    @property
+    def inputs(self) -> list:
+        """The Variables of the Input ops, in order."""
+        return [op.var for op in self.ops if type(op) is Input]
+
+    def replay(self, *inputs, outputs=None):
+        """Run the recorded program again on new input values, without tracing.
+
+        One value per Input op, in order (for ``trace(f, a, b)``: f, a, b). Returns the value of
+        the result, or a tuple of the values of the Variables in `outputs`. The tape itself is
+        not changed.
+        """
+        ins = self.inputs
+        if len(inputs) != len(ins):
+            raise TypeError(f"replay takes {len(ins)} input values (one per inp op), got {len(inputs)}")
+        env = {}
+        it = iter(inputs)
+        value_of = env.__getitem__
+        for op in self.ops:
+            t = type(op)
+            if t is Input:
+                env[op.var] = next(it)
+            elif t is Call:
+                env[op.var] = op.run(value_of)
+            else:
+                env[op.var] = op.val
+        if outputs is None:
+            return env[self.result] if self.result is not None else None
+        return tuple(env[v] for v in outputs)
+
+    def __repr__(self):
+        from .printing import format_tape
+
+        return format_tape(self)
+
+    def _repr_pretty_(self, p, cycle):  # IPython
+        p.text(repr(self))

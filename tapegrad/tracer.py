@@ -1,0 +1,405 @@
+"""Tracers and `trace`: run a plain numpy function and record the primitives it calls.
+
+A Tracer stands in for one value while the user's function runs. Python operators forward
+to the numpy function of the same meaning (``a * b`` is ``np.multiply``), numpy hands its
+ufuncs and functions to the Tracer through ``__array_ufunc__`` / ``__array_function__``, and
+every such call goes to the context of the Tracer's tape, which records it.
+
+Traces nest: each tape has a level, and a call is recorded on the innermost tape among its
+arguments; Tracers of outer tapes are constants there, so the values the inner rules compute
+are themselves traced by the outer tape (this is what differentiates a gradient).
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+import threading
+
+import numpy as np
+
+from .context import BaseContext, describe_call
+from .errors import ConcreteValueError, EscapedTracerError, type_str, user_location
+from .tape import Constant, Input, Tape
+
+__all__ = ["Tracer", "trace", "record_call", "wrap_result", "active_tapes"]
+
+_local = threading.local()
+
+
+def active_tapes() -> list:
+    """The tapes being recorded in this thread, outermost first."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def _escaped(tracer):
+    return EscapedTracerError(
+        f"the traced value {tracer._var}::{type_str(tracer._val)} was used at {user_location()} "
+        f"after the trace that made it had ended (it was kept in a global, a list or an "
+        f"attribute); return it from the traced function instead, or keep a plain value"
+    )
+
+
+def record_call(fn, args, kwargs):
+    """Record ``fn(*args, **kwargs)`` on the innermost tape among the Tracers in the call."""
+    tape = None
+    for a in args:
+        t = type(a)
+        if t is Tracer:
+            at = a._tape
+            if tape is None or at.level > tape.level:
+                tape = at
+        elif (t is list or t is tuple) and a:
+            tape = _innermost(a, tape)
+    if kwargs:
+        tape = _innermost(kwargs.values(), tape)
+    if tape is None:  # pragma: no cover - callers only come here holding a Tracer
+        return fn(*args, **kwargs)
+    if tape.closed:
+        raise _escaped(_first_tracer(args, kwargs, tape))
+    return tape.ctx.record(tape, fn, args, kwargs)
+
+
+def _innermost(seq, tape):
+    for a in seq:
+        t = type(a)
+        if t is Tracer:
+            if tape is None or a._tape.level > tape.level:
+                tape = a._tape
+        elif (t is list or t is tuple) and a:
+            tape = _innermost(a, tape)
+    return tape
+
+
+def _first_tracer(args, kwargs, tape):
+    for a in list(args) + list((kwargs or {}).values()):
+        if type(a) is Tracer and a._tape is tape:
+            return a
+        if isinstance(a, (list, tuple)):
+            found = _first_tracer(a, None, tape)
+            if found is not None:
+                return found
+    return None
+
+
+def wrap_result(ctx, tape, var, y):
+    """The traced value of a recorded call; a tuple or list result becomes one Tracer per element."""
+    out = Tracer(tape, var, y)
+    ty = type(y)
+    if ty is tuple or ty is list:
+        return ty(ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y)))
+    return out
+
+
+# numpy functions that depend only on shapes, which are fixed while tracing: they answer with
+# plain values and record nothing (as shapes are static in JAX).
+_STATIC = {np.shape: np.shape, np.ndim: np.ndim, np.size: np.size}
+
+
+def _binary(ufunc, name):
+    def forward(self, other):
+        return record_call(ufunc, (self, other), None)
+
+    def reflected(self, other):
+        return record_call(ufunc, (other, self), None)
+
+    forward.__name__ = f"__{name}__"
+    reflected.__name__ = f"__r{name}__"
+    return forward, reflected
+
+
+def _unary(ufunc, name):
+    def method(self):
+        return record_call(ufunc, (self,), None)
+
+    method.__name__ = f"__{name}__"
+    return method
+
+
+def _method(fn, name):
+    def method(self, *args, **kwargs):
+        return record_call(fn, (self,) + args, kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``x.{name}(...)`` is ``numpy.{fn.__name__}(x, ...)``, recorded."
+    return method
+
+
+class Tracer:
+    """A value being traced: it records every numpy operation applied to it on its tape.
+
+    Users meet Tracers only inside the function being traced; they behave like the value
+    they hold (a float, an ndarray), with the usual attributes (`shape`, `dtype`, `T`) and
+    methods (`sum`, `reshape`, `dot`, ...).
+    """
+
+    __slots__ = ("_tape", "_var", "_val")
+    __array_priority__ = 1000
+
+    def __init__(self, tape, var, val):
+        self._tape = tape
+        self._var = var
+        self._val = val
+
+    # --- numpy protocols ---
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise TypeError(
+                f"{ufunc.__name__}(..., out=...) at {user_location()} would write a traced value "
+                f"into an array in place; use the returned value instead"
+            )
+        kwargs.pop("out", None)
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return record_call(fn, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        static = _STATIC.get(func)
+        if static is not None:
+            return static(*[a._val if type(a) is Tracer else a for a in args], **kwargs)
+        return record_call(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcreteValueError(
+            f"numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
+            f"array at {user_location()}, which would drop its gradient. Build arrays from traced "
+            f"values with np.stack / np.concatenate / np.where instead of np.array([...]) or "
+            f"assignment into a plain array, and use numpy functions rather than math or other "
+            f"functions that cannot see traced values"
+        )
+
+    # --- concrete values ---
+    def __bool__(self):
+        # control flow takes the path of the value at trace time, as a tracing JIT does
+        return bool(self._val)
+
+    def __index__(self):
+        val = self._val
+        if not np.issubdtype(np.result_type(val), np.integer):
+            raise ConcreteValueError(
+                f"{self._var}::{type_str(val)} is used as an index or count at {user_location()}, "
+                f"but it is not an integer"
+            )
+        self._tape.meta.setdefault("concrete", set()).add(self._var)
+        return operator.index(val)
+
+    def __int__(self):
+        if np.issubdtype(np.result_type(self._val), np.integer):
+            return self.__index__()
+        raise self._concrete("int")
+
+    def __float__(self):
+        raise self._concrete("float")
+
+    def __complex__(self):
+        raise self._concrete("complex")
+
+    def _concrete(self, what):
+        return ConcreteValueError(
+            f"{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
+            f"would drop its gradient (math functions such as math.sin call it too); use numpy "
+            f"(np.sin, np.exp, ...) on the traced value instead"
+        )
+
+    def item(self):
+        raise self._concrete("item")
+
+    def tolist(self):
+        raise self._concrete("tolist")
+
+    # --- containers ---
+    def __len__(self):
+        return len(self._val)
+
+    def __iter__(self):
+        for i in range(len(self._val)):
+            yield record_call(operator.getitem, (self, i), None)
+
+    def __getitem__(self, index):
+        return record_call(operator.getitem, (self, index), None)
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            f"in-place assignment x[...] = v on the traced value {self._var} at {user_location()} "
+            f"is not supported yet; build the new array with np.where, np.concatenate or np.stack"
+        )
+
+    # --- attributes numpy users read ---
+    @property
+    def shape(self):
+        return np.shape(self._val)
+
+    @property
+    def ndim(self):
+        return np.ndim(self._val)
+
+    @property
+    def size(self):
+        return np.size(self._val)
+
+    @property
+    def dtype(self):
+        return np.result_type(self._val)
+
+    @property
+    def T(self):
+        return record_call(np.transpose, (self,), None)
+
+    @property
+    def mT(self):
+        return record_call(np.matrix_transpose, (self,), None)
+
+    @property
+    def real(self):
+        return record_call(np.real, (self,), None)
+
+    @property
+    def imag(self):
+        return record_call(np.imag, (self,), None)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return record_call(np.reshape, (self, tuple(shape)), kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = axes[0]
+        if not axes:
+            return record_call(np.transpose, (self,), None)
+        return record_call(np.transpose, (self, tuple(axes)), None)
+
+    def astype(self, dtype, **kwargs):
+        return record_call(np.astype, (self, dtype), kwargs)
+
+    def __repr__(self):
+        return f"Tracer({self._var}::{type_str(self._val)} = {self._val!r})"
+
+    __hash__ = object.__hash__
+
+
+for _name, _uf in [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
+    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+    ("matmul", np.matmul), ("and", np.logical_and), ("or", np.logical_or),
+    ("xor", np.logical_xor), ("divmod", np.divmod),
+]:
+    _f, _r = _binary(_uf, _name)
+    setattr(Tracer, f"__{_name}__", _f)
+    setattr(Tracer, f"__r{_name}__", _r)
+for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(Tracer, f"__{_name}__", _binary(_uf, _name)[0])
+for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
+                   ("invert", np.invert)]:
+    setattr(Tracer, f"__{_name}__", _unary(_uf, _name))
+for _name, _fn in [
+    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
+    ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod),
+    ("ravel", np.ravel), ("flatten", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
+    ("clip", np.clip), ("copy", np.copy), ("swapaxes", np.swapaxes), ("diagonal", np.diagonal),
+    ("trace", np.trace), ("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort),
+    ("repeat", np.repeat), ("round", np.round), ("conj", np.conj), ("conjugate", np.conj),
+    ("all", np.all), ("any", np.any), ("nonzero", np.nonzero), ("take", np.take),
+    ("ptp", np.ptp), ("compress", np.compress),
+]:
+    setattr(Tracer, _name, _method(_fn, _name))
+
+
+def _param_names(f, n):
+    """Names of the first n positional parameters of f, for the notes on input ops."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            names.extend(f"{p.name}[{i}]" for i in range(n - len(names)))
+            break
+    names.extend(f"args[{i}]" for i in range(len(names), n))
+    return names[:n]
+
+
+def is_traceable_leaf(x) -> bool:
+    """Numbers and numeric arrays become Tracers; everything else passes through untouched."""
+    t = type(x)
+    if t is float or t is int or t is complex:
+        return True
+    if t is bool:
+        return False
+    if isinstance(x, (np.ndarray, np.number)):
+        return x.dtype.kind in "fciu"
+    return False
+
+
+def plain_scalar(v):
+    """A numpy float64 or complex128 scalar as the Python number it subclasses; anything else as is."""
+    t = type(v)
+    if t is np.float64:
+        return float(v)
+    if t is np.complex128:
+        return complex(v)
+    return v
+
+
+def trace(f, *args, ctx=None, **kwargs):
+    """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
+
+    Input ``%1`` is `f` itself, then one input per positional argument, noted with the
+    parameter's name. Numbers and numeric arrays are traced; other arguments and all keyword
+    arguments reach `f` unchanged. `ctx` (default: `BaseContext`) decides what is a
+    primitive; user functions called inside `f` are traced through.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> def f(a, b):
+    ...     return a / (a + b * b)
+    >>> value, tape = tapegrad.trace(f, 2.0, 3.0)
+    >>> value
+    0.18181818181818182
+    >>> print(tape)
+    Tape
+      inp %1::function f
+      inp %2::float64   # a
+      inp %3::float64   # b
+      %4 = multiply(%3, %3)::float64
+      %5 = add(%2, %4)::float64
+      %6 = divide(%2, %5)::float64
+    """
+    tape = Tape(BaseContext() if ctx is None else ctx)
+    stack = active_tapes()
+    tape.level = len(stack) + 1
+    tape.push(Input(f))
+    targs = []
+    for name, a in zip(_param_names(f, len(args)), args):
+        var = tape.push(Input(a, note=name))
+        targs.append(Tracer(tape, var, a) if is_traceable_leaf(a) else a)
+    stack.append(tape)
+    try:
+        out = f(*targs, **kwargs)
+    finally:
+        stack.pop()
+        tape.closed = True
+    if type(out) is Tracer and out._tape is tape:
+        tape.result = out._var
+        return plain_scalar(out._val), tape
+    if type(out) is Tracer:
+        raise _escaped(out) if out._tape.closed else EscapedTracerError(
+            f"{f!r} returned a value traced by an enclosing trace; return values of this trace"
+        )
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(
+            f"{getattr(f, '__name__', f)!r} returned a {type(out).__name__}; trace and grad take "
+            f"functions that return one value (an array or a number)"
+        )
+    tape.result = tape.push(Constant(out, note="result does not depend on the inputs"))
+    return out, tape
+
+
+# describe_call is re-exported for rules' error messages
+__all__.append("describe_call")
