@@ -58,6 +58,49 @@ def user_location() -> str:
     return "<unknown>"
 
 
+_REPLACEMENTS: dict = {}
+
+
+def register_replacement(original: str, replacement: str) -> None:
+    """Name tapegrad's replacement for a function that cannot see traced values.
+
+    ``register_replacement("scipy.linalg.solve_triangular", "tapegrad.scipy_linalg.solve_triangular")``:
+    when a Tracer reaches the original (which converts it to a plain array), the error names
+    the replacement.
+    """
+    _REPLACEMENTS[original] = replacement
+
+
+def foreign_function_hint() -> str:
+    """If a library function outside numpy is converting a traced value, say which one and its replacement."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = os.path.abspath(frame.f_code.co_filename)
+        if fname.startswith(_SKIP_DIRS):
+            frame = frame.f_back
+            continue
+        if "scipy" + os.sep in fname:
+            mod = frame.f_globals.get("__name__", "scipy")
+            code = frame.f_code.co_name
+            # the public name: scipy.linalg._basic.solve_triangular -> scipy.linalg.solve_triangular
+            public = ".".join(p for p in mod.split(".") if not p.startswith("_")) + "." + code
+            for key in (public, f"{mod}.{code}"):
+                if key in _REPLACEMENTS:
+                    return f"{key} cannot see traced values: use {_REPLACEMENTS[key]} instead. "
+            last = public
+            frame = frame.f_back
+            while frame is not None and "scipy" + os.sep in os.path.abspath(frame.f_code.co_filename):
+                mod = frame.f_globals.get("__name__", "scipy")
+                public = ".".join(p for p in mod.split(".") if not p.startswith("_")) + "." + frame.f_code.co_name
+                if public in _REPLACEMENTS:
+                    return f"{public} cannot see traced values: use {_REPLACEMENTS[public]} instead. "
+                last = public
+                frame = frame.f_back
+            return f"{last} cannot see traced values and tapegrad has no replacement for it. "
+        return ""
+    return ""
+
+
 _QUALIFIED = None
 
 

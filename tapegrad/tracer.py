@@ -18,7 +18,13 @@ import threading
 import numpy as np
 
 from .context import BaseContext, describe_call
-from .errors import ConcreteValueError, EscapedTracerError, type_str, user_location
+from .errors import (
+    ConcreteValueError,
+    EscapedTracerError,
+    foreign_function_hint,
+    type_str,
+    user_location,
+)
 from .tape import Constant, Input, Tape
 
 __all__ = ["Tracer", "trace", "record_call", "wrap_result", "active_tapes"]
@@ -162,7 +168,7 @@ class Tracer:
 
     def __array__(self, dtype=None, copy=None):
         raise ConcreteValueError(
-            f"numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
+            f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
             f"array at {user_location()}, which would drop its gradient. Build arrays from traced "
             f"values with np.stack / np.concatenate / np.where instead of np.array([...]) or "
             f"assignment into a plain array, and use numpy functions rather than math or other "
