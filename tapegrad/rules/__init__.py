@@ -4,4 +4,16 @@ Each rule is one function registered with ``@rrule(fn)``, returning ``(y, pullba
 the pullback is named after the function and returns ``(NO_TANGENT, *dargs)``. Pullbacks
 are written with numpy calls, so that a Tracer can record them again (second derivatives).
 """
-from . import arithmetic, unary, reductions, products, shape, indexing, nondiff  # noqa: F401
+from . import (  # noqa: F401
+    arithmetic,
+    unary,
+    special,
+    reductions,
+    shape,
+    assembly,
+    indexing,
+    products,
+    linalg,
+    scipy_linalg,
+    nondiff,
+)

@@ -1,0 +1,1 @@
+"""Rules: assembly (being written)."""

@@ -1,0 +1,1 @@
+"""Rules: scipy_linalg (being written)."""

@@ -1,0 +1,1 @@
+"""Rules: special (being written)."""
