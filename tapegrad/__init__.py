@@ -27,6 +27,7 @@ from .context import BaseContext, primitive
 from .tracer import Tracer, trace
 from .grad import GradContext, Pullback, back, grad, gradient, pullback, set_or_add_deriv, step_back
 from .printing import format_tape
+from .structures import Tangent, fill_zeros, update
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
 
@@ -40,5 +41,5 @@ __all__ = [
     "registered_rules", "unbroadcast", "Thunk",
     "BaseContext", "GradContext", "primitive", "Tracer", "trace",
     "grad", "gradient", "pullback", "Pullback", "back", "step_back", "set_or_add_deriv",
-    "format_tape", "check_grad", "ngradient",
+    "format_tape", "check_grad", "ngradient", "Tangent", "fill_zeros", "update",
 ]

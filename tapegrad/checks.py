@@ -68,15 +68,76 @@ _TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-7), np.dtype(np.float32): (2e-2, 2
               np.dtype(np.float16): (1e-1, 1e-2)}
 
 
+def _leaves(x, path=(), out=None, seen=None):
+    """Differentiable leaves of an argument as {key: (first path, value)}; a shared array is one key."""
+    from .structures import _object_fields, is_differentiable_leaf
+
+    out = {} if out is None else out
+    seen = set() if seen is None else seen
+    if is_differentiable_leaf(x):
+        if np.asarray(x).dtype.kind == "f":  # integers cannot be moved by small steps
+            key = id(x) if isinstance(x, np.ndarray) else path
+            out.setdefault(key, (path, x))
+        return out
+    if id(x) in seen:
+        return out
+    if isinstance(x, dict):
+        seen.add(id(x))
+        for k, v in x.items():
+            _leaves(v, path + (k,), out, seen)
+    elif isinstance(x, (tuple, list)):
+        seen.add(id(x))
+        for i, v in enumerate(x):
+            _leaves(v, path + (i,), out, seen)
+    else:
+        fields = _object_fields(x)
+        if fields:
+            seen.add(id(x))
+            for k, v in fields.items():
+                _leaves(v, path + (k,), out, seen)
+    return out
+
+
+def _substitute(x, new, path=()):
+    """A copy of `x` with leaves replaced: `new` maps a key of `_leaves` to its new value."""
+    from .structures import _object_fields, _rebuild_object, is_differentiable_leaf
+
+    if is_differentiable_leaf(x):
+        key = id(x) if isinstance(x, np.ndarray) else path
+        return new.get(key, x)
+    if isinstance(x, dict):
+        return {k: _substitute(v, new, path + (k,)) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_substitute(v, new, path + (i,)) for i, v in enumerate(x)])
+    if isinstance(x, (tuple, list)):
+        return type(x)(_substitute(v, new, path + (i,)) for i, v in enumerate(x))
+    fields = _object_fields(x)
+    if fields:
+        return _rebuild_object(x, {k: _substitute(v, new, path + (k,)) for k, v in fields.items()})
+    return x
+
+
+def _tangent_at(t, path):
+    from .structures import Tangent
+
+    for k in path:
+        if t is ZERO or t is NO_TANGENT:
+            return t
+        t = t.fields.get(k, ZERO) if isinstance(t, Tangent) else t[k]
+    return t
+
+
 def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None):
     """Check reverse-mode gradients of `f` against central differences along a random direction.
 
-    For each float argument a random direction ``v`` is drawn; the directional derivative
-    ``(g(x + h v) - g(x - h v)) / 2h`` is compared with ``<grad, v>``, where ``g`` is `f` for a
-    scalar result and ``<u, f>`` for a random `u` (or `seed`) otherwise, which checks the
-    vector-Jacobian product. The differences are taken in float64; tolerances follow the
-    arguments' dtype (float32 is looser). Also checks that each gradient has its argument's
-    shape and dtype. Raises AssertionError with both numbers when they disagree.
+    For each differentiable leaf of the arguments (numbers and float arrays, also inside
+    tuples, lists, dicts, dataclasses, objects and the closure of `f`) a random direction is
+    drawn; the directional derivative ``(g(x + h v) - g(x - h v)) / 2h`` is compared with
+    ``<grad, v>``, where ``g`` is `f` for a scalar result and ``<u, f>`` for a random `u` (or
+    `seed`) otherwise, which checks the vector-Jacobian product. The differences are taken in
+    float64; tolerances follow the leaves' dtype (float32 is looser). Also checks that each
+    array gradient has its leaf's shape and dtype. Raises AssertionError with both numbers
+    when they disagree.
 
     Examples
     --------
@@ -90,13 +151,14 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None):
     if seed is None and np.ndim(y0) != 0:
         seed = rng.standard_normal(np.shape(y0)).astype(np.result_type(y0, np.float64))
     _, grads = grad(f, *args, seed=seed)
-    grads = grads[1:]
 
-    def scalar_f(*a):
-        y = f(*a)
+    def scalar_f(fn, *a):
+        y = fn(*a)
         return np.sum(np.asarray(y, dtype=np.float64) * seed) if seed is not None else y
 
-    dtypes = [np.asarray(x).dtype for x in args if _is_diff_arg(x)]
+    everything = (f, *args)
+    leaves = _leaves(everything)
+    dtypes = [np.asarray(x).dtype for _, x in leaves.values()]
     low = any(d in (np.float32, np.float16) for d in dtypes)
     if eps is None:
         eps = 1e-3 if low else 1e-6
@@ -105,34 +167,30 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None):
     rtol = rt if rtol is None else rtol
     atol = at if atol is None else atol
 
-    wide = [np.array(x, dtype=np.float64) if _is_diff_arg(x) else x for x in args]
-    directions = []
+    directions = {}
     predicted = 0.0
-    for x, g in zip(args, grads):
-        if not _is_diff_arg(x):
-            directions.append(None)
-            continue
+    for key, (path, x) in leaves.items():
+        g = _tangent_at(grads, path)
         if g is NO_TANGENT:
-            raise AssertionError(f"gradient for a float argument is NoTangent(): {x!r}")
+            if path[0] == 0:
+                continue  # a leaf of f that f does not expose for differentiation
+            raise AssertionError(f"gradient at {path} of a float leaf is NoTangent(): {x!r}")
         v = rng.standard_normal(np.shape(x))
-        directions.append(v)
+        directions[key] = (x, v)
         if g is ZERO:
             continue
         if isinstance(x, np.ndarray):
-            assert np.shape(g) == x.shape, f"gradient shape {np.shape(g)} != argument shape {x.shape}"
-            assert g.dtype == x.dtype, f"gradient dtype {g.dtype} != argument dtype {x.dtype}"
+            assert np.shape(g) == x.shape, f"gradient shape {np.shape(g)} != leaf shape {x.shape} at {path}"
+            assert g.dtype == x.dtype, f"gradient dtype {g.dtype} != leaf dtype {x.dtype} at {path}"
         predicted += float(np.sum(np.asarray(g, dtype=np.float64) * v))
 
     def at_step(h):
-        moved = []
-        for x, w, v in zip(args, wide, directions):
-            if v is None:
-                moved.append(x)
-            elif isinstance(x, np.ndarray):
-                moved.append(w + h * v)
-            else:
-                moved.append(float(w + h * v))
-        return np.float64(scalar_f(*moved))
+        new = {}
+        for key, (x, v) in directions.items():
+            moved = np.asarray(x, dtype=np.float64) + h * v
+            new[key] = moved if isinstance(x, np.ndarray) else float(moved)
+        fn, *a = _substitute(everything, new)
+        return np.float64(scalar_f(fn, *a))
 
     numeric = (at_step(eps) - at_step(-eps)) / (2 * eps)
     if not np.isclose(predicted, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):

@@ -138,7 +138,7 @@ class BaseContext:
             kw_vals = kw_targs = None
         y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
         var = tape.push(Call(fn, tuple(targs), kw_targs, y))
-        return wrap_result(self, tape, var, y)
+        return wrap_result(self, tape, var, y, fn)
 
     def record(self, tape, fn, args, kwargs):
         """Decide and record: the entry point of every call a Tracer sees."""

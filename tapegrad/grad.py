@@ -60,7 +60,7 @@ class GradContext(BaseContext):
         yv = tape.push(Call(getitem, (rv, 0), None, y))
         pv = tape.push(Call(getitem, (rv, 1), None, pb))
         self.pullbacks[yv] = (rv, pv)
-        return wrap_result(self, tape, yv, y)
+        return wrap_result(self, tape, yv, y, fn)
 
 
 def _holds_tracer(values, tape):
@@ -174,28 +174,6 @@ def _check_seed(y, seed, where):
         )
 
 
-def _as_gradient(dval, x, concrete):
-    """Give a derivative the type of its argument: float for float, same-dtype array for array."""
-    if dval is None:
-        if concrete:
-            return NO_TANGENT
-        return ZERO
-    if type(x) is float or type(x) is int:
-        return float(np.real(dval)) if np.ndim(dval) == 0 else dval
-    if isinstance(x, np.ndarray):
-        out = np.asarray(dval)
-        if x.dtype.kind in "fc" and out.dtype != x.dtype:
-            out = out.real.astype(x.dtype) if x.dtype.kind == "f" else out.astype(x.dtype)
-        elif x.dtype.kind in "iu":
-            out = out.astype(np.result_type(float, x.dtype))
-        if out.shape != x.shape:
-            out = np.broadcast_to(out, x.shape).copy()
-        return out
-    if isinstance(x, np.generic):
-        return np.asarray(dval).astype(x.dtype if x.dtype.kind in "fc" else float)[()]
-    return dval
-
-
 class Pullback:
     """``back(dy) -> (df, *dargs)``: the reverse sweep of one recorded call, runnable many times.
 
@@ -210,23 +188,36 @@ class Pullback:
         self._n_forward = len(tape)
 
     def __call__(self, dy=None):
+        from .structures import LeafSpec, tangent_of
+
         tape = self.tape
         y = self.value
         name = getattr(self.f, "__name__", "f")
+        structured = tape.meta.get("structured_result", False)
         if dy is None:
+            if structured:
+                raise SeedError(
+                    f"{name} returned a {type(y).__name__}, so the gradient needs a seed: pass "
+                    f"seed= a {type(y).__name__} of the same structure, one seed per entry "
+                    f"(1.0 for a scalar entry, an array of its shape for an array)"
+                )
             dy = _default_seed(y, name)
-        else:
+        elif not structured:
             _check_seed(y, dy, name)
         del tape.ops[self._n_forward:]
-        inputs = tape.inputs
-        if tape.result._op.id > self._n_forward or tape.result is None:  # pragma: no cover
-            raise TapegradError("the tape's result is not part of its forward program")
         derivs = back(tape, dy)
         concrete = tape.meta.get("concrete", ())
-        grads = [ZERO]
-        for var, x in zip(inputs[1:], self.args):
+
+        def derivative_of(var):
             d = derivs.get(var)
-            grads.append(_as_gradient(None if d is None else d._op.val, x, var in concrete))
+            return None if d is None else d._op.val
+
+        fspec, argspecs, kwspecs = tape.meta["inputs"]
+        memo = {}
+        df = ZERO if type(fspec) is LeafSpec else tangent_of(fspec, derivative_of, concrete, memo)
+        grads = [df] + [tangent_of(s, derivative_of, concrete, memo) for s in argspecs]
+        if kwspecs:
+            grads.append({k: tangent_of(s, derivative_of, concrete, memo) for k, s in kwspecs.items()})
         return tuple(grads)
 
     def __repr__(self):

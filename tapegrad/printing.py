@@ -54,6 +54,10 @@ def format_value(v) -> str:
         return getattr(v, "__name__", str(v))
     if callable(v):
         return short_name(v)
+    if type(v).__repr__ is not object.__repr__:
+        text = repr(v)
+        if len(text) <= 40 and "\n" not in text:
+            return text
     return type(v).__name__
 
 

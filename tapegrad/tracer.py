@@ -90,11 +90,15 @@ def _first_tracer(args, kwargs, tape):
     return None
 
 
-def wrap_result(ctx, tape, var, y):
+#: functions whose tuple result stays one traced value (the packed result of a traced function)
+KEEP_WHOLE = set()
+
+
+def wrap_result(ctx, tape, var, y, fn=None):
     """The traced value of a recorded call; a tuple or list result becomes one Tracer per element."""
     out = Tracer(tape, var, y)
     ty = type(y)
-    if ty is tuple or ty is list:
+    if (ty is tuple or ty is list) and fn not in KEEP_WHOLE:
         return ty(ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y)))
     return out
 
@@ -330,18 +334,6 @@ def _param_names(f, n):
     return names[:n]
 
 
-def is_traceable_leaf(x) -> bool:
-    """Numbers and numeric arrays become Tracers; everything else passes through untouched."""
-    t = type(x)
-    if t is float or t is int or t is complex:
-        return True
-    if t is bool:
-        return False
-    if isinstance(x, (np.ndarray, np.number)):
-        return x.dtype.kind in "fciu"
-    return False
-
-
 def plain_scalar(v):
     """A numpy float64 or complex128 scalar as the Python number it subclasses; anything else as is."""
     t = type(v)
@@ -352,13 +344,17 @@ def plain_scalar(v):
     return v
 
 
-def trace(f, *args, ctx=None, **kwargs):
+def trace(f, *args, ctx=None, wrt=None, **kwargs):
     """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
 
-    Input ``%1`` is `f` itself, then one input per positional argument, noted with the
-    parameter's name. Numbers and numeric arrays are traced; other arguments and all keyword
-    arguments reach `f` unchanged. `ctx` (default: `BaseContext`) decides what is a
-    primitive; user functions called inside `f` are traced through.
+    Input ``%1`` is `f` itself. Then every differentiable leaf of `f` (the values a closure
+    captures, the fields of a callable object) and of each positional argument (numbers,
+    float arrays, inside tuples, lists, dicts, NamedTuples, dataclasses and objects) gets an
+    Input op noted with its path (``x``, ``params["b"]``, ``model.weights``) and reaches `f`
+    as a Tracer, inside a copy of its container: the user's objects are never changed.
+    Keyword arguments reach `f` unchanged unless `wrt` names them; `wrt` (a position, a name,
+    or a tuple of them) limits tracing to those arguments. `ctx` (default `BaseContext`)
+    decides what is a primitive; user functions called inside `f` are traced through.
 
     Examples
     --------
@@ -377,17 +373,37 @@ def trace(f, *args, ctx=None, **kwargs):
       %5 = add(%2, %4)::float64
       %6 = divide(%2, %5)::float64
     """
+    from .structures import LeafSpec, StructureTracer, build, flatten_output
+
     tape = Tape(BaseContext() if ctx is None else ctx)
     stack = active_tapes()
     tape.level = len(stack) + 1
     tape.push(Input(f))
-    targs = []
-    for name, a in zip(_param_names(f, len(args)), args):
-        var = tape.push(Input(a, note=name))
-        targs.append(Tracer(tape, var, a) if is_traceable_leaf(a) else a)
+
+    def make_leaf(value, path):
+        return Tracer(tape, tape.push(Input(value, note=path)), value)
+
+    walker = StructureTracer(make_leaf)
+    selected = _selector(wrt)
+    fspec, tf = walker.copy(f, "f")
+    argspecs, targs = [], []
+    for i, (name, a) in enumerate(zip(_param_names(f, len(args)), args)):
+        spec, copy = walker.copy(a, name) if selected(i, name) else (LeafSpec(a, None), a)
+        argspecs.append(spec)
+        targs.append(copy)
+    kwspecs, tkwargs = {}, dict(kwargs)
+    for name, v in kwargs.items():
+        if wrt is not None and selected(None, name):
+            kwspecs[name], tkwargs[name] = walker.copy(v, name)
+    tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
     try:
-        out = f(*targs, **kwargs)
+        out = tf(*targs, **tkwargs)
+        if type(out) is not Tracer:
+            ospec, leaves = flatten_output(out, lambda v: type(v) is Tracer)
+            if ospec is not None and any(type(v) is Tracer for v in leaves):
+                out = record_call(build, (ospec, *leaves), None)
+                tape.meta["structured_result"] = True
     finally:
         stack.pop()
         tape.closed = True
@@ -396,15 +412,21 @@ def trace(f, *args, ctx=None, **kwargs):
         return plain_scalar(out._val), tape
     if type(out) is Tracer:
         raise _escaped(out) if out._tape.closed else EscapedTracerError(
-            f"{f!r} returned a value traced by an enclosing trace; return values of this trace"
-        )
-    if isinstance(out, (tuple, list, dict)):
-        raise TypeError(
-            f"{getattr(f, '__name__', f)!r} returned a {type(out).__name__}; trace and grad take "
-            f"functions that return one value (an array or a number)"
+            f"{getattr(f, '__name__', f)!r} returned a value traced by an enclosing trace; "
+            f"return values of this trace"
         )
     tape.result = tape.push(Constant(out, note="result does not depend on the inputs"))
     return out, tape
+
+
+def _selector(wrt):
+    if wrt is None:
+        return lambda i, name: True
+    chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
+    for w in chosen:
+        if not isinstance(w, (int, str)):
+            raise TypeError(f"wrt takes argument positions (int) and names (str), not {w!r}")
+    return lambda i, name: i in chosen or name in chosen
 
 
 # describe_call is re-exported for rules' error messages

@@ -1,0 +1,552 @@
+"""Structured arguments and tangents: containers, objects and closures, differentiated leaf by leaf.
+
+Tracing an argument makes a *traced copy* of it: every differentiable leaf (a number, a float
+array) is replaced by a Tracer bound to an Input op, and every container or object on the way
+is rebuilt around the copies, so the user's own objects are never touched. The walk leaves a
+*spec* behind, a tree that remembers each leaf's Input and each node's type, so that the
+derivatives can be put back together in the shape of the argument:
+
+- tuple, list, dict, NamedTuple: the same container type;
+- dataclass, plain object (``__dict__`` or ``__slots__``), closure, bound method:
+  ``Tangent[Type](field=...)``;
+- a leaf: float for a number, an array of the same shape and dtype for an array,
+  `ZeroTangent()` when no path reaches it, `NoTangent()` when it cannot have a derivative
+  (str, None, bool, functions, modules, integer arrays, integers used as counts).
+
+A value reachable along two paths (the same array in two fields) is one Input, so its
+derivative is the sum of both shares and appears at both places.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+
+import numpy as np
+
+from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent
+
+__all__ = ["Tangent", "fill_zeros", "update", "StructureTracer", "leaf_gradient"]
+
+
+class Tangent:
+    """The tangent of an object, a dataclass or a closure: one tangent per field.
+
+    ``Tangent(Polynomial, weights=...)`` prints as ``Tangent[Polynomial](weights=...)``;
+    ``Tangent(a=2.0)`` leaves the primal type out and equals any Tangent with the same fields.
+    Tangents add, subtract, negate and scale by numbers; missing fields count as zero.
+    """
+
+    __slots__ = ("primal_type", "fields")
+
+    def __init__(self, primal_type=None, /, **fields):
+        self.primal_type = primal_type
+        self.fields = fields
+
+    def __getattr__(self, name):
+        try:
+            return object.__getattribute__(self, "fields")[name]
+        except KeyError:
+            raise AttributeError(f"{self!r} has no field {name!r}") from None
+
+    def __getitem__(self, name):
+        return self.fields[name]
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
+        if self.primal_type is None:
+            return f"Tangent({inner})"
+        return f"Tangent[{getattr(self.primal_type, '__name__', self.primal_type)}]({inner})"
+
+    def __eq__(self, other):
+        if not isinstance(other, Tangent):
+            return NotImplemented
+        if None not in (self.primal_type, other.primal_type) and self.primal_type is not other.primal_type:
+            return False
+        if self.fields.keys() != other.fields.keys():
+            return False
+        return all(_equal(v, other.fields[k]) for k, v in self.fields.items())
+
+    __hash__ = None
+
+    def _combine(self, other, op):
+        if other is ZERO or other is NO_TANGENT:
+            return self
+        if not isinstance(other, Tangent):
+            return NotImplemented
+        keys = list(self.fields) + [k for k in other.fields if k not in self.fields]
+        out = {}
+        for k in keys:
+            a = self.fields.get(k, ZERO)
+            b = other.fields.get(k, ZERO)
+            out[k] = op(a, b)
+        return Tangent(self.primal_type or other.primal_type, **out)
+
+    def __add__(self, other):
+        return self._combine(other, add_tangents)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, lambda a, b: add_tangents(a, scale_tangent(b, -1)))
+
+    def __neg__(self):
+        return scale_tangent(self, -1)
+
+    def __mul__(self, k):
+        if not isinstance(k, (int, float, np.number)):
+            return NotImplemented
+        return scale_tangent(self, k)
+
+    __rmul__ = __mul__
+
+
+def _equal(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
+    return a == b
+
+
+def _map(fn, t, *others):
+    """Apply fn leaf by leaf over a tangent and tangents (or primals) of the same structure."""
+    if isinstance(t, Tangent):
+        return Tangent(t.primal_type, **{k: _map(fn, v, *[_field(o, k) for o in others])
+                                         for k, v in t.fields.items()})
+    if isinstance(t, tuple) and hasattr(t, "_fields"):
+        return type(t)(*[_map(fn, v, *[o[i] for o in others]) for i, v in enumerate(t)])
+    if isinstance(t, (tuple, list)):
+        return type(t)(_map(fn, v, *[o[i] for o in others]) for i, v in enumerate(t))
+    if isinstance(t, dict):
+        return {k: _map(fn, v, *[o[k] for o in others]) for k, v in t.items()}
+    return fn(t, *others)
+
+
+def _field(o, k):
+    if isinstance(o, Tangent):
+        return o.fields.get(k, ZERO)
+    if isinstance(o, dict):
+        return o[k]
+    return getattr(o, k)
+
+
+def add_tangents(a, b):
+    """a + b for tangents of any structure; ZeroTangent and NoTangent are identities."""
+    if a is ZERO or a is NO_TANGENT:
+        return b
+    if b is ZERO or b is NO_TANGENT:
+        return a
+    if isinstance(a, Tangent):
+        return a + b
+    if isinstance(a, (tuple, list, dict)):
+        if isinstance(a, dict):
+            keys = list(a) + [k for k in b if k not in a]
+            return {k: add_tangents(a.get(k, ZERO), b.get(k, ZERO)) for k in keys}
+        items = [add_tangents(x, y) for x, y in zip(a, b)]
+        return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
+    return a + b
+
+
+def scale_tangent(t, k):
+    """k * t for a tangent of any structure."""
+    return _map(lambda v: v if v is ZERO or v is NO_TANGENT else v * k, t)
+
+
+def fill_zeros(tangent, primal):
+    """The same tangent with every `ZeroTangent()` replaced by zeros shaped like the primal leaf.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> tapegrad.fill_zeros({"w": tapegrad.ZeroTangent(), "b": 1.0}, {"w": np.ones(2), "b": 0.5})
+    {'w': array([0., 0.]), 'b': 1.0}
+    """
+    def fill(t, p):
+        if t is ZERO:
+            if isinstance(p, np.ndarray):
+                return np.zeros_like(p, dtype=np.result_type(p, float))
+            if isinstance(p, (int, float, np.number)) and not isinstance(p, bool):
+                return 0.0
+            return ZERO
+        return t
+
+    if isinstance(tangent, ZeroTangent):
+        return _fill_structure(primal)
+    return _map(fill, tangent, primal)
+
+
+def _fill_structure(primal):
+    if isinstance(primal, np.ndarray):
+        return np.zeros_like(primal, dtype=np.result_type(primal, float))
+    if isinstance(primal, (int, float)) and not isinstance(primal, bool):
+        return 0.0
+    if isinstance(primal, dict):
+        return {k: _fill_structure(v) for k, v in primal.items()}
+    if isinstance(primal, tuple) and hasattr(primal, "_fields"):
+        return type(primal)(*[_fill_structure(v) for v in primal])
+    if isinstance(primal, (tuple, list)):
+        return type(primal)(_fill_structure(v) for v in primal)
+    fields = _object_fields(primal)
+    if fields is not None:
+        return Tangent(type(primal), **{k: _fill_structure(v) for k, v in fields.items()})
+    return NO_TANGENT
+
+
+def update(primal, tangent, lr=None, fn=None):
+    """A new copy of `primal` with each differentiable leaf moved along `tangent`.
+
+    By default each leaf becomes ``p - lr * g`` (a gradient-descent step); pass
+    ``fn(p, g)`` for any other update. Leaves with `ZeroTangent()` or `NoTangent()` are
+    kept; the original object is not changed.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> params = {"w": np.array([1.0, 2.0]), "name": "layer"}
+    >>> _, (_, g) = tapegrad.grad(lambda p: np.sum(p["w"] ** 2), params)
+    >>> tapegrad.update(params, g, lr=0.25)
+    {'w': array([0.5, 1. ]), 'name': 'layer'}
+    """
+    if fn is None:
+        if lr is None:
+            raise TypeError("update needs lr= (for p - lr * g) or fn=(p, g) -> new p")
+        fn = lambda p, g: p - lr * g  # noqa: E731
+    return _update(primal, tangent, fn, {})
+
+
+def _update(p, t, fn, memo):
+    if t is ZERO or t is NO_TANGENT or isinstance(t, (ZeroTangent, NoTangent)):
+        return p
+    if id(p) in memo:
+        return memo[id(p)]
+    if isinstance(p, dict):
+        out = {k: _update(v, t.get(k, ZERO), fn, memo) for k, v in p.items()}
+    elif isinstance(p, tuple) and hasattr(p, "_fields"):
+        out = type(p)(*[_update(v, g, fn, memo) for v, g in zip(p, t)])
+    elif isinstance(p, (tuple, list)):
+        out = type(p)(_update(v, g, fn, memo) for v, g in zip(p, t))
+    elif isinstance(t, Tangent):
+        out = _rebuild_object(p, {k: _update(v, t.fields.get(k, ZERO), fn, memo)
+                                  for k, v in (_object_fields(p) or {}).items()})
+    else:
+        out = fn(p, t)
+    memo[id(p)] = out
+    return out
+
+
+# --- the walk over an argument ---
+
+
+def is_differentiable_leaf(x) -> bool:
+    """Numbers (not bools) and arrays of a floating or complex dtype."""
+    t = type(x)
+    if t is float or t is int or t is complex:
+        return True
+    if t is bool:
+        return False
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc"
+    if isinstance(x, np.generic):
+        return x.dtype.kind in "fciu"
+    return False
+
+
+_OPAQUE_MODULES = ("numpy", "scipy", "builtins", "tapegrad")
+
+
+def _object_fields(x):
+    """The fields a plain object, dataclass, closure or bound method is differentiated through, or None."""
+    if isinstance(x, types.FunctionType):
+        if not x.__closure__:
+            return None
+        return {name: cell.cell_contents for name, cell in zip(x.__code__.co_freevars, x.__closure__)
+                if _cell_filled(cell)}
+    if isinstance(x, types.MethodType):
+        return {"__self__": x.__self__}
+    if isinstance(x, (type, types.ModuleType, types.BuiltinFunctionType, np.ufunc)):
+        return None
+    cls = type(x)
+    if (cls.__module__ or "").split(".")[0] in _OPAQUE_MODULES:
+        return None
+    if dataclasses.is_dataclass(x):
+        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+    fields = {}
+    d = getattr(x, "__dict__", None)
+    if isinstance(d, dict):
+        fields.update(d)
+    for klass in cls.__mro__:
+        for name in getattr(klass, "__slots__", ()) if isinstance(getattr(klass, "__slots__", ()), (tuple, list)) else (klass.__slots__,):
+            if name not in ("__dict__", "__weakref__") and hasattr(x, name):
+                fields[name] = getattr(x, name)
+    if not fields and d is None:
+        return None
+    return fields
+
+
+def _cell_filled(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def _rebuild_object(x, fields):
+    """A copy of object `x` with `fields` set; never calls __init__ or mutates `x`."""
+    if isinstance(x, types.FunctionType):
+        cells = []
+        for name, cell in zip(x.__code__.co_freevars, x.__closure__):
+            cells.append(types.CellType(fields[name]) if name in fields else cell)
+        g = types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__, tuple(cells))
+        g.__kwdefaults__ = x.__kwdefaults__
+        g.__dict__.update(x.__dict__)
+        g.__qualname__ = x.__qualname__
+        return g
+    if isinstance(x, types.MethodType):
+        return types.MethodType(x.__func__, fields["__self__"])
+    new = object.__new__(type(x))
+    d = getattr(x, "__dict__", None)
+    if isinstance(d, dict):
+        new.__dict__.update(d)
+    for name, v in fields.items():
+        object.__setattr__(new, name, v)
+    return new
+
+
+class LeafSpec:
+    __slots__ = ("primal", "var")
+
+    def __init__(self, primal, var):
+        self.primal = primal
+        self.var = var
+
+
+class NodeSpec:
+    __slots__ = ("primal", "kind", "children")
+
+    def __init__(self, primal, kind, children):
+        self.primal = primal
+        self.kind = kind
+        self.children = children  # {key: spec}
+
+
+def _path(path, kind, key):
+    if kind == "attr":
+        return f"{path}.{key}"
+    return f"{path}[{key!r}]"
+
+
+class StructureTracer:
+    """Builds traced copies of arguments, leaf by leaf, and puts derivatives back in their shape.
+
+    `make_leaf(value, path)` pushes an Input and returns the Tracer that stands for the value.
+    """
+
+    def __init__(self, make_leaf):
+        self.make_leaf = make_leaf
+        self.memo = {}  # id(value) -> (spec, copy); keeps shared values shared
+
+    def copy(self, x, path):
+        """``(spec, traced copy)`` of `x`."""
+        hit = self.memo.get(id(x))
+        if hit is not None and hit[0].primal is x:
+            return hit
+        if is_differentiable_leaf(x):
+            tracer = self.make_leaf(x, path)
+            out = (LeafSpec(x, tracer._var), tracer)
+            if isinstance(x, np.ndarray):
+                self.memo[id(x)] = out
+            return out
+        t = type(x)
+        if t is tuple or t is list or (isinstance(x, tuple) and hasattr(x, "_fields")):
+            spec = NodeSpec(x, "seq", {})
+            self.memo[id(x)] = (spec, x)  # a cycle back here sees the original
+            items = []
+            for i, v in enumerate(x):
+                s, c = self.copy(v, _path(path, "item", i))
+                spec.children[i] = s
+                items.append(c)
+            if all(c is v for c, v in zip(items, x)):
+                copy = x  # nothing traced inside: keep the user's own object (and its identity)
+            else:
+                copy = t(*items) if isinstance(x, tuple) and hasattr(x, "_fields") else t(items)
+        elif t is dict:
+            spec = NodeSpec(x, "dict", {})
+            self.memo[id(x)] = (spec, x)
+            copy = {}
+            for k, v in x.items():
+                s, c = self.copy(v, _path(path, "item", k))
+                spec.children[k] = s
+                copy[k] = c
+            if all(c is x[k] for k, c in copy.items()):
+                copy = x
+        else:
+            fields = _object_fields(x)
+            if fields is None:
+                return LeafSpec(x, None), x
+            spec = NodeSpec(x, "object", {})
+            self.memo[id(x)] = (spec, x)
+            copies = {}
+            for k, v in fields.items():
+                s, c = self.copy(v, _path(path, "attr", k))
+                spec.children[k] = s
+                copies[k] = c
+            copy = _rebuild_object(x, copies) if any(
+                c is not fields[k] for k, c in copies.items()) else x
+        self.memo[id(x)] = (spec, copy)
+        return spec, copy
+
+
+def leaf_gradient(dval, x, concrete):
+    """Give a leaf's derivative its argument's type: float for a number, same-dtype array for an array."""
+    if dval is None:
+        if concrete or not is_differentiable_leaf(x):
+            return NO_TANGENT
+        return ZERO
+    if type(x) is float or type(x) is int:
+        return float(np.real(dval)) if np.ndim(dval) == 0 else dval
+    if isinstance(x, np.ndarray):
+        out = np.asarray(dval)
+        if out.dtype != x.dtype:
+            out = out.real.astype(x.dtype) if x.dtype.kind == "f" else out.astype(x.dtype)
+        if out.shape != x.shape:
+            out = np.broadcast_to(out, x.shape).copy()
+        return out
+    if isinstance(x, np.generic):
+        return np.asarray(dval).astype(x.dtype if x.dtype.kind in "fc" else float)[()]
+    return dval
+
+
+def tangent_of(spec, derivative_of, concrete, memo=None):
+    """The tangent of the value `spec` describes; `derivative_of(var)` is a leaf's derivative or None."""
+    memo = {} if memo is None else memo
+    hit = memo.get(id(spec))
+    if hit is not None:
+        return hit
+    if type(spec) is LeafSpec:
+        if spec.var is None:
+            out = NO_TANGENT
+        else:
+            out = leaf_gradient(derivative_of(spec.var), spec.primal, spec.var in concrete)
+    else:
+        memo[id(spec)] = ZERO  # a cycle contributes nothing more
+        kids = {k: tangent_of(s, derivative_of, concrete, memo) for k, s in spec.children.items()}
+        x = spec.primal
+        if spec.kind == "seq":
+            vals = list(kids.values())
+            out = type(x)(*vals) if isinstance(x, tuple) and hasattr(x, "_fields") else type(x)(vals)
+        elif spec.kind == "dict":
+            out = kids
+        else:
+            out = Tangent(type(x), **{k: v for k, v in kids.items()})
+    memo[id(spec)] = out
+    return out
+
+
+# --- outputs: a structure of traced values, packed into one op ---
+
+
+class OutputSpec:
+    """How to rebuild a tuple / list / dict / NamedTuple result from its leaves."""
+
+    __slots__ = ("kind", "cls", "keys", "children")
+
+    def __init__(self, kind, cls, keys, children):
+        self.kind, self.cls, self.keys, self.children = kind, cls, keys, children
+
+    def __repr__(self):
+        if self.kind == "dict":
+            return "dict(" + ", ".join(map(repr, self.keys)) + ")"
+        return f"{self.cls.__name__}({len(self.keys)})"
+
+
+def flatten_output(x, is_leaf):
+    """``(spec, leaves)`` of a result made of tuples, lists, dicts and NamedTuples."""
+    if is_leaf(x) or not isinstance(x, (tuple, list, dict)):
+        return None, [x]
+    leaves = []
+    children = []
+    if isinstance(x, dict):
+        keys = list(x)
+        items = [x[k] for k in keys]
+        kind, cls = "dict", dict
+    else:
+        keys = list(range(len(x)))
+        items = list(x)
+        kind, cls = ("namedtuple" if hasattr(x, "_fields") else "seq"), type(x)
+    for v in items:
+        s, ls = flatten_output(v, is_leaf)
+        children.append((s, len(ls)))
+        leaves.extend(ls)
+    return OutputSpec(kind, cls, keys, children), leaves
+
+
+def unflatten_output(spec, leaves):
+    if spec is None:
+        return leaves[0]
+    items = []
+    i = 0
+    for s, n in spec.children:
+        items.append(unflatten_output(s, leaves[i:i + n]))
+        i += n
+    if spec.kind == "dict":
+        return dict(zip(spec.keys, items))
+    if spec.kind == "namedtuple":
+        return spec.cls(*items)
+    return spec.cls(items)
+
+
+def flatten_cotangent(spec, dy, where):
+    """The leaves of a seed or cotangent given for a structured result; ZeroTangent where absent."""
+    from .errors import SeedError
+
+    if spec is None:
+        return [dy]
+    if dy is ZERO:
+        return [ZERO] * _count(spec)
+    if spec.kind == "dict":
+        if not isinstance(dy, dict) or set(dy) - set(spec.keys):
+            raise SeedError(f"{where} returned a dict with keys {spec.keys}; the seed must be a "
+                            f"dict with those keys, got {type(dy).__name__}")
+        items = [dy.get(k, ZERO) for k in spec.keys]
+    else:
+        if not isinstance(dy, (tuple, list)) or len(dy) != len(spec.keys):
+            raise SeedError(f"{where} returned a {spec.cls.__name__} of {len(spec.keys)}; the seed "
+                            f"must be a tuple or list of {len(spec.keys)}, got {type(dy).__name__}")
+        items = list(dy)
+    out = []
+    for (s, _), d in zip(spec.children, items):
+        out.extend(flatten_cotangent(s, d, where))
+    return out
+
+
+def _count(spec):
+    return sum(n for _, n in spec.children)
+
+
+def build(spec, *leaves):
+    """Pack the leaves of a structured result back into its tuple / list / dict: one op on the tape."""
+    return unflatten_output(spec, leaves)
+
+
+def _register_build_rule():
+    from .errors import SeedError
+    from .registry import rrule
+    from .tracer import KEEP_WHOLE
+
+    KEEP_WHOLE.add(build)
+
+    @rrule(build)
+    def build_rrule(spec, *leaves):
+        def build_pullback(dy):
+            parts = flatten_cotangent(spec, dy, "the function")
+            for leaf, d in zip(leaves, parts):
+                if d is not ZERO and np.shape(d) != np.shape(leaf):
+                    raise SeedError(
+                        f"a seed entry has shape {np.shape(d)} where the result has shape "
+                        f"{np.shape(leaf)}; each entry of the seed must match its result"
+                    )
+            return (NO_TANGENT, NO_TANGENT, *parts)
+
+        return build(spec, *leaves), build_pullback
+
+
+_register_build_rule()
