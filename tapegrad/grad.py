@@ -87,7 +87,7 @@ def set_or_add_deriv(tape, derivs, var, dx):
     if old is None:
         derivs[var] = dx
     else:
-        derivs[var] = tape.push(Call(accum, (old, dx), None, note=f"accumulate d{var}"))
+        derivs[var] = tape.push(Call(accum, (old, dx), None, note=("accumulate d%s", var)))
 
 
 def _shape(x):
@@ -108,7 +108,7 @@ def _read_tangents(tape, reads, dxs, dxs_val, holder, arg, index, rule_fn):
                 f"{_shape(dval)} for {arg}::{type_str(xval)}; a rule must return tangents shaped "
                 f"like its arguments (use tapegrad.unbroadcast)"
             )
-        reads.append((arg, tape.push(Call(getitem, (dxs, index), None, dval, f"d{holder}/d{arg}"))))
+        reads.append((arg, tape.push(Call(getitem, (dxs, index), None, dval, ("d%s/d%s", holder, arg)))))
     elif type(arg) in (list, tuple) and _holds_variable(arg):
         dval = getitem(dxs_val, index)
         if dval is ZERO or dval is NO_TANGENT:
@@ -126,7 +126,7 @@ def step_back(tape, var, derivs):
     """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate."""
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
-    dxs = tape.push(Call(pv, (derivs[var],), None, note=f"pullback for {var}"))
+    dxs = tape.push(Call(pv, (derivs[var],), None, note=("pullback for %s", var)))
     dxs_val = dxs._op.val
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         raise TapegradError(

@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import short_name, type_str
 from .registry import getitem
-from .tape import Call, Constant, Input, Variable
+from .tape import Call, Constant, Input, Variable, note_text
 
 __all__ = ["format_tape", "format_value"]
 
@@ -102,7 +102,7 @@ def _compact_lines(ops):
             if op.fn is rrule and [k for k, _ in reads] == [0, 1]:
                 value_op = reads[0][1]
                 text = f"{value_op.var}, {reads[1][1].var} = [{op.var}] = {_call_text(op)}"
-                yield f"{text}::{type_str(value_op.val)}", op.note
+                yield f"{text}::{type_str(value_op.val)}", note_text(op.note)
                 i += 3
                 continue
             if type(op.fn) is Variable and reads and isinstance(op.val, tuple):
@@ -110,17 +110,17 @@ def _compact_lines(ops):
                 for k, r in reads:
                     if isinstance(k, int) and 0 <= k < len(names):
                         names[k] = repr(r.var)
-                yield f"{', '.join(names)} = [{op.var}] = {_call_text(op)}", op.note
+                yield f"{', '.join(names)} = [{op.var}] = {_call_text(op)}", note_text(op.note)
                 i += 1 + len(reads)
                 continue
-        yield _plain(op), op.note
+        yield _plain(op), note_text(op.note)
         i += 1
 
 
 def format_tape(tape, compact: bool = False) -> str:
     """The tape as text, one op a line (`compact` folds each rrule and pullback with its reads)."""
     ops = tape.ops
-    lines = list(_compact_lines(ops)) if compact else [(_plain(op), op.note) for op in ops]
+    lines = list(_compact_lines(ops)) if compact else [(_plain(op), note_text(op.note)) for op in ops]
     width = max((len(code) for code, note in lines if note), default=0)
     out = ["Tape"]
     for code, note in lines:

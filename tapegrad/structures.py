@@ -331,6 +331,8 @@ class NodeSpec:
 def _path(path, kind, key):
     if kind == "attr":
         return f"{path}.{key}"
+    if isinstance(key, str):
+        return f'{path}["{key}"]'
     return f"{path}[{key!r}]"
 
 

@@ -43,8 +43,17 @@ class Variable:
         return f"%{self._op.id}"
 
 
+def note_text(note) -> str:
+    """A note as text. Notes naming Variables are kept as ``(format, *vars)`` and formatted only
+    when printed, so that recording stays cheap and the ids shown are current."""
+    if type(note) is tuple:
+        return note[0] % note[1:]
+    return note
+
+
 class Op:
-    """Base of the three kinds of op: it has an id (its 1-based position), a value and a note."""
+    """Base of the three kinds of op: it has an id (its 1-based position), a value and a note
+    (a string, or a ``(format, *vars)`` tuple: see `note_text`)."""
 
     __slots__ = ("id", "val", "note", "var")
 

@@ -226,8 +226,8 @@ def test_input_paths_print_in_dumps():
         "Tape",
         "  inp %1::function lambda",
         "  inp %2::float64[2]   # m.weights",
-        "  inp %3::float64      # p['x']",
-        "  inp %4::float64      # p['s']",
+        '  inp %3::float64      # p["x"]',
+        '  inp %4::float64      # p["s"]',
     ]
 
 
