@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .errors import NoRuleError, qualified_name, type_str, user_location
 from .tape import Call
+from .tracer import Tracer, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "lift", "describe_call"]
 
@@ -43,8 +44,6 @@ def primitive(fn):
     """
     import functools
 
-    from .tracer import Tracer, record_call
-
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         for a in args:
@@ -70,8 +69,6 @@ def lift(args, tape):
     Tracers are split the same way, one level down at a time. Anything else, including a
     Tracer of an enclosing (outer) trace, is a constant from this tape's point of view.
     """
-    from .tracer import Tracer
-
     vals = []
     targs = []
     for a in args:
@@ -90,8 +87,6 @@ def lift(args, tape):
 
 
 def _holds_tracer(seq, tape):
-    from .tracer import Tracer
-
     for a in seq:
         t = type(a)
         if t is Tracer and a._tape is tape:
@@ -103,8 +98,6 @@ def _holds_tracer(seq, tape):
 
 def describe_call(fn, args, kwargs) -> str:
     """``numpy.sinc(%3::float64[4], 2)``: a call as error messages show it."""
-    from .tracer import Tracer
-
     def one(a):
         if type(a) is Tracer:
             return f"{a._var}::{type_str(a._val)}"
@@ -127,8 +120,6 @@ class BaseContext:
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         """Push ``fn(*args, **kwargs)`` onto `tape` and return the traced result."""
-        from .tracer import wrap_result
-
         vals, targs = lift(args, tape)
         if kwargs:
             kvals, ktargs = lift(list(kwargs.values()), tape)

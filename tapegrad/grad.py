@@ -21,7 +21,7 @@ from .context import BaseContext, describe_call, is_marked_primitive, lift
 from .errors import NoRuleError, SeedError, TapegradError, qualified_name, type_str, user_location
 from .registry import _NONDIFF, _RULES, getitem, rrule
 from .tangents import NO_TANGENT, ZERO, accum
-from .tape import Call, Constant, Input, Variable
+from .tape import Call, Constant, Input, Variable, paused_gc
 from .tracer import Tracer, trace, wrap_result
 
 __all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "set_or_add_deriv"]
@@ -56,9 +56,10 @@ class GradContext(BaseContext):
             args, kwargs = _positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         y, pb = rule(*vals, **kwargs) if kwargs else rule(*vals)
-        rv = tape.push(Call(rrule, (fn, *targs), kwargs or None, (y, pb)))
-        yv = tape.push(Call(getitem, (rv, 0), None, y))
-        pv = tape.push(Call(getitem, (rv, 1), None, pb))
+        push = tape.push_call
+        rv = push(rrule, (fn, *targs), kwargs or None, (y, pb))
+        yv = push(getitem, (rv, 0), None, y)
+        pv = push(getitem, (rv, 1), None, pb)
         self.pullbacks[yv] = (rv, pv)
         return wrap_result(self, tape, yv, y, fn)
 
@@ -87,7 +88,8 @@ def set_or_add_deriv(tape, derivs, var, dx):
     if old is None:
         derivs[var] = dx
     else:
-        derivs[var] = tape.push(Call(accum, (old, dx), None, note=("accumulate d%s", var)))
+        val = accum(old._op.val, dx._op.val)
+        derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
 
 
 def _shape(x):
@@ -108,7 +110,7 @@ def _read_tangents(tape, reads, dxs, dxs_val, holder, arg, index, rule_fn):
                 f"{_shape(dval)} for {arg}::{type_str(xval)}; a rule must return tangents shaped "
                 f"like its arguments (use tapegrad.unbroadcast)"
             )
-        reads.append((arg, tape.push(Call(getitem, (dxs, index), None, dval, ("d%s/d%s", holder, arg)))))
+        reads.append((arg, tape.push_call(getitem, (dxs, index), None, dval, ("d%s/d%s", holder, arg))))
     elif type(arg) in (list, tuple) and _holds_variable(arg):
         dval = getitem(dxs_val, index)
         if dval is ZERO or dval is NO_TANGENT:
@@ -126,8 +128,9 @@ def step_back(tape, var, derivs):
     """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate."""
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
-    dxs = tape.push(Call(pv, (derivs[var],), None, note=("pullback for %s", var)))
-    dxs_val = dxs._op.val
+    dy = derivs[var]
+    dxs_val = pv._op.val(dy._op.val)
+    dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         raise TapegradError(
             f"the pullback of {qualified_name(args[0])} returned {type_str(dxs_val)} of length "
@@ -205,7 +208,8 @@ class Pullback:
         elif not structured:
             _check_seed(y, dy, name)
         del tape.ops[self._n_forward:]
-        derivs = back(tape, dy)
+        with paused_gc():
+            derivs = back(tape, dy)
         concrete = tape.meta.get("concrete", ())
 
         def derivative_of(var):

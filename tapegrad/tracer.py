@@ -17,7 +17,6 @@ import threading
 
 import numpy as np
 
-from .context import BaseContext, describe_call
 from .errors import (
     ConcreteValueError,
     EscapedTracerError,
@@ -25,7 +24,7 @@ from .errors import (
     type_str,
     user_location,
 )
-from .tape import Constant, Input, Tape
+from .tape import Constant, Input, Tape, paused_gc
 
 __all__ = ["Tracer", "trace", "record_call", "wrap_result", "active_tapes"]
 
@@ -373,6 +372,7 @@ def trace(f, *args, ctx=None, wrt=None, **kwargs):
       %5 = add(%2, %4)::float64
       %6 = divide(%2, %5)::float64
     """
+    from .context import BaseContext
     from .structures import LeafSpec, StructureTracer, build, flatten_output
 
     tape = Tape(BaseContext() if ctx is None else ctx)
@@ -397,6 +397,8 @@ def trace(f, *args, ctx=None, wrt=None, **kwargs):
             kwspecs[name], tkwargs[name] = walker.copy(v, name)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
+    gc_pause = paused_gc()
+    gc_pause.__enter__()
     try:
         out = tf(*targs, **tkwargs)
         if type(out) is not Tracer:
@@ -405,6 +407,7 @@ def trace(f, *args, ctx=None, wrt=None, **kwargs):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True
     finally:
+        gc_pause.__exit__()
         stack.pop()
         tape.closed = True
     if type(out) is Tracer and out._tape is tape:
@@ -429,5 +432,3 @@ def _selector(wrt):
     return lambda i, name: i in chosen or name in chosen
 
 
-# describe_call is re-exported for rules' error messages
-__all__.append("describe_call")
