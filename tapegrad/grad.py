@@ -19,7 +19,7 @@ import numpy as np
 
 from .context import BaseContext, describe_call, is_marked_primitive, lift
 from .errors import NoRuleError, SeedError, TapegradError, qualified_name, type_str, user_location
-from .registry import _NONDIFF, _RULES, getitem, rrule
+from .registry import _NONDIFF, _RULES, Thunk, getitem, rrule
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, paused_gc
 from .tracer import Tracer, trace, wrap_result
@@ -41,6 +41,35 @@ class GradContext(BaseContext):
 
     def is_primitive(self, fn, *args) -> bool:
         return fn in _RULES or fn in _NONDIFF or not is_marked_primitive(fn)
+
+    def record(self, tape, fn, args, kwargs):
+        # The common case, a function with a rule called on positional values, is recorded
+        # here in one piece; anything else (and any subclass that changes the decision) takes
+        # the general path of BaseContext.record.
+        rule = _RULES.get(fn)
+        if rule is None or kwargs or type(self).is_primitive is not GradContext.is_primitive:
+            return BaseContext.record(self, tape, fn, args, kwargs)
+        vals = []
+        targs = [fn]
+        for a in args:
+            ta = type(a)
+            if ta is Tracer and a._tape is tape:
+                vals.append(a._val)
+                targs.append(a._var)
+            elif ta is list or ta is tuple:
+                return BaseContext.record(self, tape, fn, args, kwargs)
+            else:
+                vals.append(a)
+                targs.append(a)
+        y, pb = rule(*vals)
+        push = tape.push_call
+        rv = push(rrule, tuple(targs), None, (y, pb))
+        yv = push(getitem, (rv, 0), None, y)
+        self.pullbacks[yv] = (rv, push(getitem, (rv, 1), None, pb))
+        ty = type(y)
+        if ty is tuple or ty is list:
+            return wrap_result(self, tape, yv, y, fn)
+        return Tracer(tape, yv, y)
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         rule = _RULES.get(fn)
@@ -138,10 +167,28 @@ def step_back(tape, var, derivs):
             f"{len(args)}: the function's own tangent, then one per positional argument"
         )
     reads = []
+    push = tape.push_call
     for i in range(1, len(args)):
-        _read_tangents(tape, reads, dxs, dxs_val, var, args[i], i, args[0])
+        arg = args[i]
+        if type(arg) is not Variable:
+            if type(arg) is list or type(arg) is tuple:
+                _read_tangents(tape, reads, dxs, dxs_val, var, arg, i, args[0])
+            continue
+        dval = dxs_val[i]
+        if type(dval) is Thunk:
+            dval = dval.fn()
+        if dval is ZERO or dval is NO_TANGENT:
+            continue
+        if type(arg._op.val) is np.ndarray and _shape(dval) != arg._op.val.shape:
+            _read_tangents(tape, reads, dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
+        reads.append((arg, push(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))))
     for arg, dx in reads:
-        set_or_add_deriv(tape, derivs, arg, dx)
+        old = derivs.get(arg)
+        if old is None:
+            derivs[arg] = dx
+        else:
+            val = accum(old._op.val, dx._op.val)
+            derivs[arg] = push(accum, (old, dx), None, val, ("accumulate d%s", arg))
 
 
 def back(tape, seed):
