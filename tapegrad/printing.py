@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import short_name, type_str
+from .guards import GUARDS
 from .registry import getitem
 from .tape import Call, Constant, Input, Variable, note_text
 
@@ -70,6 +71,8 @@ def _call_text(op) -> str:
 
 
 def _plain(op) -> str:
+    if type(op) is Call and op.fn in GUARDS:
+        return "guard " + GUARDS[op.fn].format(format_value(op.args[0]), op.args[1])
     if type(op) is Input:
         return f"inp {op.var}::{type_str(op.val)}"
     if type(op) is Constant:

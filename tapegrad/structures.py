@@ -24,6 +24,7 @@ import types
 import numpy as np
 
 from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent
+from .tracer import Tracer
 
 __all__ = ["Tangent", "fill_zeros", "update", "StructureTracer", "leaf_gradient"]
 
@@ -236,10 +237,12 @@ def _update(p, t, fn, memo):
 
 
 def is_differentiable_leaf(x) -> bool:
-    """Numbers (not bools) and arrays of a floating or complex dtype."""
+    """Numbers (not bools) and arrays of a floating or complex dtype; a Tracer of such a value."""
     t = type(x)
     if t is float or t is int or t is complex:
         return True
+    if t is Tracer:  # a value traced by an enclosing trace (grad of grad, compiled gradients)
+        return is_differentiable_leaf(x._val)
     if t is bool:
         return False
     if isinstance(x, np.ndarray):
@@ -403,6 +406,8 @@ def leaf_gradient(dval, x, concrete):
         if concrete or not is_differentiable_leaf(x):
             return NO_TANGENT
         return ZERO
+    if type(x) is Tracer or type(dval) is Tracer:
+        return dval  # inside an enclosing trace: keep the traced value, convert nothing
     if type(x) is float or type(x) is int:
         return float(np.real(dval)) if np.ndim(dval) == 0 else dval
     if isinstance(x, np.ndarray):

@@ -263,7 +263,18 @@ class Tape:
             if t is Input:
                 env[op.var] = next(it)
             elif t is Call:
-                env[op.var] = op.run(value_of)
+                try:
+                    env[op.var] = op.run(value_of)
+                except Exception as exc:
+                    from .guards import GUARDS, GuardError
+
+                    if isinstance(exc, GuardError) and op.fn in GUARDS:
+                        raise GuardError(
+                            f"guard {op.var} ({GUARDS[op.fn].format(op.args[0], op.args[1])}) "
+                            f"recorded at {note_text(op.note)} failed on replay: {exc}. The new "
+                            f"inputs take a path the tape did not record: trace again"
+                        ) from None
+                    raise
             else:
                 env[op.var] = op.val
         if outputs is None:

@@ -24,6 +24,7 @@ from .errors import (
     type_str,
     user_location,
 )
+from .guards import guard_bool, guard_index, guard_int
 from .tape import Constant, Input, Tape, paused_gc
 
 __all__ = ["Tracer", "trace", "record_call", "wrap_result", "active_tapes"]
@@ -179,24 +180,32 @@ class Tracer:
         )
 
     # --- concrete values ---
+    # Control flow takes the path of the value at trace time, as a tracing JIT does, and a
+    # guard op records the assumption so that replay can check it (see guards.py).
+    def _guard(self, guard, value):
+        tape = self._tape
+        if tape.closed:
+            raise _escaped(self)
+        tape.push_call(guard, (self._var, value), None, value, user_location())
+        return value
+
     def __bool__(self):
-        # control flow takes the path of the value at trace time, as a tracing JIT does
-        return bool(self._val)
+        return self._guard(guard_bool, bool(self._val))
 
     def __index__(self):
         val = self._val
         if not np.issubdtype(np.result_type(val), np.integer):
             raise ConcreteValueError(
                 f"{self._var}::{type_str(val)} is used as an index or count at {user_location()}, "
-                f"but it is not an integer"
+                f"but it is not an integer; convert it explicitly with int() if that is meant"
             )
         self._tape.meta.setdefault("concrete", set()).add(self._var)
-        return operator.index(val)
+        return self._guard(guard_index, operator.index(val))
 
     def __int__(self):
-        if np.issubdtype(np.result_type(self._val), np.integer):
-            return self.__index__()
-        raise self._concrete("int")
+        # int() truncates: its derivative is zero wherever it exists, so nothing is lost
+        self._tape.meta.setdefault("concrete", set()).add(self._var)
+        return self._guard(guard_int, int(self._val))
 
     def __float__(self):
         raise self._concrete("float")

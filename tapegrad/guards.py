@@ -1,0 +1,46 @@
+"""Guards: the conditions and values a recorded program assumed when it was traced.
+
+Python control flow on a traced value (``if x > 0:``, ``while err > tol:``, ``range(n)``,
+``int(t)``) takes the value it has at trace time, so the tape records one path. A guard op
+records what that path assumed; replaying the tape on new inputs runs the guard, which
+raises `GuardError` when the new inputs would have taken another path.
+"""
+from __future__ import annotations
+
+import operator
+
+from .errors import TapegradError
+
+__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "GUARDS"]
+
+
+class GuardError(TapegradError, RuntimeError):
+    """A guard failed on replay: the new inputs take a path the tape did not record."""
+
+
+def guard_bool(value, expected: bool) -> bool:
+    """``bool(value) == expected``, or GuardError."""
+    got = bool(value)
+    if got != expected:
+        raise GuardError(f"the condition is now {got}, the tape recorded {expected}")
+    return got
+
+
+def guard_index(value, expected: int) -> int:
+    """``operator.index(value) == expected`` (a count or an index), or GuardError."""
+    got = operator.index(value)
+    if got != expected:
+        raise GuardError(f"the index is now {got}, the tape recorded {expected}")
+    return got
+
+
+def guard_int(value, expected: int) -> int:
+    """``int(value) == expected``, or GuardError."""
+    got = int(value)
+    if got != expected:
+        raise GuardError(f"int() is now {got}, the tape recorded {expected}")
+    return got
+
+
+#: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
+GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}"}
