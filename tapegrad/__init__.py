@@ -28,6 +28,10 @@ from .tracer import Tracer, trace
 from .grad import GradContext, Pullback, back, grad, gradient, pullback, set_or_add_deriv, step_back
 from .printing import format_tape
 from .structures import Tangent, fill_zeros, update
+from .codegen import compile_tape, to_source
+from .guards import GuardError
+from .passes import cse, optimize, prune, simplify
+from .compiled import CompiledGrad, compiled_grad
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
 
@@ -42,4 +46,6 @@ __all__ = [
     "BaseContext", "GradContext", "primitive", "Tracer", "trace",
     "grad", "gradient", "pullback", "Pullback", "back", "step_back", "set_or_add_deriv",
     "format_tape", "check_grad", "ngradient", "Tangent", "fill_zeros", "update",
+    "to_source", "compile_tape", "GuardError", "simplify", "prune", "cse", "optimize",
+    "compiled_grad", "CompiledGrad",
 ]

@@ -117,7 +117,9 @@ def _build_qualified():
         for name in dir(mod):
             obj = getattr(mod, name, None)
             if isinstance(obj, np.ufunc) or callable(obj):
-                table[id(obj)] = f"{modname}.{name}"
+                # an alias (true_divide for divide) never hides the function's own name
+                if id(obj) not in table or getattr(obj, "__name__", None) == name:
+                    table[id(obj)] = f"{modname}.{name}"
     return table
 
 

@@ -342,7 +342,8 @@ def _path(path, kind, key):
 class StructureTracer:
     """Builds traced copies of arguments, leaf by leaf, and puts derivatives back in their shape.
 
-    `make_leaf(value, path)` pushes an Input and returns the Tracer that stands for the value.
+    `make_leaf(value, path)` pushes an Input and returns ``(variable, stand-in)``: the Tracer
+    that stands for the value while tracing (or anything else, for a walk that only reads).
     """
 
     def __init__(self, make_leaf):
@@ -355,8 +356,8 @@ class StructureTracer:
         if hit is not None and hit[0].primal is x:
             return hit
         if is_differentiable_leaf(x):
-            tracer = self.make_leaf(x, path)
-            out = (LeafSpec(x, tracer._var), tracer)
+            var, stand_in = self.make_leaf(x, path)
+            out = (LeafSpec(x, var), stand_in)
             if isinstance(x, np.ndarray):
                 self.memo[id(x)] = out
             return out
@@ -398,6 +399,50 @@ class StructureTracer:
                 c is not fields[k] for k, c in copies.items()) else x
         self.memo[id(x)] = (spec, copy)
         return spec, copy
+
+
+def _static_key(x):
+    """What a compiled gradient must see again to reuse its program: the value of a leaf that is not traced."""
+    if isinstance(x, np.ndarray):
+        return ("array", x.shape, x.dtype.str, x.tobytes())
+    try:
+        hash(x)
+        return (type(x), x)
+    except TypeError:
+        return ("id", id(x))
+
+
+def spec_key(spec, seen=None):
+    """A hashable description of an argument's structure: types, shapes, dtypes, static values, sharing."""
+    seen = {} if seen is None else seen
+    if id(spec) in seen:
+        return ("shared", seen[id(spec)])
+    seen[id(spec)] = len(seen)
+    if type(spec) is LeafSpec:
+        if spec.var is None:
+            return ("static", _static_key(spec.primal))
+        x = spec.primal
+        return ("leaf", type(x), np.shape(x), np.result_type(x).str)
+    return (spec.kind, type(spec.primal),
+            tuple((k, spec_key(s, seen)) for k, s in spec.children.items()))
+
+
+def finalize(t, x):
+    """Give every leaf of tangent `t` the type of its primal in `x` (floats, dtypes, shapes)."""
+    if t is ZERO or t is NO_TANGENT or isinstance(t, (ZeroTangent, NoTangent)):
+        return t
+    if is_differentiable_leaf(x):
+        return leaf_gradient(t, x, False)
+    if isinstance(t, Tangent):
+        fields = _object_fields(x) or {}
+        return Tangent(t.primal_type, **{k: finalize(v, fields.get(k)) for k, v in t.fields.items()})
+    if isinstance(t, dict) and isinstance(x, dict):
+        return {k: finalize(v, x.get(k)) for k, v in t.items()}
+    if isinstance(t, tuple) and hasattr(t, "_fields"):
+        return type(t)(*[finalize(v, p) for v, p in zip(t, x)])
+    if isinstance(t, (tuple, list)) and isinstance(x, (tuple, list)):
+        return type(t)(finalize(v, p) for v, p in zip(t, x))
+    return t
 
 
 def leaf_gradient(dval, x, concrete):

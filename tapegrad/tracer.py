@@ -390,7 +390,8 @@ def trace(f, *args, ctx=None, wrt=None, **kwargs):
     tape.push(Input(f))
 
     def make_leaf(value, path):
-        return Tracer(tape, tape.push(Input(value, note=path)), value)
+        var = tape.push(Input(value, note=path))
+        return var, Tracer(tape, var, value)
 
     walker = StructureTracer(make_leaf)
     selected = _selector(wrt)

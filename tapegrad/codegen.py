@@ -1,0 +1,181 @@
+"""Python source from tapes: one line per op, runnable, with the notes as comments.
+
+`to_source(tape)` writes a function that takes one parameter per Input op (named after the
+argument path where known) and returns the result (or the Variables in `outputs`).
+`compile_tape(tape)` executes that source and returns the function; its ``__source__``
+attribute holds the text.
+
+Arithmetic ufuncs print as Python operators where the operator means the same as the numpy
+function for the values recorded (``a * b`` for ``np.multiply(a, b)``); numpy functions print
+as ``np.name``, scipy.special ones as ``scipy.special.name``; any other function or
+non-literal constant is bound by name in the namespace the source is run in.
+"""
+from __future__ import annotations
+
+import keyword
+import operator
+import re
+
+import numpy as np
+
+from .errors import qualified_name, short_name
+from .guards import GUARDS
+from .tangents import NO_TANGENT, ZERO
+from .tape import Call, Constant, Input, Variable, note_text
+
+__all__ = ["to_source", "compile_tape"]
+
+_BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.matmul: "@"}
+_DIVISION = {np.divide: "/", np.power: "**"}
+
+
+def _is_numpy_value(v):
+    return isinstance(v, (np.ndarray, np.generic))
+
+
+class _Writer:
+    def __init__(self, tape):
+        self.tape = tape
+        self.names = {}  # Variable -> name
+        self.namespace = {"np": np}
+        self.taken = set(keyword.kwlist) | {"np", "scipy"}
+        self.objects = {}  # id(obj) -> name
+
+    def fresh(self, base):
+        base = re.sub(r"\W+", "_", base).strip("_") or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        name = base
+        k = 2
+        while name in self.taken:
+            name = f"{base}_{k}"
+            k += 1
+        self.taken.add(name)
+        return name
+
+    def bind(self, obj, hint):
+        """A name for a function or constant: np.x / scipy.special.x when that is what it is."""
+        name = self.objects.get(id(obj))
+        if name is not None:
+            return name
+        q = qualified_name(obj) if callable(obj) else ""
+        module, _, attr = q.rpartition(".")
+        if module == "numpy" and getattr(np, attr, None) is obj:
+            name = f"np.{attr}"
+        elif module in ("numpy.linalg", "numpy.fft") and getattr(getattr(np, module[6:]), attr, None) is obj:
+            name = f"np.{module[6:]}.{attr}"
+        elif module == "scipy.special":
+            import scipy.special
+
+            self.namespace["scipy"] = __import__("scipy")
+            name = f"scipy.special.{attr}" if getattr(scipy.special, attr, None) is obj else None
+        if not name:
+            name = self.fresh(hint)
+            self.namespace[name] = obj
+        self.objects[id(obj)] = name
+        return name
+
+    def value(self, v):
+        if type(v) is Variable:
+            return self.names[v]
+        if v is None or isinstance(v, (bool, int, float, complex, str)):
+            return repr(v)
+        if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+            return f"np.{v.dtype.name}({v.item()!r})"
+        if isinstance(v, slice):
+            return f"slice({self.value(v.start)}, {self.value(v.stop)}, {self.value(v.step)})"
+        if v is Ellipsis:
+            return "..."
+        if isinstance(v, tuple):
+            inner = ", ".join(self.value(x) for x in v)
+            return f"({inner},)" if len(v) == 1 else f"({inner})"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.value(x) for x in v) + "]"
+        if callable(v):
+            return self.bind(v, short_name(v))
+        if v is ZERO or v is NO_TANGENT:
+            return self.bind(v, "ZERO" if v is ZERO else "NO_TANGENT")
+        return self.bind(v, f"c_{type(v).__name__.lower()}")
+
+    def call(self, op):
+        fn = op.fn
+        args = [self.value(a) for a in op.args]
+        if type(fn) is Variable:
+            return f"{self.names[fn]}({', '.join(args)})"
+        if fn in GUARDS:
+            return f"{self.bind(fn, short_name(fn))}({', '.join(args)})"
+        if not op.kwargs and len(args) == 2:
+            vals = [a._op.val if type(a) is Variable else a for a in op.args]
+            if fn in _BINARY:
+                return f"{args[0]} {_BINARY[fn]} {args[1]}"
+            if fn in _DIVISION and any(_is_numpy_value(v) for v in vals):
+                # on a numpy value the operator is the ufunc; on two Python floats it would not be
+                return f"{args[0]} {_DIVISION[fn]} {args[1]}"
+            if fn is operator.getitem and type(op.args[1]) is not Variable:
+                return f"{args[0]}[{args[1]}]"
+        if fn is np.negative and len(args) == 1 and not op.kwargs:
+            return f"-{args[0]}"
+        kw = [f"{k}={self.value(v)}" for k, v in (op.kwargs or {}).items()]
+        return f"{self.bind(fn, short_name(fn))}({', '.join(args + kw)})"
+
+
+def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
+    """The tape as the source of a Python function ``name(<one parameter per input>)``.
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> _, tape = tapegrad.trace(lambda a, b: a / (a + b * b), 2.0, 3.0)
+    >>> print(tapegrad.to_source(tape, "f"))
+    def f(fn, a, b):
+        v4 = b * b
+        v5 = a + v4
+        v6 = a / v5
+        return v6
+    """
+    w = _writer or _Writer(tape)
+    params, lines = [], []
+    for op in tape.ops:
+        note = note_text(op.note)
+        if type(op) is Input:
+            pname = w.fresh(note if note else ("fn" if op.id == 1 else f"x{op.id}"))
+            w.names[op.var] = pname
+            params.append(pname)
+            continue
+        vname = w.fresh(f"v{op.id}")
+        w.names[op.var] = vname
+        if type(op) is Constant:
+            text = f"{vname} = {w.value(op.val)}"
+        elif type(op) is Call and op.fn in GUARDS:
+            text = w.call(op)
+        else:
+            text = f"{vname} = {w.call(op)}"
+        if note:
+            text = f"{text}  # {note}"
+        lines.append(text)
+    if outputs is None:
+        ret = w.names[tape.result] if tape.result is not None else "None"
+    else:
+        ret = "(" + ", ".join(w.names[v] for v in outputs) + ("," if len(outputs) == 1 else "") + ")"
+    body = "\n".join("    " + line for line in lines + [f"return {ret}"])
+    return f"def {name}({', '.join(params)}):\n{body}"
+
+
+def compile_tape(tape, name: str = "replay", outputs=None):
+    """Compile the tape to a Python function (see `to_source`); ``fn.__source__`` is its text.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> _, tape = tapegrad.trace(lambda x: np.sin(x) * 2, 0.5)
+    >>> fn = tapegrad.compile_tape(tape)
+    >>> bool(fn(None, 1.0) == np.sin(1.0) * 2)
+    True
+    """
+    w = _Writer(tape)
+    src = to_source(tape, name, outputs, _writer=w)
+    namespace = dict(w.namespace)
+    exec(compile(src, f"<tapegrad {name}>", "exec"), namespace)  # noqa: S102 - our own generated source
+    fn = namespace[name]
+    fn.__source__ = src
+    return fn
