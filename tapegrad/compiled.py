@@ -24,7 +24,7 @@ from .grad import grad
 from .guards import GuardError
 from .passes import optimize
 from .structures import StructureTracer, finalize, spec_key
-from .tracer import plain_scalar, trace
+from .tracer import _param_names, plain_scalar, trace
 
 __all__ = ["compiled_grad", "CompiledGrad"]
 
@@ -71,7 +71,8 @@ class CompiledGrad:
             self.retraces += 1
         else:
             self.misses += 1
-        out, tape = trace(_gradient_program, self.f, seed, *args, **kwargs)
+        names = ["f", "seed"] + _param_names(self.f, len(args))
+        out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, **kwargs)
         program = compile_tape(optimize(tape, assume_finite=self.assume_finite), "gradient_program")
         program.__tape__ = tape
         self._cache.setdefault(key, []).append(program)

@@ -257,6 +257,8 @@ class Pullback:
         del tape.ops[self._n_forward:]
         with paused_gc():
             derivs = back(tape, dy)
+        #: Variable of each input -> Variable of its derivative, after the last call
+        self.derivatives = derivs
         concrete = tape.meta.get("concrete", ())
 
         def derivative_of(var):

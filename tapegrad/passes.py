@@ -170,14 +170,14 @@ def simplify(tape, assume_finite: bool = False):
             folded[op.var] = op.val
     if folded:
         # a folded call becomes a constant op in place
-        out = _copy_tape(tape, {op.var for op in tape.ops}, replace)
+        out = _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace)
         ren = out.meta["renamed"]
         for old, val in folded.items():
             nv = ren.get(old)
             if type(nv) is Variable:
                 out.replace(nv, Constant(val, nv._op.note))
         return out
-    return _copy_tape(tape, {op.var for op in tape.ops}, replace)
+    return _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace)
 
 
 def _key(a):
@@ -208,7 +208,7 @@ def cse(tape):
             seen[key] = op.var
         else:
             replace[op.var] = first
-    return _copy_tape(tape, {op.var for op in tape.ops}, replace)
+    return _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace)
 
 
 def optimize(tape, outputs=None, assume_finite: bool = False):

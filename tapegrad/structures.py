@@ -507,16 +507,22 @@ class OutputSpec:
     def __repr__(self):
         if self.kind == "dict":
             return "dict(" + ", ".join(map(repr, self.keys)) + ")"
+        if self.kind == "tangent":
+            return "Tangent(" + ", ".join(self.keys) + ")"
         return f"{self.cls.__name__}({len(self.keys)})"
 
 
 def flatten_output(x, is_leaf):
-    """``(spec, leaves)`` of a result made of tuples, lists, dicts and NamedTuples."""
-    if is_leaf(x) or not isinstance(x, (tuple, list, dict)):
+    """``(spec, leaves)`` of a result made of tuples, lists, dicts, NamedTuples and Tangents."""
+    if is_leaf(x) or not isinstance(x, (tuple, list, dict, Tangent)):
         return None, [x]
     leaves = []
     children = []
-    if isinstance(x, dict):
+    if isinstance(x, Tangent):
+        keys = list(x.fields)
+        items = [x.fields[k] for k in keys]
+        kind, cls = "tangent", x.primal_type
+    elif isinstance(x, dict):
         keys = list(x)
         items = [x[k] for k in keys]
         kind, cls = "dict", dict
@@ -541,6 +547,8 @@ def unflatten_output(spec, leaves):
         i += n
     if spec.kind == "dict":
         return dict(zip(spec.keys, items))
+    if spec.kind == "tangent":
+        return Tangent(spec.cls, **dict(zip(spec.keys, items)))
     if spec.kind == "namedtuple":
         return spec.cls(*items)
     return spec.cls(items)
@@ -554,7 +562,9 @@ def flatten_cotangent(spec, dy, where):
         return [dy]
     if dy is ZERO:
         return [ZERO] * _count(spec)
-    if spec.kind == "dict":
+    if spec.kind == "tangent":
+        items = [dy.fields.get(k, ZERO) if isinstance(dy, Tangent) else ZERO for k in spec.keys]
+    elif spec.kind == "dict":
         if not isinstance(dy, dict) or set(dy) - set(spec.keys):
             raise SeedError(f"{where} returned a dict with keys {spec.keys}; the seed must be a "
                             f"dict with those keys, got {type(dy).__name__}")

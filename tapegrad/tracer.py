@@ -352,7 +352,7 @@ def plain_scalar(v):
     return v
 
 
-def trace(f, *args, ctx=None, wrt=None, **kwargs):
+def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
 
     Input ``%1`` is `f` itself. Then every differentiable leaf of `f` (the values a closure
@@ -397,7 +397,7 @@ def trace(f, *args, ctx=None, wrt=None, **kwargs):
     selected = _selector(wrt)
     fspec, tf = walker.copy(f, "f")
     argspecs, targs = [], []
-    for i, (name, a) in enumerate(zip(_param_names(f, len(args)), args)):
+    for i, (name, a) in enumerate(zip(_names or _param_names(f, len(args)), args)):
         spec, copy = walker.copy(a, name) if selected(i, name) else (LeafSpec(a, None), a)
         argspecs.append(spec)
         targs.append(copy)
