@@ -11,6 +11,7 @@ from .errors import (
     EscapedTracerError,
     NoRuleError,
     SeedError,
+    StaleViewError,
     TapegradError,
 )
 from .registry import (
@@ -41,6 +42,7 @@ __all__ = [
     "Tape", "Variable", "Op", "Input", "Constant", "Call",
     "ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "accum",
     "TapegradError", "NoRuleError", "SeedError", "EscapedTracerError", "ConcreteValueError",
+    "StaleViewError",
     "rrule", "register_rrule", "find_rrule", "nondifferentiable", "is_nondifferentiable",
     "registered_rules", "unbroadcast", "Thunk",
     "BaseContext", "GradContext", "primitive", "Tracer", "trace",

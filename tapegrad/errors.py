@@ -17,6 +17,7 @@ __all__ = [
     "SeedError",
     "EscapedTracerError",
     "ConcreteValueError",
+    "StaleViewError",
     "user_location",
     "qualified_name",
     "short_name",
@@ -41,6 +42,10 @@ class SeedError(TapegradError, ValueError):
 
 class EscapedTracerError(TapegradError, RuntimeError):
     """A traced value was used after the trace that made it had ended."""
+
+
+class StaleViewError(TapegradError, RuntimeError):
+    """A view was used after the array it views was written in place."""
 
 
 class ConcreteValueError(TapegradError, TypeError):

@@ -20,12 +20,14 @@ import numpy as np
 from .errors import (
     ConcreteValueError,
     EscapedTracerError,
+    StaleViewError,
     foreign_function_hint,
     type_str,
     user_location,
 )
 from .guards import guard_bool, guard_index, guard_int
 from .tape import Constant, Input, Tape, paused_gc
+
 
 __all__ = ["Tracer", "trace", "record_call", "wrap_result", "active_tapes"]
 
@@ -40,7 +42,20 @@ def active_tapes() -> list:
     return stack
 
 
+class _StaleTape:
+    """Stands in for the tape of a view whose base was written in place: any use raises."""
+
+    __slots__ = ("reason", "level", "closed")
+
+    def __init__(self, reason):
+        self.reason = reason
+        self.level = 1 << 60  # chosen as "innermost" by record_call, which then raises
+        self.closed = True
+
+
 def _escaped(tracer):
+    if type(tracer._tape) is _StaleTape:
+        return StaleViewError(tracer._tape.reason + f"; it was used again at {user_location()}")
     return EscapedTracerError(
         f"the traced value {tracer._var}::{type_str(tracer._val)} was used at {user_location()} "
         f"after the trace that made it had ended (it was kept in a global, a list or an "
@@ -65,7 +80,39 @@ def record_call(fn, args, kwargs):
         return fn(*args, **kwargs)
     if tape.closed:
         raise _escaped(_first_tracer(args, kwargs, tape))
-    return tape.ctx.record(tape, fn, args, kwargs)
+    out = tape.ctx.record(tape, fn, args, kwargs)
+    if fn in _VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
+        _note_view(out, args[0], fn, args)
+    return out
+
+
+# functions whose numpy result may share memory with their first argument
+_VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
+          np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.diagonal, np.real,
+          np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d}
+
+
+def _is_basic_index(index):
+    """Basic indexing (ints, slices, None, Ellipsis): numpy returns a view that writes through."""
+    items = index if type(index) is tuple else (index,)
+    return all(type(i) in (int, slice, type(None)) or i is Ellipsis or isinstance(i, np.integer)
+               for i in items)
+
+
+def _note_view(view, base, fn, args):
+    if not isinstance(base._val, np.ndarray) or not isinstance(view._val, np.ndarray):
+        return
+    if fn is operator.getitem:
+        if not _is_basic_index(args[1]):
+            return  # advanced indexing copies
+        view._base = (base, args[1])
+    else:
+        view._base = (base, fn)  # a view we cannot write through
+    views = getattr(base, "_views", None)
+    if views is None:
+        base._views = [view]
+    else:
+        views.append(view)
 
 
 def _innermost(seq, tape):
@@ -145,7 +192,7 @@ class Tracer:
     methods (`sum`, `reshape`, `dot`, ...).
     """
 
-    __slots__ = ("_tape", "_var", "_val")
+    __slots__ = ("_tape", "_var", "_val", "_base", "_views")
     __array_priority__ = 1000
 
     def __init__(self, tape, var, val):
@@ -237,11 +284,62 @@ class Tracer:
     def __getitem__(self, index):
         return record_call(operator.getitem, (self, index), None)
 
+    # --- in-place updates: recorded as functional updates; this object then holds the result ---
     def __setitem__(self, index, value):
-        raise TypeError(
-            f"in-place assignment x[...] = v on the traced value {self._var} at {user_location()} "
-            f"is not supported yet; build the new array with np.where, np.concatenate or np.stack"
-        )
+        if not isinstance(self._val, np.ndarray):
+            raise TypeError(f"item assignment on the traced scalar {self._var} at {user_location()}")
+        self._check_writable("x[...] = v")
+        self._become(record_call(_updated(), (self, index, value), None))
+
+    def _check_writable(self, pattern):
+        base = getattr(self, "_base", None)
+        if base is not None and not isinstance(base[1], (tuple, int, slice, type(None))) \
+                and base[1] is not Ellipsis and not isinstance(base[1], np.integer):
+            raise TypeError(
+                f"{pattern} at {user_location()} writes into {self._var}, a view made by "
+                f"{getattr(base[1], '__name__', base[1])}; numpy would write through to the "
+                f"original array, which tapegrad does not follow for this kind of view: update "
+                f"the original array instead (or take a copy first with x.copy())"
+            )
+
+    def _become(self, new, keep=None):
+        """Stand for `new` from now on; write through to the base of a view; stale other views."""
+        old = self._var
+        self._var = new._var
+        self._val = new._val
+        views = getattr(self, "_views", None)
+        if views:
+            where = user_location()
+            for v in views:
+                if v is not keep:
+                    _make_stale(v, f"{v._var} is a view of {old}, which was written in place at "
+                                   f"{where}; numpy would show the change through the view, tapegrad "
+                                   f"does not: take the view again after the update")
+            self._views = [keep] if keep is not None else []
+        base = getattr(self, "_base", None)
+        if base is not None:
+            parent, index = base
+            parent._become(record_call(_updated(), (parent, index, self), None), keep=self)
+
+    def _inplace(self, ufunc, other):
+        new = record_call(ufunc, (self, other), None)
+        if not isinstance(self._val, np.ndarray):
+            return new  # numbers are immutable: x += y rebinds the name only
+        self._check_writable(f"{ufunc.__name__} in place")
+        if np.shape(new._val) != self._val.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self._val.shape} doesn't match the "
+                f"broadcast shape {np.shape(new._val)} (in-place {ufunc.__name__} at {user_location()})"
+            )
+        if np.result_type(new._val) != self._val.dtype:
+            if not np.can_cast(np.result_type(new._val), self._val.dtype, "same_kind"):
+                raise TypeError(
+                    f"in-place {ufunc.__name__} at {user_location()} cannot cast "
+                    f"{np.result_type(new._val)} to {self._val.dtype} (numpy's same_kind rule)"
+                )
+            new = record_call(np.astype, (new, self._val.dtype), None)
+        self._become(new)
+        return self
 
     # --- attributes numpy users read ---
     @property
@@ -323,6 +421,31 @@ for _name, _fn in [
     ("ptp", np.ptp), ("compress", np.compress),
 ]:
     setattr(Tracer, _name, _method(_fn, _name))
+
+
+def _updated():
+    from .rules.inplace import updated  # rules import this module: look it up when first written
+
+    return updated
+
+
+def _make_stale(view, reason):
+    view._tape = _StaleTape(reason)
+    for v in getattr(view, "_views", None) or ():
+        _make_stale(v, reason)
+
+
+def _inplace_method(ufunc, name):
+    def method(self, other):
+        return self._inplace(ufunc, other)
+
+    method.__name__ = f"__i{name}__"
+    return method
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
+    setattr(Tracer, f"__i{_name}__", _inplace_method(_uf, _name))
 
 
 def _param_names(f, n):
@@ -410,7 +533,18 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     gc_pause = paused_gc()
     gc_pause.__enter__()
     try:
-        out = tf(*targs, **tkwargs)
+        try:
+            out = tf(*targs, **tkwargs)
+        except ValueError as exc:
+            if "setting an array element with a sequence" not in str(exc):
+                raise
+            raise ConcreteValueError(
+                f"numpy could not store a value into a plain array at {_location_of(exc)}: a traced "
+                f"value cannot be written into a plain ndarray (out = np.zeros(3); out[0] = t). "
+                f"Build the array from traced values instead: np.stack([...]), np.where(mask, t, "
+                f"0.0), np.concatenate, or start from a traced array (out = t * np.zeros(3)) and "
+                f"write into that"
+            ) from exc
         if type(out) is not Tracer:
             ospec, leaves = flatten_output(out, lambda v: type(v) is Tracer)
             if ospec is not None and any(type(v) is Tracer for v in leaves):
@@ -430,6 +564,20 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         )
     tape.result = tape.push(Constant(out, note="result does not depend on the inputs"))
     return out, tape
+
+
+def _location_of(exc):
+    """file:line of the innermost frame of a traceback outside tapegrad and numpy."""
+    import os
+    import traceback
+
+    from .errors import _SKIP_DIRS
+
+    where = "<unknown>"
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS):
+            where = f"{os.path.basename(fs.filename)}:{fs.lineno}"
+    return where
 
 
 def _selector(wrt):

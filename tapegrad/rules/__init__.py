@@ -16,4 +16,5 @@ from . import (  # noqa: F401
     linalg,
     scipy_linalg,
     nondiff,
+    inplace,
 )

@@ -1,0 +1,127 @@
+"""In-place updates on traced arrays keep numpy's semantics and give the right gradients."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient
+
+
+def test_item_slice_mask_and_augmented_writes(rng):
+    """x[i] = v, x[mask] = v, x[1:3] += v, x += y and x *= y flow to x's earlier value and to v."""
+    def f(x, v, y):
+        x = x.copy()
+        x[0] = v
+        x[x > 0.5] = 0.25 * v
+        x[1:3] += v
+        x += y
+        x *= y
+        return np.sum(x ** 2)
+
+    x, y = rng.uniform(-1, 1, 4), rng.uniform(0.5, 1.5, 4)
+    check_grad(f, x, 0.7, y)
+    value = f(x.copy(), 0.7, y)
+    assert grad(f, x, 0.7, y)[0] == pytest.approx(value, rel=1e-15)
+
+
+def test_write_into_an_input_leaves_the_users_array_alone():
+    """Writing into a traced argument never changes the caller's array."""
+    x = np.arange(3.0)
+
+    def f(x):
+        x[1] = 10.0
+        return np.sum(x)
+
+    value, (_, dx) = grad(f, x)
+    assert value == 12.0 and dx.tolist() == [1.0, 0.0, 1.0]
+    np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])
+
+
+def test_write_through_a_sliced_view_reaches_the_base():
+    """As in numpy, y = x[1:]; y[0] = 7 changes x, and the gradient follows."""
+    def f(x):
+        y = x[1:]
+        y[0] = 7.0
+        return np.sum(x * x)
+
+    value, (_, dx) = grad(f, np.ones(3))
+    assert value == 51.0 and dx.tolist() == [2.0, 0.0, 2.0]
+
+
+def test_augmented_assignment_on_a_slice_view_writes_through():
+    """x[1:3] += v, written as y = x[1:3]; y += v, also reaches x."""
+    def f(x, v):
+        y = x[1:3]
+        y += v
+        return np.sum(x ** 2)
+
+    check_grad(f, np.arange(4.0), 0.3)
+    assert f(np.arange(4.0), 0.3) == grad(f, np.arange(4.0), 0.3)[0]
+
+
+def test_stale_view_raises():
+    """A view used after its base was written in place raises, naming both and the line."""
+    def f(x):
+        y = x[1:]
+        x[2] = 5.0
+        return np.sum(y)
+
+    with pytest.raises(StaleViewError, match=r"%4 is a view of %2, which was written in place at "
+                                             r"test_inplace.py:\d+.*used again at test_inplace.py:\d+"):
+        grad(f, np.ones(3))
+
+
+def test_write_into_a_reshaped_view_is_refused():
+    """Writing into a reshape/transpose view names the pattern and the fix."""
+    def f(x):
+        y = x.reshape(3, 1)
+        y[0] = 1.0
+        return np.sum(x)
+
+    with pytest.raises(TypeError, match="a view made by reshape.*update the original array"):
+        grad(f, np.ones(3))
+
+
+def test_advanced_index_copy_does_not_write_through():
+    """x[[0, 2]] is a copy in numpy: writing into it leaves x alone."""
+    def f(x):
+        y = x[np.array([0, 2])]
+        y[0] = 5.0
+        return np.sum(x) + np.sum(y)
+
+    value, (_, dx) = grad(f, np.ones(3))
+    assert value == 9.0 and dx.tolist() == [1.0, 1.0, 2.0]
+
+
+def test_in_place_on_numbers_rebinds_only():
+    """x += 1 on a traced number does not change another name for the same number."""
+    def f(x):
+        y = x
+        x += 1.0
+        x *= 2.0
+        return x * y
+
+    assert gradient(f, 3.0) == (pytest.approx(2 * 3.0 + 2 * (3.0 + 1.0)),)
+
+
+def test_in_place_dtype_and_shape_rules_follow_numpy():
+    """x += y keeps x's dtype (same_kind casting) and refuses a result of another shape."""
+    def cast(x):
+        x += np.float64(0.5)
+        return np.sum(x)
+
+    (dx,) = gradient(cast, np.ones(2, dtype=np.float32))
+    assert dx.dtype == np.float32
+    with pytest.raises(ValueError, match="non-broadcastable output operand"):
+        grad(lambda x: np.sum(x.__iadd__(np.ones((2, 2)))), np.ones(2))
+
+
+def test_writing_a_traced_value_into_a_plain_array_says_how_to_fix_it():
+    """out = np.zeros(3); out[0] = t raises an error that names np.stack / np.where."""
+    def f(t):
+        out = np.zeros(3)
+        out[0] = t
+        return np.sum(out)
+
+    with pytest.raises(ConcreteValueError, match=r"at test_inplace.py:\d+: a traced value cannot be "
+                                                 r"written into a plain ndarray.*np.stack"):
+        grad(f, 1.0)
