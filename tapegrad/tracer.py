@@ -25,6 +25,7 @@ from .errors import (
     type_str,
     user_location,
 )
+from .arraylike import ArrayLike
 from .guards import guard_bool, guard_index, guard_int
 from .tape import Constant, Input, Tape, paused_gc
 
@@ -155,36 +156,7 @@ def wrap_result(ctx, tape, var, y, fn=None):
 _STATIC = {np.shape: np.shape, np.ndim: np.ndim, np.size: np.size}
 
 
-def _binary(ufunc, name):
-    def forward(self, other):
-        return record_call(ufunc, (self, other), None)
-
-    def reflected(self, other):
-        return record_call(ufunc, (other, self), None)
-
-    forward.__name__ = f"__{name}__"
-    reflected.__name__ = f"__r{name}__"
-    return forward, reflected
-
-
-def _unary(ufunc, name):
-    def method(self):
-        return record_call(ufunc, (self,), None)
-
-    method.__name__ = f"__{name}__"
-    return method
-
-
-def _method(fn, name):
-    def method(self, *args, **kwargs):
-        return record_call(fn, (self,) + args, kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``x.{name}(...)`` is ``numpy.{fn.__name__}(x, ...)``, recorded."
-    return method
-
-
-class Tracer:
+class Tracer(ArrayLike):
     """A value being traced: it records every numpy operation applied to it on its tape.
 
     Users meet Tracers only inside the function being traced; they behave like the value
@@ -273,17 +245,6 @@ class Tracer:
     def tolist(self):
         raise self._concrete("tolist")
 
-    # --- containers ---
-    def __len__(self):
-        return len(self._val)
-
-    def __iter__(self):
-        for i in range(len(self._val)):
-            yield record_call(operator.getitem, (self, i), None)
-
-    def __getitem__(self, index):
-        return record_call(operator.getitem, (self, index), None)
-
     # --- in-place updates: recorded as functional updates; this object then holds the result ---
     def __setitem__(self, index, value):
         if not isinstance(self._val, np.ndarray):
@@ -341,86 +302,13 @@ class Tracer:
         self._become(new)
         return self
 
-    # --- attributes numpy users read ---
-    @property
-    def shape(self):
-        return np.shape(self._val)
-
-    @property
-    def ndim(self):
-        return np.ndim(self._val)
-
-    @property
-    def size(self):
-        return np.size(self._val)
-
-    @property
-    def dtype(self):
-        return np.result_type(self._val)
-
-    @property
-    def T(self):
-        return record_call(np.transpose, (self,), None)
-
-    @property
-    def mT(self):
-        return record_call(np.matrix_transpose, (self,), None)
-
-    @property
-    def real(self):
-        return record_call(np.real, (self,), None)
-
-    @property
-    def imag(self):
-        return record_call(np.imag, (self,), None)
-
-    def reshape(self, *shape, **kwargs):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = shape[0]
-        return record_call(np.reshape, (self, tuple(shape)), kwargs)
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = axes[0]
-        if not axes:
-            return record_call(np.transpose, (self,), None)
-        return record_call(np.transpose, (self, tuple(axes)), None)
-
-    def astype(self, dtype, **kwargs):
-        return record_call(np.astype, (self, dtype), kwargs)
-
     def __repr__(self):
         return f"Tracer({self._var}::{type_str(self._val)} = {self._val!r})"
 
     __hash__ = object.__hash__
 
 
-for _name, _uf in [
-    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
-    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
-    ("matmul", np.matmul), ("and", np.logical_and), ("or", np.logical_or),
-    ("xor", np.logical_xor), ("divmod", np.divmod),
-]:
-    _f, _r = _binary(_uf, _name)
-    setattr(Tracer, f"__{_name}__", _f)
-    setattr(Tracer, f"__r{_name}__", _r)
-for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                   ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
-    setattr(Tracer, f"__{_name}__", _binary(_uf, _name)[0])
-for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
-                   ("invert", np.invert)]:
-    setattr(Tracer, f"__{_name}__", _unary(_uf, _name))
-for _name, _fn in [
-    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
-    ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod),
-    ("ravel", np.ravel), ("flatten", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
-    ("clip", np.clip), ("copy", np.copy), ("swapaxes", np.swapaxes), ("diagonal", np.diagonal),
-    ("trace", np.trace), ("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort),
-    ("repeat", np.repeat), ("round", np.round), ("conj", np.conj), ("conjugate", np.conj),
-    ("all", np.all), ("any", np.any), ("nonzero", np.nonzero), ("take", np.take),
-    ("ptp", np.ptp), ("compress", np.compress),
-]:
-    setattr(Tracer, _name, _method(_fn, _name))
+Tracer._dispatch = staticmethod(record_call)
 
 
 def _updated():
