@@ -21,6 +21,7 @@ from .registry import (
     nondifferentiable,
     register_rrule,
     registered_rules,
+    frule,
     rrule,
     unbroadcast,
 )
@@ -33,6 +34,7 @@ from .codegen import compile_tape, to_source
 from .guards import GuardError
 from .passes import cse, optimize, prune, simplify
 from .compiled import CompiledGrad, compiled_grad
+from .forward import Dual, hessian, hvp, jacobian, jvp
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
 
@@ -49,5 +51,5 @@ __all__ = [
     "grad", "gradient", "pullback", "Pullback", "back", "step_back", "set_or_add_deriv",
     "format_tape", "check_grad", "ngradient", "Tangent", "fill_zeros", "update",
     "to_source", "compile_tape", "GuardError", "simplify", "prune", "cse", "optimize",
-    "compiled_grad", "CompiledGrad",
+    "compiled_grad", "CompiledGrad", "Dual", "frule", "jvp", "jacobian", "hessian", "hvp",
 ]

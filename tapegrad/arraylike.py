@@ -11,7 +11,48 @@ import operator
 
 import numpy as np
 
-__all__ = ["ArrayLike"]
+__all__ = ["ArrayLike", "VIEWS", "note_view"]
+
+# functions whose numpy result may share memory with their first argument
+VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
+         np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.diagonal, np.real,
+         np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d}
+
+
+def _is_basic_index(index):
+    """Basic indexing (ints, slices, None, Ellipsis): numpy returns a view that writes through."""
+    items = index if type(index) is tuple else (index,)
+    return all(type(i) in (int, slice, type(None)) or i is Ellipsis or isinstance(i, np.integer)
+               for i in items)
+
+
+def note_view(view, base, fn, args):
+    """Remember that `view` may share memory with `base` (numpy would), for in-place writes."""
+    if not isinstance(base._val, np.ndarray) or not isinstance(view._val, np.ndarray):
+        return
+    if fn is operator.getitem:
+        if not _is_basic_index(args[1]):
+            return  # advanced indexing copies
+        view._base = (base, args[1], True)
+    else:
+        view._base = (base, fn, False)  # a view we cannot write through
+    views = getattr(base, "_views", None)
+    if views is None:
+        base._views = [view]
+    else:
+        views.append(view)
+
+
+def _updated():
+    from .rules.inplace import updated  # the rules import this module: look it up when used
+
+    return updated
+
+
+def _where():
+    from .errors import user_location
+
+    return user_location()
 
 
 class ArrayLike:
@@ -83,7 +124,83 @@ class ArrayLike:
     def astype(self, dtype, **kwargs):
         return self._dispatch(np.astype, (self, dtype), kwargs)
 
+    # --- in-place updates: done as functional updates, after which this object holds the result.
+    # Subclasses provide _take(new) (adopt new's state), _label() and _make_stale(reason).
+    def __setitem__(self, index, value):
+        if not isinstance(self._val, np.ndarray):
+            raise TypeError(f"item assignment on the scalar {self._label()} at {_where()}")
+        self._check_writable("x[...] = v")
+        self._become(self._dispatch(_updated(), (self, index, value), None))
+
+    def _check_writable(self, pattern):
+        base = getattr(self, "_base", None)
+        if base is not None and not base[2]:
+            raise TypeError(
+                f"{pattern} at {_where()} writes into {self._label()}, a view made by "
+                f"{base[1].__name__}; numpy would write through to the original array, which "
+                f"tapegrad does not follow for this kind of view: update the original array "
+                f"instead (or take a copy first with x.copy())"
+            )
+
+    def _become(self, new, keep=None):
+        """Stand for `new` from now on; write through to the base of a view; stale other views."""
+        old = self._label()
+        self._take(new)
+        views = getattr(self, "_views", None)
+        if views:
+            where = _where()
+            for v in views:
+                if v is not keep:
+                    _stale_all(v, f"{v._label()} is a view of {old}, which was written in place at "
+                                  f"{where}; numpy would show the change through the view, tapegrad "
+                                  f"does not: take the view again after the update")
+            self._views = [keep] if keep is not None else []
+        base = getattr(self, "_base", None)
+        if base is not None:
+            parent, index, _ = base
+            parent._become(parent._dispatch(_updated(), (parent, index, self), None), keep=self)
+
+    def _inplace(self, ufunc, other):
+        new = self._dispatch(ufunc, (self, other), None)
+        if not isinstance(self._val, np.ndarray):
+            return new  # numbers are immutable: x += y rebinds the name only
+        self._check_writable(f"{ufunc.__name__} in place")
+        new_val = getattr(new, "_val", new)
+        if np.shape(new_val) != self._val.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self._val.shape} doesn't match the "
+                f"broadcast shape {np.shape(new_val)} (in-place {ufunc.__name__} at {_where()})"
+            )
+        if np.result_type(new_val) != self._val.dtype:
+            if not np.can_cast(np.result_type(new_val), self._val.dtype, "same_kind"):
+                raise TypeError(
+                    f"in-place {ufunc.__name__} at {_where()} cannot cast "
+                    f"{np.result_type(new_val)} to {self._val.dtype} (numpy's same_kind rule)"
+                )
+            new = self._dispatch(np.astype, (new, self._val.dtype), None)
+        self._become(new)
+        return self
+
     __hash__ = object.__hash__
+
+
+def _stale_all(view, reason):
+    view._make_stale(reason)
+    for v in getattr(view, "_views", None) or ():
+        _stale_all(v, reason)
+
+
+def _inplace_method(ufunc, name):
+    def method(self, other):
+        return self._inplace(ufunc, other)
+
+    method.__name__ = f"__i{name}__"
+    return method
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
+    setattr(ArrayLike, f"__i{_name}__", _inplace_method(_uf, _name))
 
 
 def _binary(ufunc, name):

@@ -127,7 +127,7 @@ def _tangent_at(t, path):
     return t
 
 
-def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None):
+def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, modes=("rev", "fwd")):
     """Check reverse-mode gradients of `f` against central differences along a random direction.
 
     For each differentiable leaf of the arguments (numbers and float arrays, also inside
@@ -136,8 +136,9 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None):
     ``<grad, v>``, where ``g`` is `f` for a scalar result and ``<u, f>`` for a random `u` (or
     `seed`) otherwise, which checks the vector-Jacobian product. The differences are taken in
     float64; tolerances follow the leaves' dtype (float32 is looser). Also checks that each
-    array gradient has its leaf's shape and dtype. Raises AssertionError with both numbers
-    when they disagree.
+    array gradient has its leaf's shape and dtype, and (with ``"fwd"`` in `modes`, the
+    default) that forward mode, a dual-number pass along the same direction, agrees too.
+    Raises AssertionError with the numbers when they disagree.
 
     Examples
     --------
@@ -198,3 +199,17 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None):
             f"reverse mode gives {predicted!r} along a random direction, central differences "
             f"give {numeric!r} (rtol={rtol}, atol={atol})"
         )
+    if "fwd" in modes:
+        from .forward import Dual, _tangent_of
+
+        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v))
+                 for key, (x, v) in directions.items()}
+        fn, *a = _substitute(everything, duals)
+        out = fn(*a)
+        dy = _tangent_of(out, out)
+        forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))
+        if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
+            raise AssertionError(
+                f"forward mode gives {forward!r} along a random direction, central differences "
+                f"give {numeric!r} (rtol={rtol}, atol={atol})"
+            )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .errors import NoRuleError, qualified_name, type_str, user_location
 from .tape import Call
+from .arraylike import ArrayLike
 from .tracer import Tracer, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "lift", "describe_call"]
@@ -46,12 +47,14 @@ def primitive(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        for a in args:
+        special = None
+        for a in (*args, *kwargs.values()):
             if type(a) is Tracer:
                 return record_call(wrapper, args, kwargs)
-        for a in kwargs.values():
-            if type(a) is Tracer:
-                return record_call(wrapper, args, kwargs)
+            if isinstance(a, ArrayLike):
+                special = a
+        if special is not None:  # a dual number: its forward rule, or the body on it
+            return special._dispatch(wrapper, args, kwargs)
         return fn(*args, **kwargs)
 
     wrapper.__tapegrad_primitive__ = True

@@ -18,6 +18,7 @@ from .tangents import NO_TANGENT, ZERO
 
 __all__ = [
     "rrule",
+    "frule",
     "register_rrule",
     "find_rrule",
     "nondifferentiable",
@@ -29,7 +30,37 @@ __all__ = [
 ]
 
 _RULES: dict = {}
+_FRULES: dict = {}
 _NONDIFF: set = set()
+
+
+def frule(fn):
+    """Register a forward rule for `fn`: ``@frule(fn) def fn_frule(dargs, *args, **kwargs) -> (y, dy)``.
+
+    `dargs` holds one variation per positional argument (`ZERO` for a constant); the rule
+    returns the value and its variation. Without one, forward mode derives the rule from
+    `fn`'s reverse rule.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> @tapegrad.primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> @tapegrad.frule(cube)
+    ... def cube_frule(dargs, x):
+    ...     (dx,) = dargs
+    ...     return cube(x), 3 * x ** 2 * dx
+    >>> tapegrad.jvp(cube, (2.0,), (1.0,))
+    (8.0, 12.0)
+    """
+
+    def register(rule):
+        _FRULES[fn] = rule
+        _NONDIFF.discard(fn)
+        return rule
+
+    return register
 
 
 def register_rrule(fn, rule):
@@ -82,6 +113,7 @@ def nondifferentiable(*fns):
     """Mark functions as non-differentiable: recorded on tapes, derivatives stop at them."""
     for fn in fns:
         _RULES.pop(fn, None)
+        _FRULES.pop(fn, None)
         _NONDIFF.add(fn)
     return fns[0] if len(fns) == 1 else fns
 

@@ -24,7 +24,7 @@ import types
 import numpy as np
 
 from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent
-from .tracer import Tracer
+from .arraylike import ArrayLike
 
 __all__ = ["Tangent", "fill_zeros", "update", "StructureTracer", "leaf_gradient"]
 
@@ -241,7 +241,7 @@ def is_differentiable_leaf(x) -> bool:
     t = type(x)
     if t is float or t is int or t is complex:
         return True
-    if t is Tracer:  # a value traced by an enclosing trace (grad of grad, compiled gradients)
+    if isinstance(x, ArrayLike):  # a value traced by an enclosing trace, or a dual number
         return is_differentiable_leaf(x._val)
     if t is bool:
         return False
@@ -451,8 +451,8 @@ def leaf_gradient(dval, x, concrete):
         if concrete or not is_differentiable_leaf(x):
             return NO_TANGENT
         return ZERO
-    if type(x) is Tracer or type(dval) is Tracer:
-        return dval  # inside an enclosing trace: keep the traced value, convert nothing
+    if isinstance(x, ArrayLike) or isinstance(dval, ArrayLike):
+        return dval  # inside an enclosing trace or forward mode: keep the value, convert nothing
     if type(x) is float or type(x) is int:
         return float(np.real(dval)) if np.ndim(dval) == 0 else dval
     if isinstance(x, np.ndarray):

@@ -25,7 +25,7 @@ from .errors import (
     type_str,
     user_location,
 )
-from .arraylike import ArrayLike
+from .arraylike import VIEWS, ArrayLike, note_view
 from .guards import guard_bool, guard_index, guard_int
 from .tape import Constant, Input, Tape, paused_gc
 
@@ -82,38 +82,9 @@ def record_call(fn, args, kwargs):
     if tape.closed:
         raise _escaped(_first_tracer(args, kwargs, tape))
     out = tape.ctx.record(tape, fn, args, kwargs)
-    if fn in _VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
-        _note_view(out, args[0], fn, args)
+    if fn in VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
+        note_view(out, args[0], fn, args)
     return out
-
-
-# functions whose numpy result may share memory with their first argument
-_VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
-          np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.diagonal, np.real,
-          np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d}
-
-
-def _is_basic_index(index):
-    """Basic indexing (ints, slices, None, Ellipsis): numpy returns a view that writes through."""
-    items = index if type(index) is tuple else (index,)
-    return all(type(i) in (int, slice, type(None)) or i is Ellipsis or isinstance(i, np.integer)
-               for i in items)
-
-
-def _note_view(view, base, fn, args):
-    if not isinstance(base._val, np.ndarray) or not isinstance(view._val, np.ndarray):
-        return
-    if fn is operator.getitem:
-        if not _is_basic_index(args[1]):
-            return  # advanced indexing copies
-        view._base = (base, args[1])
-    else:
-        view._base = (base, fn)  # a view we cannot write through
-    views = getattr(base, "_views", None)
-    if views is None:
-        base._views = [view]
-    else:
-        views.append(view)
 
 
 def _innermost(seq, tape):
@@ -245,63 +216,6 @@ class Tracer(ArrayLike):
     def tolist(self):
         raise self._concrete("tolist")
 
-    # --- in-place updates: recorded as functional updates; this object then holds the result ---
-    def __setitem__(self, index, value):
-        if not isinstance(self._val, np.ndarray):
-            raise TypeError(f"item assignment on the traced scalar {self._var} at {user_location()}")
-        self._check_writable("x[...] = v")
-        self._become(record_call(_updated(), (self, index, value), None))
-
-    def _check_writable(self, pattern):
-        base = getattr(self, "_base", None)
-        if base is not None and not isinstance(base[1], (tuple, int, slice, type(None))) \
-                and base[1] is not Ellipsis and not isinstance(base[1], np.integer):
-            raise TypeError(
-                f"{pattern} at {user_location()} writes into {self._var}, a view made by "
-                f"{getattr(base[1], '__name__', base[1])}; numpy would write through to the "
-                f"original array, which tapegrad does not follow for this kind of view: update "
-                f"the original array instead (or take a copy first with x.copy())"
-            )
-
-    def _become(self, new, keep=None):
-        """Stand for `new` from now on; write through to the base of a view; stale other views."""
-        old = self._var
-        self._var = new._var
-        self._val = new._val
-        views = getattr(self, "_views", None)
-        if views:
-            where = user_location()
-            for v in views:
-                if v is not keep:
-                    _make_stale(v, f"{v._var} is a view of {old}, which was written in place at "
-                                   f"{where}; numpy would show the change through the view, tapegrad "
-                                   f"does not: take the view again after the update")
-            self._views = [keep] if keep is not None else []
-        base = getattr(self, "_base", None)
-        if base is not None:
-            parent, index = base
-            parent._become(record_call(_updated(), (parent, index, self), None), keep=self)
-
-    def _inplace(self, ufunc, other):
-        new = record_call(ufunc, (self, other), None)
-        if not isinstance(self._val, np.ndarray):
-            return new  # numbers are immutable: x += y rebinds the name only
-        self._check_writable(f"{ufunc.__name__} in place")
-        if np.shape(new._val) != self._val.shape:
-            raise ValueError(
-                f"non-broadcastable output operand with shape {self._val.shape} doesn't match the "
-                f"broadcast shape {np.shape(new._val)} (in-place {ufunc.__name__} at {user_location()})"
-            )
-        if np.result_type(new._val) != self._val.dtype:
-            if not np.can_cast(np.result_type(new._val), self._val.dtype, "same_kind"):
-                raise TypeError(
-                    f"in-place {ufunc.__name__} at {user_location()} cannot cast "
-                    f"{np.result_type(new._val)} to {self._val.dtype} (numpy's same_kind rule)"
-                )
-            new = record_call(np.astype, (new, self._val.dtype), None)
-        self._become(new)
-        return self
-
     def __repr__(self):
         return f"Tracer({self._var}::{type_str(self._val)} = {self._val!r})"
 
@@ -311,29 +225,18 @@ class Tracer(ArrayLike):
 Tracer._dispatch = staticmethod(record_call)
 
 
-def _updated():
-    from .rules.inplace import updated  # rules import this module: look it up when first written
-
-    return updated
-
-
-def _make_stale(view, reason):
-    view._tape = _StaleTape(reason)
-    for v in getattr(view, "_views", None) or ():
-        _make_stale(v, reason)
+def _tracer_take(self, new):
+    self._var = new._var
+    self._val = new._val
 
 
-def _inplace_method(ufunc, name):
-    def method(self, other):
-        return self._inplace(ufunc, other)
-
-    method.__name__ = f"__i{name}__"
-    return method
+def _tracer_stale(self, reason):
+    self._tape = _StaleTape(reason)
 
 
-for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
-    setattr(Tracer, f"__i{_name}__", _inplace_method(_uf, _name))
+Tracer._take = _tracer_take
+Tracer._label = lambda self: repr(self._var)
+Tracer._make_stale = _tracer_stale
 
 
 def _param_names(f, n):
@@ -372,7 +275,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     Input op noted with its path (``x``, ``params["b"]``, ``model.weights``) and reaches `f`
     as a Tracer, inside a copy of its container: the user's objects are never changed.
     Keyword arguments reach `f` unchanged unless `wrt` names them; `wrt` (a position, a name,
-    or a tuple of them) limits tracing to those arguments. `ctx` (default `BaseContext`)
+    or a tuple of them) limits tracing to those arguments (and to the values `f` captures only
+    if it names ``"f"``). `ctx` (default `BaseContext`)
     decides what is a primitive; user functions called inside `f` are traced through.
 
     Examples
@@ -406,7 +310,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
 
     walker = StructureTracer(make_leaf)
     selected = _selector(wrt)
-    fspec, tf = walker.copy(f, "f")
+    # with wrt, the values f captures are differentiated only if wrt names "f"
+    fspec, tf = walker.copy(f, "f") if wrt is None or selected(None, "f") else (LeafSpec(f, None), f)
     argspecs, targs = [], []
     for i, (name, a) in enumerate(zip(_names or _param_names(f, len(args)), args)):
         spec, copy = walker.copy(a, name) if selected(i, name) else (LeafSpec(a, None), a)

@@ -14,7 +14,9 @@ from . import (  # noqa: F401
     indexing,
     products,
     linalg,
+    decompositions, norms,
     scipy_linalg,
     nondiff,
     inplace,
+    frules,
 )

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..context import primitive
 from ..registry import Thunk, rrule, unbroadcast
 from ..tangents import NO_TANGENT
 
 # --- writes ---
 
 
+@primitive
 def updated(x, index, v):
     """A copy of `x` with ``x[index] = v`` applied (numpy's assignment, broadcasting `v`)."""
     out = np.array(x, copy=True)

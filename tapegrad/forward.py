@@ -1,0 +1,349 @@
+"""Forward mode: dual numbers, forward rules, jvp, Jacobians, Hessians.
+
+A `Dual` carries a value and its variation (a value array and a variation array of the same
+shape, not an array of objects). Plain numpy code runs on it unchanged, through the same
+operators and protocols as a Tracer; each numpy call applies a *forward rule*
+``frule(dargs, *args, **kwargs) -> (y, dy)``.
+
+Forward and reverse rules share the registry: a function with an explicit forward rule
+(`@frule(fn)`) uses it; a function with only a reverse rule gets its forward rule from the
+reverse one, since ``J v`` is the gradient of ``u -> <pullback(u), v>`` (pullbacks are
+linear in ``u`` and traceable); a function with neither raises `NoRuleError` naming it.
+So no function that can be differentiated one way is silently missing the other.
+
+Entry points: `jvp(f, args, tangents)`, `jacobian(f, x, mode="fwd" | "rev")`, `hessian(f, x)`
+(forward over reverse) and `hvp(f, x, v)` (without forming the Hessian).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arraylike import VIEWS, ArrayLike, note_view
+from .context import describe_call, is_marked_primitive
+from .errors import (
+    ConcreteValueError,
+    NoRuleError,
+    StaleViewError,
+    qualified_name,
+    type_str,
+    user_location,
+)
+from .registry import _FRULES, _NONDIFF, _RULES, frule, getitem
+from .tangents import NO_TANGENT, ZERO
+from .tracer import Tracer, record_call
+
+__all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
+
+
+class Dual(ArrayLike):
+    """A value and its variation: ``Dual(2.0, 1.0)``, or ``Dual(array, variation_array)``.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> y = np.sin(tapegrad.Dual(0.0, 1.0)) * 3
+    >>> y
+    Dual(0.0, 3.0)
+    """
+
+    __slots__ = ("_val", "delta", "_base", "_views")
+
+    def __init__(self, val, delta):
+        self._val = val
+        self.delta = delta
+
+    @property
+    def val(self):
+        return self._val
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise TypeError(f"{ufunc.__name__}(..., out=...) cannot write a dual value in place")
+        kwargs.pop("out", None)
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return dual_call(fn, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in (np.shape, np.ndim, np.size):
+            return func(*[a._val if isinstance(a, Dual) else a for a in args], **kwargs)
+        return dual_call(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcreteValueError(
+            f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
+            f"{user_location()}, which would drop its variation; build arrays with np.stack / "
+            f"np.concatenate and use numpy functions rather than math or other libraries"
+        )
+
+    def __bool__(self):
+        return bool(self._val)
+
+    def __index__(self):
+        return int(np.asarray(self._val).__index__())
+
+    def __int__(self):
+        return int(self._val)
+
+    def __float__(self):
+        raise ConcreteValueError(
+            f"float() of a dual value at {user_location()} would drop its variation; use numpy "
+            f"functions (np.sin, np.exp, ...) on it instead"
+        )
+
+    def __repr__(self):
+        return f"Dual({_show(self._val)}, {_show(self.delta)})"
+
+
+def _show(v):
+    if isinstance(v, np.generic):
+        return repr(v.item())
+    return repr(v)
+
+
+# --- applying forward rules ---
+
+
+def _split(args):
+    vals, dargs = [], []
+    for a in args:
+        if type(a) is Dual:
+            if type(a.delta) is _Stale:
+                raise StaleViewError(a.delta.reason + f"; it was used again at {user_location()}")
+            vals.append(a._val)
+            dargs.append(a.delta)
+        elif type(a) in (list, tuple) and any(type(x) is Dual or type(x) in (list, tuple) for x in a):
+            v, d = _split(a)
+            vals.append(type(a)(v))
+            dargs.append(type(a)(d))
+        else:
+            vals.append(a)
+            dargs.append(ZERO)
+    return vals, dargs
+
+
+def _has(args, kind):
+    return any(type(a) is kind or (type(a) in (list, tuple) and _has(a, kind)) for a in args)
+
+
+def _wrap(y, dy):
+    ty = type(y)
+    if ty is tuple or ty is list:
+        if dy is ZERO or dy is NO_TANGENT:
+            return y
+        return ty(_wrap(a, b) for a, b in zip(y, dy))
+    if dy is ZERO or dy is NO_TANGENT:
+        return y  # nothing varies: a plain value
+    if np.shape(dy) != np.shape(y):
+        dy = np.broadcast_to(dy, np.shape(y))
+    return Dual(y, dy)
+
+
+def dual_call(fn, args, kwargs):
+    """Apply `fn` to arguments some of which are Duals: ``fn``'s forward rule on values and variations."""
+    if _has(args, Tracer) or (kwargs and _has(kwargs.values(), Tracer)):
+        # a traced value among the arguments: the trace records the call (Duals are its constants)
+        return record_call(fn, args, kwargs)
+    kwargs = kwargs or {}
+    if _has(kwargs.values(), Dual):
+        raise TypeError(f"{describe_call(fn, args, kwargs)}: pass dual values by position")
+    vals, dargs = _split(args)
+    rule = _FRULES.get(fn)
+    if rule is not None:
+        y, dy = rule(dargs, *vals, **kwargs)
+    elif fn in _RULES:
+        y, dy = derived_frule(fn, vals, dargs, kwargs)
+    elif fn in _NONDIFF:
+        return fn(*vals, **kwargs)
+    elif is_marked_primitive(fn):
+        return fn.__wrapped__(*args, **kwargs)  # no rule: run its body on the Duals
+    else:
+        raise NoRuleError(
+            f"no forward rule for {describe_call(fn, args, kwargs)} at {user_location()}: it has "
+            f"neither @tapegrad.frule({qualified_name(fn)}) nor @tapegrad.rrule({qualified_name(fn)}); "
+            f"register one (a reverse rule gives forward mode too)"
+        )
+    out = _wrap(y, dy)
+    if fn in VIEWS and type(out) is Dual and type(args[0]) is Dual:
+        note_view(out, args[0], fn, args)
+    return out
+
+
+Dual._dispatch = staticmethod(dual_call)
+
+
+class _Stale:
+    """The variation of a dual view whose base was written in place: any use raises."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def _dual_take(self, new):
+    if type(new) is Dual:
+        self._val, self.delta = new._val, new.delta
+    else:
+        self._val, self.delta = new, np.zeros_like(new)
+
+
+def _dual_stale(self, reason):
+    self.delta = _Stale(reason)
+
+
+Dual._take = _dual_take
+Dual._label = lambda self: f"the dual value {type_str(self._val)}"
+Dual._make_stale = _dual_stale
+
+
+def _zeros_like(y):
+    if type(y) in (tuple, list):
+        return type(y)(_zeros_like(v) for v in y)
+    if isinstance(y, np.ndarray):
+        return np.zeros_like(y, dtype=np.result_type(y, float))
+    return 0.0
+
+
+def _pair(t, d):
+    """<t, d>: the sum of the elementwise product (over nested lists for sequence arguments)."""
+    if type(t) in (list, tuple):
+        total = 0.0
+        for a, b in zip(t, d):
+            if a is ZERO or a is NO_TANGENT or b is ZERO:
+                continue
+            total = total + _pair(a, b)
+        return total
+    return np.sum(t * d)
+
+
+def derived_frule(fn, vals, dargs, kwargs):
+    """The forward rule of `fn` from its reverse rule: J·d is the gradient of u -> <pullback(u), d>."""
+    from .grad import grad
+
+    y, pb = _RULES[fn](*vals, **kwargs)
+    live = [(i + 1, d) for i, d in enumerate(dargs) if d is not ZERO]
+    if not live:
+        return y, ZERO
+
+    def pairing(u):
+        ts = pb(u)
+        total = 0.0
+        for i, d in live:
+            t = getitem(ts, i)
+            if t is ZERO or t is NO_TANGENT:
+                continue
+            total = total + _pair(t, d)
+        return total
+
+    _, (_, dy) = grad(pairing, _zeros_like(y), wrt=0)
+    return y, dy
+
+
+# --- entry points ---
+
+
+def _tangent_of(out, like):
+    if type(out) is Dual:
+        return out.delta
+    if type(out) in (tuple, list):
+        return type(out)(_tangent_of(o, o) for o in out)
+    return np.zeros_like(out) if isinstance(out, np.ndarray) else 0.0
+
+
+def _primal_of(out):
+    if type(out) is Dual:
+        return out._val
+    if type(out) in (tuple, list):
+        return type(out)(_primal_of(o) for o in out)
+    return out
+
+
+def jvp(f, args, tangents):
+    """Value and Jacobian-vector product: ``jvp(f, (x, ...), (v, ...)) -> (f(x), J v)``.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> y, dy = tapegrad.jvp(lambda x, y: x * np.sin(y), (2.0, 0.0), (1.0, 1.0))
+    >>> float(y), float(dy)
+    (0.0, 2.0)
+    """
+    if len(args) != len(tangents):
+        raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
+    duals = []
+    for a, t in zip(args, tangents):
+        if np.shape(a) != np.shape(t):
+            raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
+        duals.append(Dual(a, t))
+    out = f(*duals)
+    return _primal_of(out), _tangent_of(out, out)
+
+
+def jacobian(f, x, mode: str = "rev"):
+    """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
+
+    ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
+    output. Forward is cheaper when there are fewer inputs than outputs.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> f = lambda x: np.array([1.0, 2.0]) * x[0] * x[1]
+    >>> tapegrad.jacobian(f, np.array([3.0, 4.0]), mode="fwd")
+    array([[4., 3.],
+           [8., 6.]])
+    """
+    from .grad import pullback
+
+    x = np.asarray(x, dtype=np.result_type(x, float)) if not isinstance(x, ArrayLike) else x
+    n = int(np.prod(np.shape(x)))
+    if mode == "fwd":
+        cols = []
+        for i in range(n):
+            e = np.zeros(n, dtype=np.result_type(x, float))
+            e[i] = 1.0
+            y, dy = jvp(f, (x,), (e.reshape(np.shape(x)),))
+            cols.append(np.reshape(dy, -1) if np.ndim(dy) else np.reshape(dy, (1,)))
+        yshape = np.shape(y)
+        return np.reshape(np.stack(cols, axis=-1), yshape + np.shape(x))
+    if mode == "rev":
+        y, back = pullback(f, x)
+        m = int(np.prod(np.shape(y)))
+        rows = []
+        for j in range(m):
+            e = np.zeros(m, dtype=np.result_type(y, float))
+            e[j] = 1.0
+            seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
+            g = back(seed)[1]
+            rows.append(np.reshape(np.zeros(np.shape(x)) if g is ZERO else g, -1))
+        return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
+    raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
+
+
+def hessian(f, x):
+    """The Hessian of a scalar `f` at `x`, by forward mode over the reverse-mode gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> tapegrad.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
+    array([[4., 2.],
+           [2., 0.]])
+    """
+    from .grad import gradient
+
+    return jacobian(lambda x: gradient(f, x)[0], x, mode="fwd")
+
+
+def hvp(f, x, v):
+    """The Hessian-vector product ``H(x) v`` without forming the Hessian (forward over reverse).
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    array([6., 0.])
+    """
+    from .grad import gradient
+
+    return jvp(lambda x: gradient(f, x)[0], (x,), (v,))[1]
