@@ -1,0 +1,196 @@
+"""Forward mode and higher derivatives: dual numbers, jvp, Jacobians, Hessians, grad of grad."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import Dual, NoRuleError, grad, gradient, hessian, hvp, jacobian, jvp
+
+
+def haaland(eps, D, Re):
+    return 1 / (-1.8 * np.log10((eps / D / 3.7) ** 1.11 + 6.9 / Re)) ** 2
+
+
+def haaland_ssa_forward(eps, D, Re):
+    """The Haaland factor in SSA form, one primitive per line, as written by hand."""
+    y1 = eps / D
+    y2 = y1 / 3.7
+    y3 = y2 ** 1.11
+    y4 = 6.9 / Re
+    y5 = y3 + y4
+    y6 = np.log10(y5)
+    y7 = -1.8 * y6
+    y8 = y7 ** 2
+    y9 = 1 / y8
+    return y9, (y1, y2, y3, y4, y5, y6, y7, y8)
+
+
+def haaland_ssa_backward(eps, D, Re):
+    """The adjoint of haaland_ssa_forward, written by hand from the last line to the first."""
+    y9, (y1, y2, y3, y4, y5, y6, y7, y8) = haaland_ssa_forward(eps, D, Re)
+    b9 = 1.0
+    b8 = b9 * (-1 / y8**2)
+    b7 = b8 * 2 * y7
+    b6 = b7 * -1.8
+    b5 = b6 / (y5 * np.log(10))
+    b3 = b5
+    b4 = b5
+    b2 = b3 * 1.11 * y2**0.11
+    b1 = b2 / 3.7
+    beps = b1 / D
+    bD = -b1 * eps / D**2
+    bRe = -b4 * 6.9 / Re**2
+    return y9, (beps, bD, bRe)
+
+
+def test_haaland_three_ways_agree():
+    """Dual numbers, the hand-written SSA adjoint and grad agree to 1e-10, as the chapter checks."""
+    args = (0.01, 1.0, 3000.0)
+    value, hand = haaland_ssa_backward(*args)
+    y, (_, *by_grad) = grad(haaland, *args)
+    by_dual = []
+    for i in range(3):
+        tangents = [0.0, 0.0, 0.0]
+        tangents[i] = 1.0
+        yd, dy = jvp(haaland, args, tangents)
+        assert yd == pytest.approx(value, rel=1e-12)
+        by_dual.append(dy)
+    assert y == pytest.approx(value, rel=1e-12)
+    for h, g, d in zip(hand, by_grad, by_dual):
+        assert g == pytest.approx(h, rel=1e-10)
+        assert d == pytest.approx(h, rel=1e-10)
+
+
+def test_dual_solve(rng):
+    """A\\b with A dual: value A\\b, variation -A\\(dA (A\\b)), from one factorization."""
+    A = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    dA = rng.standard_normal((4, 4))
+    b = rng.standard_normal(4)
+    x = np.linalg.solve(Dual(A, dA), b)
+    np.testing.assert_allclose(x.val, np.linalg.solve(A, b), rtol=1e-12)
+    np.testing.assert_allclose(x.delta, -np.linalg.solve(A, dA @ np.linalg.solve(A, b)), rtol=1e-12)
+    # and with b dual too, batched: dX = A⁻¹(dB - dA X)
+    B, dB = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 4, 3))
+    AA, dAA = np.stack([A, A.T]), np.stack([dA, dA.T])
+    X = np.linalg.solve(Dual(AA, dAA), Dual(B, dB))
+    np.testing.assert_allclose(X.delta, np.linalg.solve(AA, dB - dAA @ np.linalg.solve(AA, B)), rtol=1e-12)
+
+
+@tapegrad.primitive
+def thin_plate(r):
+    # r² log|r| has a removable singularity at 0: value 0, derivative 0
+    if r == 0:
+        return 0.0 * r
+    return r**2 * np.log(np.abs(r))
+
+
+@tapegrad.frule(thin_plate)
+def thin_plate_frule(d, r):
+    (dr,) = d
+    if r == 0:
+        return 0.0 * r, 0.0 * dr
+    return thin_plate(r), dr * (2 * r * np.log(np.abs(r)) + r)
+
+
+@tapegrad.rrule(thin_plate)
+def thin_plate_rrule(r):
+    def thin_plate_pullback(dy):
+        if r == 0:
+            return tapegrad.NO_TANGENT, 0.0 * dy
+        return tapegrad.NO_TANGENT, dy * (2 * r * np.log(np.abs(r)) + r)
+
+    return thin_plate(r), thin_plate_pullback
+
+
+@pytest.mark.parametrize("r, value, slope", [(0.0, 0.0, 0.0), (1.0, 0.0, 1.0), (2.0, 4 * np.log(2), 4 * np.log(2) + 2)])
+def test_thin_plate_spline_with_user_rules(r, value, slope):
+    """The thin-plate spline works at 0 (no nan from log 0) and at 1, in both modes."""
+    assert jvp(thin_plate, (r,), (1.0,)) == (pytest.approx(value), pytest.approx(slope))
+    assert grad(thin_plate, r)[1][1] == pytest.approx(slope)
+
+
+def f34(x):
+    return np.stack([x[0] * x[1], np.sin(x[2]), x[0] ** 2 + x[2], np.exp(x[1]) * x[2]])
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_jacobian_matches_finite_differences(mode, rng):
+    """A 3 -> 4 Jacobian, one dual pass per input or one pullback per output."""
+    x = rng.standard_normal(3)
+    J = jacobian(f34, x, mode=mode)
+    h = 1e-6
+    fd = np.stack([(f34(x + h * e) - f34(x - h * e)) / (2 * h) for e in np.eye(3)], axis=-1)
+    assert J.shape == (4, 3)
+    np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-8)
+
+
+def rosenbrock(x):
+    return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+
+
+def test_hessian_of_rosenbrock_and_hvp():
+    """The Hessian of Rosenbrock equals its closed form; hvp equals H @ v."""
+    x = np.array([0.7, -0.3])
+    H = hessian(rosenbrock, x)
+    closed = np.array([[2 - 400 * (x[1] - 3 * x[0] ** 2), -400 * x[0]], [-400 * x[0], 200.0]])
+    np.testing.assert_allclose(H, closed, rtol=1e-12)
+    v = np.array([0.5, 2.0])
+    np.testing.assert_allclose(hvp(rosenbrock, x, v), H @ v, rtol=1e-12)
+
+
+def d(f):
+    return lambda x: grad(f, x)[1][1]
+
+
+@pytest.mark.parametrize("f, order, x, expected", [
+    (np.sin, 2, 0.7, -np.sin(0.7)),
+    (np.sin, 3, 0.7, -np.cos(0.7)),
+    (lambda x: x**4, 3, 2.0, 48.0),
+    (lambda x: np.exp(-x**2), 2, 0.5, (4 * 0.25 - 2) * np.exp(-0.25)),
+    (lambda x: np.exp(-x**2), 3, 0.5, (12 * 0.5 - 8 * 0.125) * np.exp(-0.25)),
+])
+def test_higher_derivatives_by_nested_grad(f, order, x, expected):
+    """grad of a function that calls grad: second and third derivatives in closed form."""
+    g = f
+    for _ in range(order):
+        g = d(g)
+    assert g(x) == pytest.approx(expected, rel=1e-12)
+
+
+def test_second_derivative_of_an_mlp_loss_wrt_inputs(rng):
+    """The Hessian of an MLP loss w.r.t. its input, three ways: nested grad, hessian, differences."""
+    W1, b1 = rng.standard_normal((3, 5)), rng.standard_normal(5)
+    W2 = rng.standard_normal(5)
+
+    def loss(x):
+        return np.sum(np.tanh(x @ W1 + b1) * W2) ** 2
+
+    x = rng.standard_normal(3)
+    H = hessian(loss, x)
+    nested = np.stack([gradient(lambda x: gradient(loss, x)[0][i], x)[0] for i in range(3)])
+    np.testing.assert_allclose(H, nested, rtol=1e-10)
+    h = 1e-5
+    fd = np.stack([(gradient(loss, x + h * e)[0] - gradient(loss, x - h * e)[0]) / (2 * h) for e in np.eye(3)])
+    np.testing.assert_allclose(H, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_forward_rule_comes_from_the_reverse_rule():
+    """A function with only a reverse rule still runs in forward mode (its rule is derived)."""
+    @tapegrad.primitive
+    def softplus(x):
+        return np.log1p(np.exp(x)) if False else np.log(1 + np.exp(x))
+
+    @tapegrad.rrule(softplus)
+    def softplus_rrule(x):
+        def softplus_pullback(dy):
+            return tapegrad.NO_TANGENT, dy / (1 + np.exp(-x))
+
+        return softplus(x), softplus_pullback
+
+    y, dy = jvp(lambda x: softplus(x) * 2, (np.array([0.0, 1.0]),), (np.array([1.0, 1.0]),))
+    np.testing.assert_allclose(dy, 2 / (1 + np.exp(-np.array([0.0, 1.0]))), rtol=1e-14)
+
+
+def test_missing_forward_rule_names_the_function():
+    """A numpy function with neither rule raises NoRuleError in forward mode, naming it."""
+    with pytest.raises(NoRuleError, match=r"no forward rule for numpy.frexp.*@tapegrad.frule"):
+        jvp(lambda x: np.frexp(x)[0], (1.5,), (1.0,))
