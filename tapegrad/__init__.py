@@ -35,6 +35,8 @@ from .guards import GuardError
 from .passes import cse, optimize, prune, simplify
 from .compiled import CompiledGrad, compiled_grad
 from .forward import Dual, hessian, hvp, jacobian, jvp
+from .explain import explain
+from .drawing import draw, render, to_dot
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
 
@@ -52,4 +54,5 @@ __all__ = [
     "format_tape", "check_grad", "ngradient", "Tangent", "fill_zeros", "update",
     "to_source", "compile_tape", "GuardError", "simplify", "prune", "cse", "optimize",
     "compiled_grad", "CompiledGrad", "Dual", "frule", "jvp", "jacobian", "hessian", "hvp",
+    "explain", "to_dot", "render", "draw",
 ]

@@ -26,7 +26,7 @@ from .guards import GUARDS
 from .registry import getitem
 from .tape import Call, Constant, Input, Variable, note_text
 
-__all__ = ["format_tape", "format_value"]
+__all__ = ["format_tape", "format_value", "format_html", "group_ops"]
 
 
 def format_value(v) -> str:
@@ -94,7 +94,12 @@ def _reads_of(ops, i, var):
     return reads
 
 
-def _compact_lines(ops):
+def group_ops(ops):
+    """The ops in display groups: ``(kind, head, members, text)``.
+
+    kind is "rrule" (an rrule call with its value and pullback reads), "pullback" (a pullback
+    call with its tangent reads) or "op" (anything else, alone); text is the compact line.
+    """
     from .registry import rrule
 
     i = 0
@@ -105,7 +110,7 @@ def _compact_lines(ops):
             if op.fn is rrule and [k for k, _ in reads] == [0, 1]:
                 value_op = reads[0][1]
                 text = f"{value_op.var}, {reads[1][1].var} = [{op.var}] = {_call_text(op)}"
-                yield f"{text}::{type_str(value_op.val)}", note_text(op.note)
+                yield "rrule", op, [op, reads[0][1], reads[1][1]], f"{text}::{type_str(value_op.val)}"
                 i += 3
                 continue
             if type(op.fn) is Variable and reads and isinstance(op.val, tuple):
@@ -113,19 +118,38 @@ def _compact_lines(ops):
                 for k, r in reads:
                     if isinstance(k, int) and 0 <= k < len(names):
                         names[k] = repr(r.var)
-                yield f"{', '.join(names)} = [{op.var}] = {_call_text(op)}", note_text(op.note)
+                text = f"{', '.join(names)} = [{op.var}] = {_call_text(op)}"
+                yield "pullback", op, [op] + [r for _, r in reads], text
                 i += 1 + len(reads)
                 continue
-        yield _plain(op), note_text(op.note)
+        yield "op", op, [op], _plain(op)
         i += 1
+
+
+def _lines(tape, compact):
+    if compact:
+        return [(text, note_text(head.note)) for _, head, _, text in group_ops(tape.ops)]
+    return [(_plain(op), note_text(op.note)) for op in tape.ops]
 
 
 def format_tape(tape, compact: bool = False) -> str:
     """The tape as text, one op a line (`compact` folds each rrule and pullback with its reads)."""
-    ops = tape.ops
-    lines = list(_compact_lines(ops)) if compact else [(_plain(op), note_text(op.note)) for op in ops]
+    lines = _lines(tape, compact)
     width = max((len(code) for code, note in lines if note), default=0)
     out = ["Tape"]
     for code, note in lines:
         out.append(f"  {code.ljust(width)}   # {note}" if note else f"  {code}")
     return "\n".join(out)
+
+
+def format_html(tape, compact: bool = False) -> str:
+    """The tape as an HTML table (what notebooks show): the same lines as `format_tape`."""
+    import html
+
+    rows = []
+    for code, note in _lines(tape, compact):
+        rows.append(f"<tr><td style='text-align:left'><code>{html.escape(code)}</code></td>"
+                    f"<td style='text-align:left;color:#666'>{html.escape(note)}</td></tr>")
+    return ("<table class='tapegrad-tape'><thead><tr><th style='text-align:left'>Tape</th>"
+            "<th style='text-align:left'>note</th></tr></thead><tbody>" + "".join(rows) +
+            "</tbody></table>")

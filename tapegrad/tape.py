@@ -288,3 +288,8 @@ class Tape:
 
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(repr(self))
+
+    def _repr_html_(self):  # notebooks: the same lines as the text, as a table
+        from .printing import format_html
+
+        return format_html(self)
