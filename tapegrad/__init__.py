@@ -35,7 +35,7 @@ from .guards import GuardError
 from .passes import cse, optimize, prune, simplify
 from .compiled import CompiledGrad, compiled_grad
 from .forward import Dual, hessian, hvp, jacobian, jvp
-from .explain import explain
+from .explain import explain, explain_text
 from .drawing import draw, render, to_dot
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)

@@ -27,4 +27,8 @@ def demo(out=sys.stdout):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        from tapegrad.cli import main
+
+        sys.exit(main())
     demo()

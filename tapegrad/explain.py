@@ -124,8 +124,8 @@ def explain_text(f, *args, seed=None) -> str:
             else:
                 has.add(arg)
                 lines.append(f"  {bar[arg]} = {formula} = {_num(op.val)}")
-    grads = [f"∂f/∂{tape[v].note} = {bar[v]} = {_num(d._op.val)}"
-             for v, d in back.derivatives.items() if type(v._op) is Input and v in bar]
+    grads = [f"∂f/∂{tape[v].note} = {bar[v]} = {_num(back.derivatives[v]._op.val)}"
+             for v in tape.inputs if v in bar and v in back.derivatives]
     lines.append("Gradient: " + ", ".join(grads) if grads else "Gradient: no input reaches the result")
     return "\n".join(lines)
 

@@ -252,7 +252,10 @@ def is_differentiable_leaf(x) -> bool:
     return False
 
 
-_OPAQUE_MODULES = ("numpy", "scipy", "builtins", "tapegrad")
+# objects of these packages are never walked into: they are library state, not model parameters
+_OPAQUE_MODULES = ("numpy", "scipy", "builtins", "tapegrad", "ast", "typing", "collections",
+                   "functools", "threading", "logging", "io", "re", "enum", "abc", "inspect",
+                   "pandas", "matplotlib", "torch", "jax", "jaxlib", "autograd")
 
 
 def _object_fields(x):
@@ -269,6 +272,8 @@ def _object_fields(x):
     cls = type(x)
     if (cls.__module__ or "").split(".")[0] in _OPAQUE_MODULES:
         return None
+    if cls.__new__ is not object.__new__ and not dataclasses.is_dataclass(x):
+        return None  # built by its own __new__ (often in C): tapegrad could not make a copy
     if dataclasses.is_dataclass(x):
         return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
     fields = {}
