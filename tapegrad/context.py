@@ -11,6 +11,7 @@ functions. Subclass it to keep a function whole or to record extra information.
 from __future__ import annotations
 
 from .errors import NoRuleError, qualified_name, type_str, user_location
+from .registry import _RULES
 from .tape import Call
 from .arraylike import ArrayLike
 from .tracer import Tracer, record_call, wrap_result
@@ -47,18 +48,27 @@ def primitive(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        special = None
-        for a in (*args, *kwargs.values()):
-            if type(a) is Tracer:
+        special = _find_arraylike((*args, *kwargs.values()))
+        if special is not None:
+            if _find_arraylike((*args, *kwargs.values()), Tracer) is not None:
                 return record_call(wrapper, args, kwargs)
-            if isinstance(a, ArrayLike):
-                special = a
-        if special is not None:  # a dual number: its forward rule, or the body on it
-            return special._dispatch(wrapper, args, kwargs)
+            return special._dispatch(wrapper, args, kwargs)  # a dual number: its forward rule
         return fn(*args, **kwargs)
 
     wrapper.__tapegrad_primitive__ = True
     return wrapper
+
+
+def _find_arraylike(items, kind=ArrayLike):
+    """The first traced or dual value among items, looking inside tuples and lists too."""
+    for a in items:
+        if isinstance(a, kind):
+            return a
+        if type(a) in (tuple, list):
+            found = _find_arraylike(a, kind)
+            if found is not None:
+                return found
+    return None
 
 
 def is_marked_primitive(fn) -> bool:
@@ -118,8 +128,9 @@ class BaseContext:
     """Records every primitive as a plain call; traces through `primitive`-marked functions."""
 
     def is_primitive(self, fn, *args) -> bool:
-        """True when `fn` should become one op of the tape."""
-        return not is_marked_primitive(fn)
+        """True when `fn` should become one op of the tape: anything but a marked function
+        without a rule (one with a rule, such as tapegrad.scipy_linalg's, stays whole)."""
+        return not is_marked_primitive(fn) or fn in _RULES
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         """Push ``fn(*args, **kwargs)`` onto `tape` and return the traced result."""

@@ -15,6 +15,7 @@ __all__ = [
     "TapegradError",
     "NoRuleError",
     "SeedError",
+    "RuleError",
     "EscapedTracerError",
     "ConcreteValueError",
     "StaleViewError",
@@ -34,6 +35,10 @@ class TapegradError(Exception):
 
 class NoRuleError(TapegradError, NotImplementedError):
     """A primitive was reached that has no rrule (and is not marked non-differentiable)."""
+
+
+class RuleError(TapegradError, ValueError):
+    """A rule broke its contract: a pullback returned the wrong number or shape of tangents."""
 
 
 class SeedError(TapegradError, ValueError):
@@ -76,33 +81,34 @@ def register_replacement(original: str, replacement: str) -> None:
     _REPLACEMENTS[original] = replacement
 
 
+def _public(module: str, name: str) -> str:
+    """scipy.linalg._basic.solve_triangular -> scipy.linalg.solve_triangular"""
+    return ".".join(p for p in module.split(".") if not p.startswith("_")) + "." + name
+
+
 def foreign_function_hint() -> str:
-    """If a library function outside numpy is converting a traced value, say which one and its replacement."""
+    """If a scipy function is converting a traced value, name it (the one the user called,
+    the outermost scipy frame) and tapegrad's replacement when there is one."""
+    names = []
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
-        if fname.startswith(_SKIP_DIRS):
-            frame = frame.f_back
-            continue
         if "scipy" + os.sep in fname:
-            mod = frame.f_globals.get("__name__", "scipy")
-            code = frame.f_code.co_name
-            # the public name: scipy.linalg._basic.solve_triangular -> scipy.linalg.solve_triangular
-            public = ".".join(p for p in mod.split(".") if not p.startswith("_")) + "." + code
-            for key in (public, f"{mod}.{code}"):
-                if key in _REPLACEMENTS:
-                    return f"{key} cannot see traced values: use {_REPLACEMENTS[key]} instead. "
-            last = public
-            frame = frame.f_back
-            while frame is not None and "scipy" + os.sep in os.path.abspath(frame.f_code.co_filename):
-                mod = frame.f_globals.get("__name__", "scipy")
-                public = ".".join(p for p in mod.split(".") if not p.startswith("_")) + "." + frame.f_code.co_name
-                if public in _REPLACEMENTS:
-                    return f"{public} cannot see traced values: use {_REPLACEMENTS[public]} instead. "
-                last = public
-                frame = frame.f_back
-            return f"{last} cannot see traced values and tapegrad has no replacement for it. "
-        return ""
+            names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))
+            # scipy's decorators (array-argument batching) run before the real function's frame
+            # exists: the function they wrap is a local of theirs
+            for local in ("f", "func", "fun"):
+                wrapped = frame.f_locals.get(local)
+                if callable(wrapped) and hasattr(wrapped, "__module__") and hasattr(wrapped, "__name__"):
+                    names.append(_public(wrapped.__module__ or "scipy", wrapped.__name__))
+        elif names and not fname.startswith(_SKIP_DIRS):
+            break  # back in the user's code
+        frame = frame.f_back
+    for name in names:
+        if name in _REPLACEMENTS:
+            return f"{name} cannot see traced values: use {_REPLACEMENTS[name]} instead. "
+    if names:
+        return f"{names[-1]} cannot see traced values and tapegrad has no replacement for it. "
     return ""
 
 

@@ -18,7 +18,15 @@ import inspect
 import numpy as np
 
 from .context import BaseContext, describe_call, is_marked_primitive, lift
-from .errors import NoRuleError, SeedError, TapegradError, qualified_name, type_str, user_location
+from .errors import (
+    NoRuleError,
+    RuleError,
+    SeedError,
+    TapegradError,
+    qualified_name,
+    type_str,
+    user_location,
+)
 from .registry import _NONDIFF, _RULES, Thunk, getitem, rrule
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, paused_gc
@@ -66,8 +74,7 @@ class GradContext(BaseContext):
         rv = push(rrule, tuple(targs), None, (y, pb))
         yv = push(getitem, (rv, 0), None, y)
         self.pullbacks[yv] = (rv, push(getitem, (rv, 1), None, pb))
-        ty = type(y)
-        if ty is tuple or ty is list:
+        if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
         return Tracer(tape, yv, y)
 
@@ -134,10 +141,12 @@ def _read_tangents(tape, reads, dxs, dxs_val, holder, arg, index, rule_fn):
             return
         xval = arg._op.val
         if isinstance(xval, np.ndarray) and _shape(dval) != xval.shape:
-            raise TapegradError(
-                f"the pullback of {qualified_name(rule_fn)} returned a tangent of shape "
-                f"{_shape(dval)} for {arg}::{type_str(xval)}; a rule must return tangents shaped "
-                f"like its arguments (use tapegrad.unbroadcast)"
+            raise RuleError(
+                f"the pullback of {qualified_name(rule_fn)} (for {holder}, in the gradient taken at "
+                f"{user_location()}) returned a tangent of shape {_shape(dval)} for argument "
+                f"{index}, {arg}::{type_str(xval)}; fix the rule registered with "
+                f"@tapegrad.rrule({qualified_name(rule_fn)}) to return tangents shaped like its "
+                f"arguments (tapegrad.unbroadcast sums away broadcast axes)"
             )
         reads.append((arg, tape.push_call(getitem, (dxs, index), None, dval, ("d%s/d%s", holder, arg))))
     elif type(arg) in (list, tuple) and _holds_variable(arg):
@@ -161,10 +170,14 @@ def step_back(tape, var, derivs):
     dxs_val = pv._op.val(dy._op.val)
     dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
-        raise TapegradError(
-            f"the pullback of {qualified_name(args[0])} returned {type_str(dxs_val)} of length "
-            f"{len(dxs_val) if hasattr(dxs_val, '__len__') else '?'}; it must return a tuple of "
-            f"{len(args)}: the function's own tangent, then one per positional argument"
+        argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
+                             for a in args[1:])
+        raise RuleError(
+            f"the pullback of {qualified_name(args[0])}({argtypes}) (for {var}, in the gradient "
+            f"taken at {user_location()}) returned {type_str(dxs_val)} of length "
+            f"{len(dxs_val) if hasattr(dxs_val, '__len__') else '?'}; fix the rule registered with "
+            f"@tapegrad.rrule({qualified_name(args[0])}) to return a tuple of {len(args)}: the "
+            f"function's own tangent (NO_TANGENT), then one per positional argument"
         )
     reads = []
     push = tape.push_call
@@ -207,7 +220,8 @@ def back(tape, seed):
 def _default_seed(y, where):
     if np.ndim(y) != 0:
         raise SeedError(
-            f"{where} returned {type_str(y)}, not a scalar, so the gradient needs a seed: pass "
+            f"{where} returned {type_str(y)}, not a scalar, so the gradient taken at "
+            f"{user_location()} needs a seed: pass "
             f"seed= an array of the same shape (the vector in a vector-Jacobian product), "
             f"for example seed=np.ones({np.shape(y)})"
         )
@@ -219,8 +233,8 @@ def _default_seed(y, where):
 def _check_seed(y, seed, where):
     if np.shape(seed) != np.shape(y):
         raise SeedError(
-            f"the seed has shape {np.shape(seed)} but {where} returned {type_str(y)}; the seed "
-            f"must have the shape of the result"
+            f"the seed given at {user_location()} has shape {np.shape(seed)} but {where} returned "
+            f"{type_str(y)}; pass a seed of the result's shape, {np.shape(y)}"
         )
 
 
@@ -247,7 +261,8 @@ class Pullback:
         if dy is None:
             if structured:
                 raise SeedError(
-                    f"{name} returned a {type(y).__name__}, so the gradient needs a seed: pass "
+                    f"{name} returned a {type(y).__name__}, so the gradient taken at "
+                    f"{user_location()} needs a seed: pass "
                     f"seed= a {type(y).__name__} of the same structure, one seed per entry "
                     f"(1.0 for a scalar entry, an array of its shape for an array)"
                 )

@@ -26,7 +26,7 @@ from .guards import GUARDS
 from .registry import getitem
 from .tape import Call, Constant, Input, Variable, note_text
 
-__all__ = ["format_tape", "format_value", "format_html", "group_ops"]
+__all__ = ["format_tape", "format_value", "format_html", "group_ops", "summarize"]
 
 
 def format_value(v) -> str:
@@ -153,3 +153,36 @@ def format_html(tape, compact: bool = False) -> str:
     return ("<table class='tapegrad-tape'><thead><tr><th style='text-align:left'>Tape</th>"
             "<th style='text-align:left'>note</th></tr></thead><tbody>" + "".join(rows) +
             "</tbody></table>")
+
+
+def summarize(tape) -> str:
+    """A few lines about a tape of any length: op counts by kind and the most used functions."""
+    from collections import Counter
+
+    from .registry import rrule
+    from .tangents import accum
+
+    kinds = Counter()
+    fns = Counter()
+    for op in tape.ops:
+        if type(op) is Input:
+            kinds["inputs"] += 1
+        elif type(op) is Constant:
+            kinds["constants"] += 1
+        elif op.fn in GUARDS:
+            kinds["guards"] += 1
+        elif op.fn is accum:
+            kinds["accumulations"] += 1
+        elif op.fn is rrule:
+            kinds["primitives (rrule)"] += 1
+            fns[short_name(op.args[0])] += 1
+        elif type(op.fn) is Variable:
+            kinds["pullback calls"] += 1
+        elif op.fn is getitem:
+            kinds["reads"] += 1
+        else:
+            kinds["primitives"] += 1
+            fns[short_name(op.fn)] += 1
+    parts = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    top = ", ".join(f"{name} x{n}" for name, n in fns.most_common(5))
+    return f"Tape of {len(tape)} ops: {parts}\n  most used: {top or '-'}"

@@ -261,8 +261,8 @@ _OPAQUE_MODULES = ("numpy", "scipy", "builtins", "tapegrad", "ast", "typing", "c
 def _object_fields(x):
     """The fields a plain object, dataclass, closure or bound method is differentiated through, or None."""
     if isinstance(x, types.FunctionType):
-        if not x.__closure__:
-            return None
+        if not x.__closure__ or getattr(x, "__tapegrad_primitive__", False):
+            return None  # a primitive is a function of its arguments only
         return {name: cell.cell_contents for name, cell in zip(x.__code__.co_freevars, x.__closure__)
                 if _cell_filled(cell)}
     if isinstance(x, types.MethodType):

@@ -289,6 +289,12 @@ class Tape:
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(repr(self))
 
+    def summary(self) -> str:
+        """Op counts by kind and the most used functions: readable for a tape of any length."""
+        from .printing import summarize
+
+        return summarize(self)
+
     def _repr_html_(self):  # notebooks: the same lines as the text, as a table
         from .printing import format_html
 

@@ -116,9 +116,13 @@ KEEP_WHOLE = set()
 def wrap_result(ctx, tape, var, y, fn=None):
     """The traced value of a recorded call; a tuple or list result becomes one Tracer per element."""
     out = Tracer(tape, var, y)
-    ty = type(y)
-    if (ty is tuple or ty is list) and fn not in KEEP_WHOLE:
-        return ty(ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y)))
+    if isinstance(y, (tuple, list)) and fn not in KEEP_WHOLE:
+        items = [ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y))]
+        ty = type(y)
+        if ty is tuple or ty is list:
+            return ty(items)
+        # a named tuple (numpy's SlogdetResult, EighResult, ...): keep its type and fields
+        return ty(*items) if hasattr(y, "_fields") else ty(items)
     return out
 
 
@@ -315,6 +319,12 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     argspecs, targs = [], []
     for i, (name, a) in enumerate(zip(_names or _param_names(f, len(args)), args)):
         spec, copy = walker.copy(a, name) if selected(i, name) else (LeafSpec(a, None), a)
+        if wrt is not None and selected(i, name) and type(spec) is LeafSpec and spec.var is None:
+            raise TypeError(
+                f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
+                f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "
+                f"lists, dicts, dataclasses and objects, are); pass a number or a float array"
+            )
         argspecs.append(spec)
         targs.append(copy)
     kwspecs, tkwargs = {}, dict(kwargs)
@@ -328,7 +338,11 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     try:
         try:
             out = tf(*targs, **tkwargs)
-        except ValueError as exc:
+        except Exception as exc:
+            # the partial tape, for debugging: what was recorded up to the failure
+            exc.tapegrad_tape = tape
+            if not isinstance(exc, ValueError):
+                raise
             if "setting an array element with a sequence" not in str(exc):
                 raise
             raise ConcreteValueError(

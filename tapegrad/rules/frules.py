@@ -154,9 +154,15 @@ def solve_frule(d, a, b):
         x = scipy.linalg.lu_solve(lu, b)
         rhs = _add(db, ZERO if da is ZERO else -(da @ x))
         return x, ZERO if rhs is ZERO else scipy.linalg.lu_solve(lu, rhs)
-    # batched, or traced values: numpy's solve (traceable) for both
+    # batched, or traced values: numpy's solve (traceable) for both. numpy 2 reads b as a
+    # vector only when it is 1-d; then the products and solves need a trailing axis
     x = np.linalg.solve(a, b)
-    vec = np.ndim(b) == np.ndim(a) - 1
+    vec = np.ndim(b) == 1
     ax = x[..., None] if vec else x
     rhs = _add(db, ZERO if da is ZERO else -((da @ ax)[..., 0] if vec else da @ ax))
-    return x, ZERO if rhs is ZERO else np.linalg.solve(a, rhs)
+    if rhs is ZERO:
+        return x, ZERO
+    if vec:
+        rhs = np.broadcast_to(rhs, np.shape(x))
+        return x, np.linalg.solve(a, rhs[..., None])[..., 0]
+    return x, np.linalg.solve(a, rhs)

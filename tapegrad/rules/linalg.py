@@ -1,1 +1,192 @@
-"""Rules: linalg (being written)."""
+"""Rules for numpy.linalg: inverses, solves, determinants, powers, pseudo-inverses, least squares.
+
+Matrices may come in stacks (``(..., n, n)``): the pullbacks are matmuls and solves over the
+last two axes, so they broadcast over the leading ones. The factorizations (cholesky, eigh,
+svd, qr) are in `decompositions`, the norms in `norms`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Thunk, rrule
+from ..tangents import NO_TANGENT, ZERO
+from .products import _like, _mT
+
+
+def _add2(a):
+    """Append two length-1 axes: a number per matrix, ready to broadcast against its matrix."""
+    return np.reshape(a, np.shape(a) + (1, 1))
+
+
+def _col(v):
+    """A stack of vectors (..., n) as a stack of columns (..., n, 1)."""
+    return np.reshape(v, np.shape(v) + (1,))
+
+
+def _row(v):
+    """A stack of vectors (..., n) as a stack of rows (..., 1, n)."""
+    return np.reshape(v, np.shape(v)[:-1] + (1, np.shape(v)[-1]))
+
+
+def _uncol(v):
+    """A stack of columns (..., n, 1) back to a stack of vectors (..., n)."""
+    return np.reshape(v, np.shape(v)[:-1])
+
+
+def _sum_of(*terms):
+    """The sum of the terms that are not ZERO (ZERO if none is)."""
+    out = ZERO
+    for t in terms:
+        if t is not ZERO:
+            out = t if out is ZERO else out + t
+    return out
+
+
+# --- inverse and solve ---
+
+
+@rrule(np.linalg.inv)
+def inv_rrule(a):
+    y = np.linalg.inv(a)
+
+    def inv_pullback(dy):
+        # d(A⁻¹) = -A⁻¹ dA A⁻¹, so Ā = -A⁻ᵀ Ȳ A⁻ᵀ
+        yt = _mT(y)
+        return NO_TANGENT, -np.matmul(np.matmul(yt, dy), yt)
+
+    return y, inv_pullback
+
+
+@rrule(np.linalg.solve)
+def solve_rrule(a, b):
+    x = np.linalg.solve(a, b)
+    vector = np.ndim(b) == 1  # numpy 2: b is a vector only when it is 1-d
+
+    def solve_pullback(dx):
+        # x = A⁻¹ b:  b̄ = A⁻ᵀ x̄,  Ā = -b̄ xᵀ
+        if vector:
+            db = _uncol(np.linalg.solve(_mT(a), _col(dx)))
+            da = lambda: -(_col(db) * _row(x))
+        else:
+            db = np.linalg.solve(_mT(a), dx)
+            da = lambda: -np.matmul(db, _mT(x))
+        return NO_TANGENT, Thunk(lambda: _like(da(), a)), _like(db, b)
+
+    return x, solve_pullback
+
+
+# --- determinants ---
+
+
+@rrule(np.linalg.det)
+def det_rrule(a):
+    d = np.linalg.det(a)
+
+    def det_pullback(dd):
+        # d det A = det A tr(A⁻¹ dA). At a singular A this needs A⁻¹ and raises LinAlgError,
+        # as autograd does (the true derivative there is the cofactor matrix).
+        return NO_TANGENT, _add2(dd * d) * _mT(np.linalg.inv(a))
+
+    return d, det_pullback
+
+
+@rrule(np.linalg.slogdet)
+def slogdet_rrule(a):
+    sign, logdet = np.linalg.slogdet(a)
+
+    def slogdet_pullback(dy):
+        # the sign is piecewise constant: only log|det A| has a derivative, tr(A⁻¹ dA)
+        dlogdet = ZERO if dy is ZERO else dy[1]
+        if dlogdet is ZERO:
+            return NO_TANGENT, ZERO
+        return NO_TANGENT, _add2(dlogdet) * _mT(np.linalg.inv(a))
+
+    # a plain tuple, not numpy's SlogdetResult: the tracer splits only plain tuples into elements
+    return (sign, logdet), slogdet_pullback
+
+
+# --- powers ---
+
+
+@rrule(np.linalg.matrix_power)
+def matrix_power_rrule(a, *rest, **kwargs):
+    n = rest[0] if rest else kwargs["n"]
+    y = np.linalg.matrix_power(a, n)
+    base = a if n >= 0 else np.linalg.inv(a)  # A⁻ⁿ = (A⁻¹)ⁿ
+    powers = [np.linalg.matrix_power(base, 0)]  # B⁰ ... B^(|n|-1), kept for the pullback
+    for _ in range(abs(n) - 1):
+        powers.append(np.matmul(powers[-1], base))
+
+    def matrix_power_pullback(dy):
+        if n == 0:
+            return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
+        # d(Bᵐ) = Σₖ Bᵏ dB Bᵐ⁻¹⁻ᵏ,  so B̄ = Σₖ (Bᵏ)ᵀ Ȳ (Bᵐ⁻¹⁻ᵏ)ᵀ
+        m = abs(n)
+        db = _sum_of(*(np.matmul(np.matmul(_mT(powers[k]), dy), _mT(powers[m - 1 - k])) for k in range(m)))
+        if n < 0:  # B = A⁻¹: Ā = -Bᵀ B̄ Bᵀ
+            db = -np.matmul(np.matmul(_mT(base), db), _mT(base))
+        return NO_TANGENT, _like(db, a), *(NO_TANGENT for _ in rest)
+
+    return y, matrix_power_pullback
+
+
+# --- pseudo-inverse and least squares ---
+
+
+def _pinv_grad(a, x, g):
+    """Ā for X = A⁺ and X̄ = g, where A's rank is constant nearby (Golub and Pereyra):
+    Ā = -Xᵀ g Xᵀ + (I - A X) gᵀ X Xᵀ + Xᵀ X gᵀ (I - X A)."""
+    xt, gt = _mT(x), _mT(g)
+    t1 = -np.matmul(np.matmul(xt, g), xt)
+    t2 = np.matmul(np.matmul(gt, x), xt)
+    t2 = t2 - np.matmul(a, np.matmul(x, t2))  # (I - A X) M = M - A (X M)
+    t3 = np.matmul(np.matmul(xt, x), gt)
+    t3 = t3 - np.matmul(np.matmul(t3, x), a)  # M (I - X A) = M - (M X) A
+    return t1 + t2 + t3
+
+
+@rrule(np.linalg.pinv)
+def pinv_rrule(a, *rest, **kwargs):
+    x = np.linalg.pinv(a, *rest, **kwargs)
+    hermitian = (rest[1] if len(rest) > 1 else kwargs.get("hermitian", False))
+
+    def pinv_pullback(dx):
+        g = _pinv_grad(a, x, dx)
+        if hermitian:  # only one triangle is read: the symmetric gradient, as for eigh
+            g = 0.5 * (g + _mT(g))
+        return NO_TANGENT, _like(g, a), *(NO_TANGENT for _ in rest)
+
+    return x, pinv_pullback
+
+
+@rrule(np.linalg.lstsq)
+def lstsq_rrule(a, b, *rest, **kwargs):
+    x, res, rank, s = np.linalg.lstsq(a, b, *rest, **kwargs)
+    p = np.linalg.pinv(a)  # x = A⁺ b where A's rank is constant nearby
+    vector = np.ndim(b) == 1
+
+    def lstsq_pullback(dy):
+        dx, dres, _, ds = (ZERO,) * 4 if dy is ZERO else dy
+        da = db = ZERO
+        if dx is not ZERO:
+            db = np.matmul(_mT(p), dx)
+            da = _pinv_grad(a, p, _col(dx) * _row(b) if vector else np.matmul(dx, _mT(b)))
+        if dres is not ZERO and np.size(res):
+            # res = min over x of |b - A x|², so at the minimum (envelope theorem)
+            # d res = 2 eᵀ (db - dA x) with e = b - A x
+            e = b - np.matmul(a, x)
+            we = 2 * e * dres
+            db = _sum_of(db, we)
+            da = _sum_of(da, -(_col(we) * _row(x) if vector else np.matmul(we, _mT(x))))
+        if ds is not ZERO:
+            # singular values: d sᵢ = uᵢᵀ dA vᵢ
+            u, _, vh = np.linalg.svd(a, full_matrices=False)
+            da = _sum_of(da, np.matmul(u * _row(ds), vh))
+        return (
+            NO_TANGENT,
+            ZERO if da is ZERO else _like(da, a),
+            ZERO if db is ZERO else _like(db, b),
+            *(NO_TANGENT for _ in rest),
+        )
+
+    return (x, res, rank, s), lstsq_pullback

@@ -1,32 +1,70 @@
-"""Rules for products of arrays: dot, matmul, trace."""
+"""Rules for products of arrays: matmul, dot, vdot, inner, outer, kron, tensordot, einsum, trace.
+
+Every pullback is itself a product (matmul, tensordot or einsum) of the cotangent with the
+other operands, so that a Tracer can record it again.
+"""
 from __future__ import annotations
+
+import string
 
 import numpy as np
 
 from ..registry import Thunk, rrule, unbroadcast
 from ..tangents import NO_TANGENT
 
+# --- helpers shared with the linalg rules ---
+
+
+def _mT(a):
+    """The transpose of the last two axes (of each matrix in a stack)."""
+    return np.swapaxes(a, -1, -2)
+
+
+def _dtype(x):
+    """The float dtype a tangent of `x` is computed in (float64 for Python numbers)."""
+    dt = getattr(x, "dtype", None)
+    return dt if dt is not None and dt.kind in "fc" else np.dtype(np.float64)
+
+
+def _like(g, x):
+    """`g` as the tangent of `x`: summed down to x's shape, in x's dtype, a scalar for a number."""
+    g = unbroadcast(g, x)
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind in "fc":
+        if g.dtype != dt:  # mixed precision: the product was promoted, the tangent is not
+            g = g.astype(dt)
+    elif isinstance(g, np.ndarray) and g.ndim == 0:
+        g = g[()]
+    return g
+
+
+def _perm_back(t, labels):
+    """Transpose `t`, whose axis i stands for axis labels[i] of an operand, into that operand's order."""
+    perm = tuple(int(i) for i in np.argsort(labels))
+    return t if perm == tuple(range(len(perm))) else np.transpose(t, perm)
+
+
 # --- matrix products ---
 
 
 def _matmul_grads(dz, x, y):
-    """Tangents of x @ y for 1-d and n-d operands (batched, broadcast over leading axes)."""
+    """Tangents (as thunks) of x @ y for 1-d and n-d operands, batch axes broadcast."""
     xn, yn = np.ndim(x), np.ndim(y)
     if xn == 1 and yn == 1:
-        return lambda: dz * y, lambda: dz * x
-    if xn == 1:  # (k,) @ (..., k, n) -> (..., n)
+        return lambda: _like(dz * y, x), lambda: _like(dz * x, y)
+    if xn == 1:  # (k,) @ (..., k, n) -> (..., n); _like sums the batch axes out of dx
         return (
-            lambda: unbroadcast(np.matmul(np.expand_dims(dz, -2), np.swapaxes(y, -1, -2))[..., 0, :], x),
-            lambda: unbroadcast(np.expand_dims(x, -1) * np.expand_dims(dz, -2), y),
+            lambda: _like(np.einsum("...kn,...n->...k", y, dz), x),
+            lambda: _like(np.einsum("k,...n->...kn", x, dz), y),
         )
     if yn == 1:  # (..., m, k) @ (k,) -> (..., m)
         return (
-            lambda: unbroadcast(np.expand_dims(dz, -1) * y, x),
-            lambda: unbroadcast(np.matmul(np.swapaxes(x, -1, -2), np.expand_dims(dz, -1))[..., 0], y),
+            lambda: _like(np.einsum("...m,k->...mk", dz, y), x),
+            lambda: _like(np.einsum("...mk,...m->...k", x, dz), y),
         )
     return (
-        lambda: unbroadcast(np.matmul(dz, np.swapaxes(y, -1, -2)), x),
-        lambda: unbroadcast(np.matmul(np.swapaxes(x, -1, -2), dz), y),
+        lambda: _like(np.matmul(dz, _mT(y)), x),
+        lambda: _like(np.matmul(_mT(x), dz), y),
     )
 
 
@@ -39,52 +77,209 @@ def matmul_rrule(x, y):
     return np.matmul(x, y), matmul_pullback
 
 
+def _tensordot_axes(xn, yn, axes):
+    """Normalise tensordot's `axes` (an int, or a pair of ints or sequences) to two lists."""
+    if isinstance(axes, (int, np.integer)):
+        return list(range(xn - axes, xn)), list(range(axes))
+    ax, ay = axes
+    ax = [ax] if np.ndim(ax) == 0 else list(ax)
+    ay = [ay] if np.ndim(ay) == 0 else list(ay)
+    return [int(a) % xn for a in ax], [int(a) % yn for a in ay]
+
+
+def _tensordot_grads(dz, x, y, ax, ay):
+    """Tangents (as thunks) of tensordot(x, y, (ax, ay)): contract dz with the other operand."""
+    xn, yn = np.ndim(x), np.ndim(y)
+    xfree = [i for i in range(xn) if i not in ax]
+    yfree = [i for i in range(yn) if i not in ay]
+    nx = len(xfree)
+
+    def dx():
+        # the result's axes: x's free axes, then y's contracted axes in increasing order
+        t = np.tensordot(dz, y, axes=(list(range(nx, nx + len(yfree))), yfree))
+        return _like(_perm_back(t, xfree + [ax[ay.index(a)] for a in sorted(ay)]), x)
+
+    def dy():
+        t = np.tensordot(x, dz, axes=(xfree, list(range(nx))))
+        return _like(_perm_back(t, [ay[ax.index(a)] for a in sorted(ax)] + yfree), y)
+
+    return dx, dy
+
+
 @rrule(np.dot)
 def dot_rrule(x, y):
     xn, yn = np.ndim(x), np.ndim(y)
-    if xn == 0 or yn == 0 or (xn <= 2 and yn <= 2):
-        # dot agrees with multiply on scalars and with matmul up to 2-d
-        z = np.dot(x, y)
-
-        def dot_pullback(dz):
-            if xn == 0 or yn == 0:
-                return (
-                    NO_TANGENT,
-                    Thunk(lambda: unbroadcast(dz * y, x)),
-                    Thunk(lambda: unbroadcast(dz * x, y)),
-                )
-            dx, dy = _matmul_grads(dz, x, y)
-            return NO_TANGENT, Thunk(dx), Thunk(dy)
-
-        return z, dot_pullback
-    # n-d dot: sum over the last axis of x and the second-to-last of y
     z = np.dot(x, y)
 
-    def dot_nd_pullback(dz):
-        yax = list(range(yn))
-        y_other = yax[:-2] + yax[-1:]  # axes of y that appear in z after x's leading axes
-        xlead = xn - 1
-
-        def dx():
-            # dz axes: x[:-1] then y_other; contract y_other with y's
-            return np.tensordot(dz, y, axes=(list(range(xlead, xlead + len(y_other))), y_other))
-
-        def dy():
-            t = np.tensordot(x, dz, axes=(list(range(xlead)), list(range(xlead))))
-            # t axes: (k, *y_other) -> y's order (*y[:-2], k, y[-1])
-            return np.moveaxis(t, 0, yn - 2)
-
+    def dot_pullback(dz):
+        if xn == 0 or yn == 0:  # dot is multiply when either side is a scalar
+            dx, dy = (lambda: _like(dz * y, x)), (lambda: _like(dz * x, y))
+        elif xn <= 2 and yn <= 2:  # and matmul up to 2-d
+            dx, dy = _matmul_grads(dz, x, y)
+        else:  # n-d: the last axis of x against the second-to-last of y
+            dx, dy = _tensordot_grads(dz, x, y, [xn - 1], [max(yn - 2, 0)])
         return NO_TANGENT, Thunk(dx), Thunk(dy)
 
-    return z, dot_nd_pullback
+    return z, dot_pullback
+
+
+@rrule(np.tensordot)
+def tensordot_rrule(x, y, *rest, **kwargs):
+    axes = rest[0] if rest else kwargs.get("axes", 2)
+    ax, ay = _tensordot_axes(np.ndim(x), np.ndim(y), axes)
+
+    def tensordot_pullback(dz):
+        dx, dy = _tensordot_grads(dz, x, y, ax, ay)
+        return NO_TANGENT, Thunk(dx), Thunk(dy), *(NO_TANGENT for _ in rest)
+
+    return np.tensordot(x, y, *rest, **kwargs), tensordot_pullback
+
+
+@rrule(np.inner)
+def inner_rrule(x, y):
+    xn, yn = np.ndim(x), np.ndim(y)
+
+    def inner_pullback(dz):
+        if xn == 0 or yn == 0:
+            dx, dy = (lambda: _like(dz * y, x)), (lambda: _like(dz * x, y))
+        else:  # the last axes of both
+            dx, dy = _tensordot_grads(dz, x, y, [xn - 1], [yn - 1])
+        return NO_TANGENT, Thunk(dx), Thunk(dy)
+
+    return np.inner(x, y), inner_pullback
+
+
+# --- flattening products ---
+
+
+@rrule(np.vdot)
+def vdot_rrule(x, y):
+    def vdot_pullback(dz):
+        # vdot flattens both operands: each tangent is the other operand in its own shape
+        return (
+            NO_TANGENT,
+            Thunk(lambda: _like(dz * np.reshape(y, np.shape(x)), x)),
+            Thunk(lambda: _like(dz * np.reshape(x, np.shape(y)), y)),
+        )
+
+    return np.vdot(x, y), vdot_pullback
+
+
+@rrule(np.outer)
+def outer_rrule(x, y):
+    def outer_pullback(dz):
+        # outer(x, y)[i, j] = x.flat[i] y.flat[j]
+        return (
+            NO_TANGENT,
+            Thunk(lambda: _like(np.reshape(np.matmul(dz, np.reshape(y, (-1,))), np.shape(x)), x)),
+            Thunk(lambda: _like(np.reshape(np.matmul(np.reshape(x, (-1,)), dz), np.shape(y)), y)),
+        )
+
+    return np.outer(x, y), outer_pullback
+
+
+@rrule(np.kron)
+def kron_rrule(x, y):
+    n = max(np.ndim(x), np.ndim(y))
+    xs = (1,) * (n - np.ndim(x)) + np.shape(x)
+    ys = (1,) * (n - np.ndim(y)) + np.shape(y)
+
+    def kron_pullback(dz):
+        # kron(x, y)[i*ny + k] = x[i] y[k] on every axis: split each axis of dz into (x, y) axes
+        dzr = np.reshape(dz, tuple(s for pair in zip(xs, ys) for s in pair))
+
+        def contract(other, shape, axes, like):
+            t = np.tensordot(dzr, np.reshape(other, shape), axes=(axes, list(range(n))))
+            return _like(np.reshape(t, np.shape(like)), like)
+
+        return (
+            NO_TANGENT,
+            Thunk(lambda: contract(y, ys, list(range(1, 2 * n, 2)), x)),
+            Thunk(lambda: contract(x, xs, list(range(0, 2 * n, 2)), y)),
+        )
+
+    return np.kron(x, y), kron_pullback
+
+
+# --- einsum ---
+
+
+def _einsum_explicit(subscripts, operands):
+    """(terms, output, spare letters) of an einsum with '...' spelt out and the output explicit."""
+    s = subscripts.replace(" ", "")
+    lhs, out = s.split("->") if "->" in s else (s, None)
+    terms = lhs.split(",")
+    spare = [c for c in string.ascii_letters if c not in s]
+    ranks = [np.ndim(op) - (len(t) - 3) for t, op in zip(terms, operands) if "..." in t]
+    ell, spare = "".join(spare[:max(ranks, default=0)]), spare[max(ranks, default=0):]
+    # the ellipsis axes are right-aligned, as broadcasting aligns them
+    terms = [t.replace("...", ell[len(ell) - (np.ndim(op) - len(t) + 3):]) if "..." in t else t
+             for t, op in zip(terms, operands)]
+    if out is None:  # implicit mode: '...' first, then the labels used once, alphabetically
+        once = [c for c in sorted(set(lhs)) if c.isalpha() and lhs.count(c) == 1]
+        out = ell + "".join(once)
+    else:
+        out = out.replace("...", ell)
+    return terms, out, spare
+
+
+def _einsum_grad(k, dz, terms, out, spare, operands):
+    """The tangent of operand k: einsum of dz with the other operands, into k's labels."""
+    x = operands[k]
+    shape = np.shape(x)
+    dt = _dtype(dz)
+    fresh = iter(spare)
+    ins = [out] + [t for j, t in enumerate(terms) if j != k]
+    ops = [dz] + [op for j, op in enumerate(operands) if j != k]
+    target = ""
+    for pos, c in enumerate(terms[k]):
+        if c in target:  # a repeated label (a diagonal): a fresh label tied to it by the identity
+            c2 = next(fresh)
+            ins.append(c + c2)
+            ops.append(np.eye(shape[pos], dtype=dt))
+            c = c2
+        elif not any(c in t for t in ins):  # summed inside x alone: its tangent is constant along c
+            ins.append(c)
+            ops.append(np.ones(shape[pos], dtype=dt))
+        target += c
+    g = np.einsum(",".join(ins) + "->" + target, *ops, optimize=len(ops) > 2)
+    return _like(g, x)
+
+
+@rrule(np.einsum)
+def einsum_rrule(subscripts, *operands, **kwargs):
+    if not isinstance(subscripts, str):
+        raise NotImplementedError(
+            "the gradient of einsum needs the subscripts as a string, not the interleaved "
+            "(operand, sublist) form"
+        )
+    z = np.einsum(subscripts, *operands, **kwargs)
+    terms, out, spare = _einsum_explicit(subscripts, operands)
+
+    def einsum_pullback(dz):
+        # d/dx_k of a sum of products is the same sum with x_k left out; the subscripts get none
+        grads = (Thunk(lambda k=k: _einsum_grad(k, dz, terms, out, spare, operands)) for k in range(len(operands)))
+        return NO_TANGENT, NO_TANGENT, *grads
+
+    return z, einsum_pullback
+
+
+# --- trace ---
 
 
 @rrule(np.trace)
-def trace_rrule(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    def trace_pullback(dy):
-        n, m = np.shape(x)[axis1], np.shape(x)[axis2]
-        eye = np.eye(n, m, k=offset, dtype=np.result_type(x, float))
-        dx = np.moveaxis(np.multiply.outer(eye, dy), (0, 1), (axis1, axis2)) if np.ndim(x) > 2 else eye * dy
-        return NO_TANGENT, dx
+def trace_rrule(x, *rest, **kwargs):
+    names = ("offset", "axis1", "axis2", "dtype")
+    opts = {"offset": 0, "axis1": 0, "axis2": 1, **dict(zip(names, rest)), **kwargs}
+    nd = np.ndim(x)
+    a1, a2 = opts["axis1"] % nd, opts["axis2"] % nd
 
-    return np.trace(x, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype), trace_pullback
+    def trace_pullback(dy):
+        # d trace / dx is the identity (shifted by offset) on the two axes, dy on the others
+        n, m = np.shape(x)[a1], np.shape(x)[a2]
+        eye = np.eye(n, m, k=opts["offset"], dtype=_dtype(x))
+        dx = np.reshape(eye, (n, m) + (1,) * np.ndim(dy)) * dy
+        others = [i for i in range(nd) if i not in (a1, a2)]
+        return NO_TANGENT, _like(_perm_back(dx, [a1, a2] + others), x), *(NO_TANGENT for _ in rest)
+
+    return np.trace(x, *rest, **kwargs), trace_pullback

@@ -1,0 +1,223 @@
+"""Rules for the factorizations of numpy.linalg: cholesky, eigh, eigvalsh, svd, qr.
+
+Symmetric inputs (cholesky, eigh, eigvalsh): numpy reads only one triangle of the matrix.
+The gradient given is the symmetric one, as in autograd and JAX: it is exact along every
+perturbation that keeps the matrix symmetric (symmetrize inside a function whose input is
+not symmetric by construction).
+
+Functions returning several arrays (eigh, svd, qr) return plain tuples, not numpy's named
+tuples, because the tracer splits only plain tuples into one traced value per element; their
+pullbacks receive one cotangent per element, any of which may be ZERO.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TapegradError
+from ..registry import rrule
+from ..tangents import NO_TANGENT, ZERO
+from .linalg import _col, _row, _sum_of
+from .products import _dtype, _like, _mT
+
+
+def _sym(g):
+    return 0.5 * (g + _mT(g))
+
+
+def _eye_like(a, n=None):
+    return np.eye(np.shape(a)[-1] if n is None else n, dtype=_dtype(a))
+
+
+def _inverse_gaps(v, eye):
+    """F with F_ij = 1 / (v_j - v_i) off the diagonal and 0 on it; inf where two v are equal."""
+    gaps = _row(v) - _col(v)
+    return (1 - eye) / (gaps + eye)
+
+
+# --- cholesky ---
+
+
+def cholesky_grad(l, dl, solve_lt=None):
+    """The symmetric Ā of A = L Lᵀ (L lower) given L̄ (Murray, arXiv:1602.07527).
+
+    With Φ(X) the lower triangle of X with its diagonal halved:
+    S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ and Ā = (S + Sᵀ) / 2. `solve_lt(L, B)` computes L⁻ᵀ B (a triangular
+    solve where one is at hand; a general solve by default, which works on stacks).
+    """
+    if solve_lt is None:
+        solve_lt = lambda l, b: np.linalg.solve(_mT(l), b)
+    eye = _eye_like(l)
+    # only the lower triangle of L varies: the cotangent of the zeros above it is dropped
+    p = np.tril(np.matmul(_mT(l), np.tril(dl)))
+    p = p - 0.5 * eye * p
+    s = solve_lt(l, _mT(solve_lt(l, _mT(p))))
+    return _sym(s)
+
+
+@rrule(np.linalg.cholesky)
+def cholesky_rrule(a, **kwargs):
+    upper = kwargs.get("upper", False)
+    c = np.linalg.cholesky(a, **kwargs)
+
+    def cholesky_pullback(dc):
+        # upper=True returns U = Lᵀ
+        l, dl = (_mT(c), _mT(dc)) if upper else (c, dc)
+        return NO_TANGENT, _like(cholesky_grad(l, dl), a)
+
+    return c, cholesky_pullback
+
+
+# --- symmetric eigenproblems ---
+
+
+@rrule(np.linalg.eigh)
+def eigh_rrule(a, *rest, **kwargs):
+    w, v = np.linalg.eigh(a, *rest, **kwargs)
+
+    def eigh_pullback(dy):
+        dw, dv = (ZERO, ZERO) if dy is ZERO else dy
+        eye = _eye_like(a)
+        # Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1/(w_j - w_i): the eigenvectors' part
+        # is infinite where eigenvalues repeat (their eigenvectors are not unique), as in
+        # autograd and JAX; the eigenvalues' part alone is finite there.
+        inner = ZERO if dw is ZERO else _col(dw) * eye
+        if dv is not ZERO:
+            inner = _sum_of(inner, _inverse_gaps(w, eye) * np.matmul(_mT(v), dv))
+        if inner is ZERO:
+            return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
+        g = np.matmul(np.matmul(v, inner), _mT(v))
+        return NO_TANGENT, _like(_sym(g), a), *(NO_TANGENT for _ in rest)
+
+    return (w, v), eigh_pullback
+
+
+@rrule(np.linalg.eigvalsh)
+def eigvalsh_rrule(a, *rest, **kwargs):
+    w, v = np.linalg.eigh(a, *rest, **kwargs)  # the eigenvectors are the gradient's basis
+
+    def eigvalsh_pullback(dw):
+        # d wᵢ = vᵢᵀ dA vᵢ, finite also where eigenvalues repeat
+        return NO_TANGENT, _like(np.matmul(v * _row(dw), _mT(v)), a), *(NO_TANGENT for _ in rest)
+
+    return w, eigvalsh_pullback
+
+
+# --- singular values ---
+
+
+@rrule(np.linalg.svd)
+def svd_rrule(a, *rest, **kwargs):
+    opts = {"full_matrices": True, "compute_uv": True, "hermitian": False}
+    opts.update(zip(opts, rest), **kwargs)
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    full = opts["compute_uv"] and opts["full_matrices"] and m != n
+    if full:
+        y = tuple(np.linalg.svd(a, full_matrices=True, hermitian=opts["hermitian"]))
+        u, s, vh = y[0][..., :, :k], y[1], y[2][..., :k, :]  # the reduced SVD inside the full one
+    else:
+        u, s, vh = np.linalg.svd(a, full_matrices=False, hermitian=opts["hermitian"])
+        y = (u, s, vh) if opts["compute_uv"] else s
+    nothing = tuple(NO_TANGENT for _ in rest)
+
+    def svd_pullback(dy):
+        if not opts["compute_uv"]:
+            du, ds, dvh = ZERO, dy, ZERO
+        else:
+            du, ds, dvh = (ZERO,) * 3 if dy is ZERO else dy
+        if full:
+            # The columns U₂ that full_matrices adds (rows of Vh) only span the complement of
+            # U₁ and are not unique: they are taken to move only as orthogonality to U₁
+            # requires, dU₂ = -U₁ dU₁ᵀ U₂ (exact for functions of their span, U₂U₂ᵀ), which
+            # folds Ū₂ into Ū₁ as -U₂ Ū₂ᵀ U₁. JAX and autograd raise here instead.
+            if du is not ZERO and m > k:
+                du = du[..., :, :k] - np.matmul(y[0][..., :, k:], np.matmul(_mT(du[..., :, k:]), u))
+            if dvh is not ZERO and n > k:
+                dvh = dvh[..., :k, :] - np.matmul(np.matmul(vh, _mT(dvh[..., k:, :])), y[2][..., k:, :])
+        # Townsend, "Differentiating the singular value decomposition": with
+        # F_ij = 1/(s_j² - s_i²), J = F ∘ (UᵀŪ - ŪᵀU), K = F ∘ (VᵀV̄ - V̄ᵀV),
+        # Ā = U (J S + diag(s̄) + S K) Vᵀ + (I - UUᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I - VVᵀ).
+        # F is infinite where singular values repeat and S⁻¹ where one is 0: the vectors are
+        # not unique there, and the gradient through U or Vh is inf/nan (as in autograd, JAX).
+        eye = _eye_like(a, k)
+        inner = ZERO if ds is ZERO else _col(ds) * eye
+        outer = ZERO
+        if du is not ZERO or dvh is not ZERO:
+            f = _inverse_gaps(s * s, eye)
+        if du is not ZERO:
+            utdu = np.matmul(_mT(u), du)
+            inner = _sum_of(inner, f * (utdu - _mT(utdu)) * _row(s))
+            if m > k:
+                outer = np.matmul((du - np.matmul(u, utdu)) / _row(s), vh)
+        if dvh is not ZERO:
+            vtdv = np.matmul(vh, _mT(dvh))
+            inner = _sum_of(inner, _col(s) * (f * (vtdv - _mT(vtdv))))
+            if n > k:
+                outer = _sum_of(outer, np.matmul(u, (dvh - np.matmul(np.matmul(dvh, _mT(vh)), vh)) / _col(s)))
+        g = _sum_of(ZERO if inner is ZERO else np.matmul(np.matmul(u, inner), vh), outer)
+        if g is ZERO:
+            return NO_TANGENT, ZERO, *nothing
+        if opts["hermitian"]:
+            g = _sym(g)
+        return NO_TANGENT, _like(g, a), *nothing
+
+    return y, svd_pullback
+
+
+# --- qr ---
+
+
+def _copyltu(m):
+    """The symmetric matrix whose lower triangle is that of m."""
+    return np.tril(m) + _mT(np.tril(m, -1))
+
+
+def _qr_grad(q, r, dq, dr):
+    """Ā of A = QR (A m×n with m ≥ n, R square): M = R R̄ᵀ - Q̄ᵀ Q, Ā = (Q̄ + Q copyltu(M)) R⁻ᵀ."""
+    mm = _sum_of(ZERO if dr is ZERO else np.matmul(r, _mT(dr)), ZERO if dq is ZERO else -np.matmul(_mT(dq), q))
+    if mm is ZERO:
+        return ZERO
+    b = _sum_of(dq, np.matmul(q, _copyltu(mm)))
+    return _mT(np.linalg.solve(r, _mT(b)))  # B R⁻ᵀ = (R⁻¹ Bᵀ)ᵀ
+
+
+@rrule(np.linalg.qr)
+def qr_rrule(a, *rest, **kwargs):
+    mode = rest[0] if rest else kwargs.get("mode", "reduced")
+    y = np.linalg.qr(a, *rest, **kwargs)
+    m, n = np.shape(a)[-2:]
+    if mode in ("reduced", "complete"):
+        q, r = y
+        y = (q, r)
+    elif mode == "r":
+        q, r = np.linalg.qr(a)
+    differentiable = mode == "r" or mode == "reduced" or (mode == "complete" and m <= n)
+
+    def qr_pullback(dy):
+        if not differentiable:
+            raise TapegradError(
+                f"the gradient of qr(..., mode={mode!r}) is not defined for this shape; use "
+                f"mode='reduced'"
+            )
+        dq, dr = (ZERO, dy) if mode == "r" else ((ZERO, ZERO) if dy is ZERO else dy)
+        if m >= n:
+            g = _qr_grad(q, r, dq, dr)
+        else:
+            # a wide A = [X | Y] is X = Q R₁ (square) and Y = Q R₂ with R = [R₁ | R₂]:
+            # Ȳ = Q R̄₂ and X̄ = the square gradient with Q̄ + Y R̄₂ᵀ in place of Q̄
+            y2 = a[..., :, m:]
+            dr1, dr2 = (ZERO, ZERO) if dr is ZERO else (dr[..., :, :m], dr[..., :, m:])
+            dq1 = dq if dr2 is ZERO else _sum_of(dq, np.matmul(y2, _mT(dr2)))
+            gx = _qr_grad(q, r[..., :, :m], dq1, dr1)
+            gy = ZERO if dr2 is ZERO else np.matmul(q, dr2)
+            if gx is ZERO and gy is ZERO:
+                g = ZERO
+            else:
+                gx = np.zeros(np.shape(a)[:-1] + (m,), dtype=_dtype(a)) if gx is ZERO else gx
+                gy = np.zeros(np.shape(y2), dtype=_dtype(a)) if gy is ZERO else gy
+                g = np.concatenate([gx, gy], axis=-1)
+        if g is ZERO:
+            return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, _like(g, a), *(NO_TANGENT for _ in rest)
+
+    return y, qr_pullback

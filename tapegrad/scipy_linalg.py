@@ -1,0 +1,215 @@
+"""scipy.linalg functions that traced values can go through, with their gradients.
+
+scipy converts its inputs with ``np.asarray``, which a traced value refuses, so inside a
+function being differentiated call these instead of scipy's: same names, same signatures,
+same results. On plain values each calls scipy directly; on traced values it is recorded as
+one primitive and differentiated by its rule (in ``tapegrad.rules.scipy_linalg``).
+
+The factorizations return tuples as scipy does: in ``(c, lower)`` and ``(lu, piv)`` the factor
+is differentiable and the flag or pivots are not, so ``cho_solve(cho_factor(A), b)`` and
+``lu_solve(lu_factor(A), b)`` have gradients with respect to both ``A`` and ``b``.
+
+Examples
+--------
+>>> import numpy as np, tapegrad
+>>> from tapegrad import scipy_linalg as tsl
+>>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
+>>> def f(A, b):
+...     x = tsl.cho_solve(tsl.cho_factor(A), b)
+...     return np.dot(b, x)
+>>> db = tapegrad.gradient(f, A, np.array([1.0, 2.0]))[1]
+>>> np.allclose(db, 2 * np.linalg.solve(A, [1.0, 2.0]))
+True
+"""
+from __future__ import annotations
+
+import functools
+
+import scipy.linalg as _sl
+
+from .context import primitive
+from .errors import register_replacement
+
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve"]
+
+
+def _special(values):
+    """The first Tracer among `values` (also inside tuples and lists), else the first other
+    ArrayLike (a dual number), else None."""
+    from .arraylike import ArrayLike
+    from .tracer import Tracer
+
+    found = None
+    for v in values:
+        if type(v) is Tracer:
+            return v
+        if type(v) in (tuple, list):
+            inner = _special(v)
+            if type(inner) is Tracer:
+                return inner
+            found = found or inner
+        elif found is None and isinstance(v, ArrayLike):
+            found = v
+    return found
+
+
+def _factor_primitive(fn):
+    """`primitive` for a function whose first argument is a factorization tuple such as
+    ``(c, lower)``: the traced factor is inside the tuple, where `primitive` does not look."""
+    from .tracer import Tracer, record_call
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        special = _special((*args, *kwargs.values()))
+        if type(special) is Tracer:
+            return record_call(wrapper, args, kwargs)
+        if special is not None:  # a dual number: the forward rule
+            return special._dispatch(wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__tapegrad_primitive__ = True
+    return wrapper
+
+
+@primitive
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
+    """`scipy.linalg.solve_triangular` that traced values can go through.
+
+    Only the triangle of `a` that is read (and not its diagonal if `unit_diagonal`) receives
+    a gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy_linalg import solve_triangular
+    >>> L = np.array([[2.0, 0.0], [1.0, 4.0]])
+    >>> tapegrad.gradient(lambda b: np.sum(solve_triangular(L, b, lower=True)), np.ones(2))[0]
+    array([0.375, 0.25 ])
+    """
+    return _sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal,
+                                overwrite_b=overwrite_b, check_finite=check_finite)
+
+
+@primitive
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """`scipy.linalg.cho_factor` that traced values can go through: ``(c, lower)``.
+
+    `c` is differentiable (its unused triangle is a copy of `a`'s); `lower` is not. The
+    gradient with respect to `a` is the symmetric one, as for `cholesky`.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy_linalg import cho_factor
+    >>> A = np.array([[4.0, 2.0], [2.0, 5.0]])
+    >>> c, lower = cho_factor(A, lower=True)
+    >>> c[1, 1], lower
+    (np.float64(2.0), True)
+    """
+    return _sl.cho_factor(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
+
+
+@_factor_primitive
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """`scipy.linalg.cho_solve` that traced values can go through: solves ``A x = b`` from
+    ``cho_factor(A)``, with gradients for the factor and for `b`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy_linalg import cho_factor, cho_solve
+    >>> A = np.array([[4.0, 2.0], [2.0, 5.0]])
+    >>> cho_solve(cho_factor(A), np.array([6.0, 7.0]))
+    array([1., 1.])
+    """
+    return _sl.cho_solve(c_and_lower, b, overwrite_b=overwrite_b, check_finite=check_finite)
+
+
+@primitive
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """`scipy.linalg.cholesky` that traced values can go through (upper factor by default).
+
+    The gradient is the symmetric one (as in autograd and JAX): exact along perturbations
+    that keep `a` symmetric.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy_linalg import cholesky
+    >>> tapegrad.gradient(lambda a: np.sum(cholesky(a)), np.array([[4.0]]))[0]
+    array([[0.25]])
+    """
+    return _sl.cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
+
+
+@primitive
+def expm(A):
+    """`scipy.linalg.expm` that traced values can go through.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy_linalg import expm
+    >>> g = tapegrad.gradient(lambda a: np.trace(expm(a)), np.zeros((2, 2)))[0]
+    >>> np.allclose(g, np.eye(2))
+    True
+    """
+    return _sl.expm(A)
+
+
+@primitive
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """`scipy.linalg.lu_factor` that traced values can go through: ``(lu, piv)``.
+
+    `lu` is differentiable (square `a` only); the pivots are not, they are constant nearby.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy_linalg import lu_factor
+    >>> lu, piv = lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> piv
+    array([1, 1], dtype=int32)
+    """
+    return _sl.lu_factor(a, overwrite_a=overwrite_a, check_finite=check_finite)
+
+
+@_factor_primitive
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """`scipy.linalg.lu_solve` that traced values can go through, with gradients for `lu` and `b`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy_linalg import lu_factor, lu_solve
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> lu_solve(lu_factor(A), np.array([3.0, 7.0]))
+    array([1., 1.])
+    """
+    return _sl.lu_solve(lu_and_piv, b, trans=trans, overwrite_b=overwrite_b, check_finite=check_finite)
+
+
+@primitive
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
+          transposed=False):
+    """`scipy.linalg.solve` that traced values can go through.
+
+    With ``assume_a`` 'sym', 'her' or 'pos' only one triangle of `a` is read and the gradient
+    is the symmetric one; with a triangular or diagonal ``assume_a`` only the entries read
+    get a gradient. 'banded' has no gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy_linalg import solve
+    >>> A = np.array([[2.0, 0.0], [0.0, 4.0]])
+    >>> tapegrad.gradient(lambda b: np.sum(solve(A, b)), np.ones(2))[0]
+    array([0.5 , 0.25])
+    """
+    return _sl.solve(a, b, lower=lower, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
+                     check_finite=check_finite, assume_a=assume_a, transposed=transposed)
+
+
+for _name in __all__:
+    register_replacement(f"scipy.linalg.{_name}", f"tapegrad.scipy_linalg.{_name}")
+del _name

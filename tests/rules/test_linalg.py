@@ -1,0 +1,221 @@
+"""Rules for numpy.linalg: inv, solve, det, slogdet, matrix_power, pinv, lstsq, the factorizations and norm."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import NO_TANGENT, ZERO, check_grad
+
+DTYPES = [np.float64, np.float32]
+SQUARE = [(3, 3), (2, 3, 3)]
+RECT = [(4, 3), (3, 4), (3, 3), (2, 4, 3)]
+
+
+def _t(a):
+    """The transpose of each matrix in a stack (einsum, whose rule is in this family)."""
+    return np.einsum("...ij->...ji", a)
+
+
+def _sym(a):
+    """Symmetrize inside the function under test, so check_grad's perturbations stay symmetric."""
+    return 0.5 * (a + _t(a))
+
+
+def general(rng, shape, dtype):
+    """A well-conditioned matrix (or stack): noise around twice the identity; a plain random one if not square."""
+    if shape[-2] != shape[-1]:
+        return rng.standard_normal(shape).astype(dtype)
+    return (0.5 * rng.standard_normal(shape) + 2 * np.eye(shape[-1])).astype(dtype)
+
+
+def spd(rng, shape, dtype):
+    """A symmetric positive-definite matrix (or stack)."""
+    b = rng.standard_normal(shape)
+    return (b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def symmetric(rng, shape, dtype):
+    """A symmetric matrix (or stack) with well-separated eigenvalues."""
+    b = 0.3 * rng.standard_normal(shape)
+    return (b + np.swapaxes(b, -1, -2) + np.diag(3.0 * np.arange(shape[-1]))).astype(dtype)
+
+
+def _svd_parts(a, **kw):
+    u, s, vh = np.linalg.svd(a, **kw)
+    # squares: independent of the singular vectors' signs
+    return np.matmul(np.einsum("...ij,...j->...ij", u * u, s), vh * vh)
+
+
+def _svd_complement(a):
+    """The projector onto the singular vectors full_matrices adds: a function of their span only."""
+    u, _, vh = np.linalg.svd(a)
+    k = min(a.shape[-2:])
+    u2, v2 = u[..., :, k:], _t(vh[..., k:, :])
+    pu, pv = np.matmul(u2, _t(u2)), np.matmul(v2, _t(v2))
+    wu, wv = np.cos(np.arange(pu.size)).reshape(pu.shape), np.sin(np.arange(pv.size)).reshape(pv.shape)
+    return np.sum(pu * wu) + np.sum(pv * wv)
+
+
+def _eigh_parts(a, **kw):
+    w, v = np.linalg.eigh(_sym(a), **kw)
+    return np.einsum("...ij,...j->...ij", v * v, w)
+
+
+# (function whose rule is exercised, function under test, input maker, shapes)
+MATRIX = [
+    (np.linalg.inv, np.linalg.inv, general, SQUARE),
+    (np.linalg.det, np.linalg.det, general, SQUARE),
+    (np.linalg.slogdet, lambda a: np.linalg.slogdet(a)[1], general, SQUARE),
+    (np.linalg.slogdet, lambda a: np.linalg.slogdet(-a)[0] * np.linalg.slogdet(a)[1], general, SQUARE),
+    (np.linalg.cholesky, lambda a: np.linalg.cholesky(_sym(a)), spd, SQUARE),
+    (np.linalg.cholesky, lambda a: np.linalg.cholesky(_sym(a), upper=True), spd, SQUARE),
+    (np.linalg.eigh, lambda a: np.linalg.eigh(_sym(a))[0], symmetric, SQUARE),
+    (np.linalg.eigh, _eigh_parts, symmetric, SQUARE),
+    (np.linalg.eigh, lambda a: _eigh_parts(a, UPLO="U"), symmetric, SQUARE),
+    (np.linalg.eigvalsh, lambda a: np.linalg.eigvalsh(_sym(a)), symmetric, SQUARE),
+    (np.linalg.svd, lambda a: np.linalg.svd(a, compute_uv=False), general, RECT),
+    (np.linalg.svd, lambda a: np.linalg.svd(a)[1], general, RECT),
+    (np.linalg.svd, lambda a: _svd_parts(a, full_matrices=False), general, RECT),
+    (np.linalg.svd, _svd_parts, general, SQUARE),
+    (np.linalg.svd, _svd_complement, general, RECT),
+    (np.linalg.svd, lambda a: _svd_parts(_sym(a), hermitian=True), spd, SQUARE),
+    (np.linalg.qr, lambda a: np.linalg.qr(a)[0], general, RECT),
+    (np.linalg.qr, lambda a: np.linalg.qr(a)[1], general, RECT),
+    (np.linalg.qr, lambda a: np.linalg.qr(a, mode="r"), general, RECT),
+    (np.linalg.qr, lambda a: np.matmul(*np.linalg.qr(a)) * np.linalg.qr(a)[0][..., :1], general, [(4, 3), (2, 3, 3)]),
+    (np.linalg.pinv, np.linalg.pinv, general, RECT),
+    (np.linalg.pinv, lambda a: np.linalg.pinv(_sym(a), hermitian=True), spd, SQUARE),
+    (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, 0), general, SQUARE),
+    (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, 1), general, SQUARE),
+    (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, 3), general, SQUARE),
+    (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, n=-2), general, SQUARE),
+]
+MATRIX_CASES = [(fn, f, make, shape) for fn, f, make, shapes in MATRIX for shape in shapes]
+
+SOLVE = [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 2)),
+         ((2, 3, 3), (3,)), ((2, 3, 3), (3, 2)),
+         ((1, 3, 3), (2, 3, 2))]
+
+LSTSQ = [
+    lambda a, b: np.linalg.lstsq(a, b)[0],
+    lambda a, b: np.linalg.lstsq(a, b)[1],
+    lambda a, b: np.linalg.lstsq(a, b, rcond=None)[3],
+    lambda a, b: np.linalg.lstsq(a, b)[0] * np.sum(np.linalg.lstsq(a, b)[1]),
+]
+
+VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5, -1.5, 0]
+MATRIX_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
+# (shape, axis) of vector norms and of matrix norms
+VECTOR_AXES = [((3,), None), ((3,), 0), ((2, 3), 0), ((2, 3), -1), ((2, 3), (1,)), ((2, 3, 2), 1)]
+MATRIX_AXES = [((2, 3), None), ((2, 3, 2), (0, 1)), ((2, 3, 2), (-1, 0)), ((3, 2, 2), (2, 1))]
+
+EXERCISED = {row[0] for row in MATRIX} | {np.linalg.solve, np.linalg.lstsq, np.linalg.norm}
+
+
+def _case_id(v):
+    return getattr(v, "__name__", None) or str(v)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn, f, make, shape", MATRIX_CASES,
+                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(MATRIX_CASES)])
+def test_matrix_rule(fn, f, make, shape, dtype, rng):
+    """Each numpy.linalg function's gradient matches central differences, on matrices and stacks of them."""
+    check_grad(f, make(rng, shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ashape, bshape", SOLVE)
+def test_solve_rule(ashape, bshape, dtype, rng):
+    """solve differentiates in A and b: b a vector or a matrix, A batched, batch axes broadcast."""
+    a, b = general(rng, ashape, dtype), rng.standard_normal(bshape).astype(dtype)
+    check_grad(np.linalg.solve, a, b, modes=("rev",))
+    check_grad(np.linalg.solve, general(rng, ashape, dtype), rng.standard_normal(bshape).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bshape", [(5,), (5, 2)])
+@pytest.mark.parametrize("f", LSTSQ)
+def test_lstsq_rule(f, bshape, dtype, rng):
+    """lstsq differentiates through its solution, its residuals and its singular values."""
+    check_grad(f, rng.standard_normal((5, 3)).astype(dtype), rng.standard_normal(bshape).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape, axis", VECTOR_AXES)
+@pytest.mark.parametrize("ord", VECTOR_ORDS, ids=_case_id)
+def test_vector_norm_rule(ord, shape, axis, keepdims, dtype, rng):
+    """Vector norms of every order differentiate along any axis, with or without keepdims."""
+    if ord is not None and axis is None and len(shape) > 1:
+        pytest.skip("numpy: an ord without an axis is a matrix norm")
+    x = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)  # away from 0 and from ties
+    # options are bound as defaults, not closed over: check_grad would perturb closed-over numbers
+    check_grad(lambda x, o=(ord, axis, keepdims): np.linalg.norm(x, *o), x.astype(dtype))
+    check_grad(lambda x, o=(ord, axis, keepdims): np.linalg.norm(x, ord=o[0], axis=o[1], keepdims=o[2]), x.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape, axis", MATRIX_AXES)
+@pytest.mark.parametrize("ord", MATRIX_ORDS, ids=_case_id)
+def test_matrix_norm_rule(ord, shape, axis, keepdims, dtype, rng):
+    """Matrix norms (Frobenius, nuclear, spectral, 1 and inf) differentiate over any pair of axes."""
+    x = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
+    check_grad(lambda x, o=(ord, axis, keepdims): np.linalg.norm(x, ord=o[0], axis=o[1], keepdims=o[2]), x.astype(dtype))
+
+
+@pytest.mark.parametrize("make", [float, np.array], ids=["python", "0d"])
+def test_norm_of_scalar(make):
+    """The norm of a Python float or a 0-d array is its absolute value, with gradient its sign."""
+    check_grad(np.linalg.norm, make(-1.5))
+    assert tapegrad.gradient(np.linalg.norm, make(-1.5)) == (-1.0,)
+
+
+def test_two_norm_at_zero_is_nan():
+    """At 0 the 2-norm's gradient is nan (0/0), as in autograd and JAX."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        (g,) = tapegrad.gradient(np.linalg.norm, np.zeros(3))
+    assert np.isnan(g).all()
+
+
+@pytest.mark.parametrize("ord", [1, np.inf])
+def test_abs_based_norm_at_zero_is_zero(ord):
+    """At 0 the 1-norm's and the inf-norm's gradients are 0: |x| contributes sign(0) = 0."""
+    (g,) = tapegrad.gradient(lambda x: np.linalg.norm(x, ord), np.zeros(3))
+    np.testing.assert_array_equal(g, np.zeros(3))
+
+
+def test_inf_norm_splits_ties_evenly():
+    """Entries tied for the largest |x| share the inf-norm's gradient equally."""
+    (g,) = tapegrad.gradient(lambda x: np.linalg.norm(x, np.inf), np.array([3.0, -3.0, 1.0]))
+    np.testing.assert_allclose(g, [0.5, -0.5, 0.0])
+
+
+def test_slogdet_pullback_takes_zero_cotangents(rng):
+    """slogdet's pullback accepts a tuple cotangent with ZERO in either place; the sign adds nothing."""
+    a = general(rng, (3, 3), np.float64)
+    _, back = tapegrad.rrule(np.linalg.slogdet, a)
+    assert back((1.0, ZERO)) == (NO_TANGENT, ZERO)
+    np.testing.assert_allclose(back((ZERO, 1.0))[1], np.linalg.inv(a).T)
+    np.testing.assert_allclose(back((5.0, 1.0))[1], np.linalg.inv(a).T)
+
+
+def test_tuple_results_unpack_into_traced_elements(rng):
+    """slogdet, eigh, svd and qr results unpack like numpy's and each element is differentiable."""
+
+    def f(a):
+        sign, logdet = np.linalg.slogdet(a)
+        w, v = np.linalg.eigh(_sym(a))
+        u, s, vh = np.linalg.svd(a)
+        q, r = np.linalg.qr(a)
+        return sign * logdet + np.sum(w) + np.sum(s) + np.trace(r * r)
+
+    check_grad(f, general(rng, (3, 3), np.float64))
+
+
+def test_eigenvalue_gradient_is_finite_at_repeated_eigenvalues():
+    """At the identity (all eigenvalues equal) the eigenvalues still have a finite gradient."""
+    (g,) = tapegrad.gradient(lambda a: np.sum(np.linalg.eigh(_sym(a))[0] ** 2), np.eye(3))
+    np.testing.assert_allclose(g, 2 * np.eye(3), atol=1e-12)
+    (g,) = tapegrad.gradient(lambda a: np.sum(np.linalg.eigvalsh(a)), np.eye(3))
+    np.testing.assert_allclose(g, np.eye(3), atol=1e-12)

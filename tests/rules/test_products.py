@@ -1,0 +1,157 @@
+"""Rules for products: matmul, dot, vdot, inner, outer, kron, tensordot, einsum, trace."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import check_grad
+
+DTYPES = [np.float64, np.float32]
+
+# (fn, shape of x, shape of y): every ndim case each function distinguishes
+BINARY = [
+    (np.matmul, (3,), (3,)),
+    (np.matmul, (2, 3), (3,)),
+    (np.matmul, (3,), (3, 2)),
+    (np.matmul, (2, 3), (3, 4)),
+    (np.matmul, (4, 2, 3), (3,)),
+    (np.matmul, (3,), (4, 3, 2)),
+    (np.matmul, (2, 1, 2, 3), (3, 3, 2)),  # batch axes broadcast: (2, 1) with (3,)
+    (np.matmul, (1, 2, 3), (2, 1, 3, 2)),
+    (np.dot, (), (3,)),
+    (np.dot, (2, 3), ()),
+    (np.dot, (3,), (3,)),
+    (np.dot, (2, 3), (3,)),
+    (np.dot, (3,), (3, 2)),
+    (np.dot, (2, 3), (3, 4)),
+    (np.dot, (2, 2, 3), (3,)),
+    (np.dot, (3,), (2, 3, 4)),
+    (np.dot, (2, 3), (2, 3, 4)),
+    (np.dot, (2, 2, 3), (4, 3, 2)),
+    (np.vdot, (3,), (3,)),
+    (np.vdot, (2, 3), (3, 2)),
+    (np.inner, (), (2, 3)),
+    (np.inner, (3,), (3,)),
+    (np.inner, (2, 3), (4, 3)),
+    (np.inner, (2, 2, 3), (3,)),
+    (np.outer, (3,), (2,)),
+    (np.outer, (2, 3), (2, 2)),
+    (np.outer, (), (3,)),
+    (np.kron, (3,), (2,)),
+    (np.kron, (2, 3), (2, 2)),
+    (np.kron, (3,), (2, 2)),
+    (np.kron, (2, 1, 3), (2, 2)),
+]
+
+TENSORDOT = [
+    ((2, 3, 4), (3, 4, 2), 2),
+    ((2, 3), (3, 2), 1),
+    ((2, 3), (4,), 0),
+    ((), (3,), 0),
+    ((2, 3, 4), (4, 3), ([1, 2], [1, 0])),
+    ((2, 3), (3, 2), (1, 0)),
+    ((2, 3, 4), (4, 2), ([-1, 0], [0, 1])),
+]
+
+# (subscripts, shapes): explicit and implicit outputs, repeated labels, ellipses, broadcasting
+EINSUM = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ba", [(2, 3)]),
+    ("ij,kj", [(2, 3), (4, 3)]),
+    ("ii->", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij,j->i", [(3, 3, 2), (2,)]),
+    ("ij->", [(2, 3)]),
+    ("ij->j", [(2, 3)]),
+    ("i,i->", [(3,), (3,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("ijk,kl,lm->im", [(2, 3, 4), (4, 2), (2, 3)]),
+    ("i,i,i->i", [(3,), (3,), (3,)]),
+    ("...ij,...jk->...ik", [(2, 2, 3), (3, 4)]),
+    ("...i,...i", [(1, 3), (2, 3)]),
+    ("i...->...", [(3, 2, 2)]),
+    ("ij,ij->i", [(1, 3), (2, 3)]),  # a length-1 axis broadcast against a longer one
+    (",i->i", [(), (3,)]),
+]
+
+TRACE = [((3, 3), ()), ((2, 3), (1,)), ((3, 3), (-1,)), ((2, 3, 4), (0, 1, 2)), ((3, 2, 3), (1, 0, 2))]
+
+EXERCISED = {fn for fn, _, _ in BINARY} | {np.tensordot, np.einsum, np.trace}
+
+
+def _arrays(rng, shapes, dtype):
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn, xs, ys", BINARY, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_binary_product_rule(fn, xs, ys, dtype, rng):
+    """Each product's gradient matches central differences for every ndim case and both precisions."""
+    check_grad(fn, *_arrays(rng, [xs, ys], dtype))
+
+
+def test_matmul_operator_records_matmul(rng):
+    """``x @ y`` on traced values differentiates through matmul, batch axes broadcast."""
+    check_grad(lambda x, y: x @ y, *_arrays(rng, [(2, 1, 2, 3), (3, 3, 2)], np.float64))
+
+
+def test_mixed_precision_gradient_keeps_each_dtype(rng):
+    """A float32 matrix times a float64 vector gets a float32 gradient and the vector a float64 one."""
+    check_grad(np.matmul, rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal(3))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("xs, ys, axes", TENSORDOT)
+def test_tensordot_rule(xs, ys, axes, dtype, rng):
+    """tensordot differentiates for axes given as an int, a pair of ints or a pair of sequences, by position or keyword."""
+    x, y = _arrays(rng, [xs, ys], dtype)
+    check_grad(lambda x, y, axes=axes: np.tensordot(x, y, axes), x, y)
+    check_grad(lambda x, y, axes=axes: np.tensordot(x, y, axes=axes), x, y)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("subscripts, shapes", EINSUM)
+def test_einsum_rule(subscripts, shapes, dtype, rng):
+    """einsum gives a gradient to every operand: implicit output, repeated labels, ellipses, broadcasting."""
+    check_grad(lambda *ops, s=subscripts: np.einsum(s, *ops), *_arrays(rng, shapes, dtype))
+
+
+def test_einsum_subscripts_get_no_tangent():
+    """The subscripts string is einsum's first positional argument, and its tangent is NoTangent."""
+    _, back = tapegrad.rrule(np.einsum, "ij->", np.ones((2, 2)))
+    tangents = back(1.0)
+    assert len(tangents) == 3 and tangents[1] is tapegrad.NO_TANGENT
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, args", TRACE)
+def test_trace_rule(shape, args, dtype, rng):
+    """trace differentiates with offset and axes given by position, on matrices and stacks."""
+    check_grad(lambda x, args=args: np.trace(x, *args), rng.standard_normal(shape).astype(dtype))
+
+
+def test_trace_keyword_arguments(rng):
+    """trace's options given by keyword get no tangent of their own."""
+    check_grad(lambda x: np.trace(x, offset=1, axis1=2, axis2=0), rng.standard_normal((3, 2, 4)))
+
+
+SCALAR_CASES = [
+    lambda a, x: np.dot(a, x),
+    lambda a, x: np.dot(x, a),
+    lambda a, x: np.inner(a, x),
+    lambda a, x: np.outer(a, x),
+    lambda a, x: np.kron(a, x),
+    lambda a, x: np.tensordot(a, x, 0),
+    lambda a, x: np.einsum(",i->i", a, x),
+    lambda a, x: np.vdot(a, a) * np.vdot(x, x),
+]
+
+
+@pytest.mark.parametrize("make", [float, np.array], ids=["python", "0d"])
+@pytest.mark.parametrize("f", SCALAR_CASES)
+def test_product_with_scalar_operand(f, make, rng):
+    """A Python float or a 0-d array as an operand gets a gradient of its own kind."""
+    check_grad(f, make(1.3), rng.standard_normal(3))
+    _, (_, da, _) = tapegrad.grad(lambda a, x: np.sum(f(a, x)), make(1.3), rng.standard_normal(3))
+    assert np.shape(da) == () and isinstance(da, float) == (make is float)
