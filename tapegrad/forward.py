@@ -64,8 +64,10 @@ class Dual(ArrayLike):
         return dual_call(fn, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if func in (np.shape, np.ndim, np.size):
-            return func(*[a._val if isinstance(a, Dual) else a for a in args], **kwargs)
+        from .tracer import _STATIC
+
+        if func in _STATIC:
+            return func(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
         return dual_call(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):

@@ -128,7 +128,8 @@ def wrap_result(ctx, tape, var, y, fn=None):
 
 # numpy functions that depend only on shapes, which are fixed while tracing: they answer with
 # plain values and record nothing (as shapes are static in JAX).
-_STATIC = {np.shape: np.shape, np.ndim: np.ndim, np.size: np.size}
+_STATIC = {fn: fn for fn in (np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
+                             np.isrealobj, np.can_cast, np.min_scalar_type)}
 
 
 class Tracer(ArrayLike):
@@ -161,7 +162,7 @@ class Tracer(ArrayLike):
     def __array_function__(self, func, types, args, kwargs):
         static = _STATIC.get(func)
         if static is not None:
-            return static(*[a._val if type(a) is Tracer else a for a in args], **kwargs)
+            return static(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
         return record_call(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):

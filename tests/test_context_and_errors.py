@@ -100,9 +100,11 @@ def test_no_rule_error_names_function_types_place_and_fix():
 
 def test_non_scalar_result_needs_a_seed():
     """grad of an array result without a seed says to pass a seed of the result's shape."""
-    with pytest.raises(SeedError, match=r"returned float64\[3\], not a scalar.*pass seed="):
+    with pytest.raises(SeedError, match=r"sin returned float64\[3\], not a scalar, so the gradient "
+                                        r"taken at test_context_and_errors.py:\d+ needs a seed: pass seed="):
         grad(np.sin, np.ones(3))
-    with pytest.raises(SeedError, match=r"seed has shape \(2,\)"):
+    with pytest.raises(SeedError, match=r"seed given at test_context_and_errors.py:\d+ has shape \(2,\) "
+                                        r"but sin returned float64\[3\]; pass a seed of the result's shape, \(3,\)"):
         grad(np.sin, np.ones(3), seed=np.ones(2))
 
 
