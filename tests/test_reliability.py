@@ -1,0 +1,210 @@
+"""Reliability: every failure is clear, nothing is silently wrong, and it holds under threads and scale."""
+import pathlib
+import threading
+
+import numpy as np
+import pytest
+import scipy.signal
+
+import tapegrad
+from tapegrad import (
+    ConcreteValueError,
+    EscapedTracerError,
+    RuleError,
+    check_grad,
+    grad,
+    gradient,
+    primitive,
+    pullback,
+    rrule,
+)
+
+HERE = "test_reliability.py:"
+
+
+def test_scipy_function_without_replacement_names_itself():
+    """A scipy function that cannot see traced values is named, with its argument and the line."""
+    with pytest.raises(ConcreteValueError) as err:
+        grad(lambda x: np.sum(scipy.signal.convolve(x, np.ones(2))), np.ones(3))
+    msg = str(err.value)
+    assert "scipy.signal.convolve cannot see traced values and tapegrad has no replacement" in msg
+    assert "%2::float64[3]" in msg and HERE in msg and "use numpy functions" in msg
+
+
+def test_wrt_on_a_value_that_holds_nothing_differentiable():
+    """Asking for the gradient w.r.t. a string names the argument, its type, the line and what works."""
+    with pytest.raises(TypeError, match=r"wrt names argument 1 \(mode\) at test_reliability.py:\d+, a str, "
+                                        r"which holds nothing differentiable.*pass a number or a float array"):
+        grad(lambda x, mode: x * 2, 1.0, "fast", wrt=(0, 1))
+
+
+KEPT = []
+
+
+class Holder:
+    value = None
+
+
+@pytest.mark.parametrize("where", ["global", "list", "attribute"])
+def test_tracer_used_after_its_trace_ended(where):
+    """A traced value kept in a global, a list or an attribute raises when used later."""
+    global LEAK
+    holder = Holder()
+
+    def f(x):
+        global LEAK
+        LEAK = x
+        KEPT.append(x)
+        holder.value = x
+        return x * 2
+
+    grad(f, 1.5)
+    kept = {"global": LEAK, "list": KEPT[-1], "attribute": holder.value}[where]
+    with pytest.raises(EscapedTracerError, match=r"the traced value %2::float64 was used at "
+                                                 r"test_reliability.py:\d+ after the trace .* return it"):
+        np.sin(kept)
+
+
+@primitive
+def broken_square(x):
+    return x * x
+
+
+def test_pullback_with_the_wrong_number_of_tangents_is_caught_at_the_step():
+    """A pullback returning too few tangents raises RuleError naming the rule, its arguments and the fix."""
+    @rrule(broken_square)
+    def broken_square_rrule(x):
+        return broken_square(x), lambda dy: (2 * x * dy,)
+
+    with pytest.raises(RuleError, match=r"pullback of .*broken_square\(%2::float64\) \(for %4, in the "
+                                        r"gradient taken at test_reliability.py:\d+\) returned tuple of length 1; "
+                                        r"fix the rule .* a tuple of 2"):
+        grad(lambda x: broken_square(x), 3.0)
+
+
+def test_pullback_with_a_tangent_of_the_wrong_shape_is_caught():
+    """A tangent shaped unlike its argument raises RuleError naming the rule and the shapes."""
+    @rrule(broken_square)
+    def broken_square_rrule(x):
+        return broken_square(x), lambda dy: (tapegrad.NO_TANGENT, np.sum(2 * x * dy))
+
+    with pytest.raises(RuleError, match=r"pullback of test_reliability.broken_square \(for %4, in the gradient "
+                                        r"taken at test_reliability.py:\d+\) returned a tangent of shape \(\) "
+                                        r"for argument 1, %2::float64\[3\]; fix the rule.*unbroadcast"):
+        grad(lambda x: np.sum(broken_square(x)), np.ones(3))
+
+
+def test_exception_in_f_carries_the_partial_tape():
+    """An error raised by f keeps its type and message and carries the tape recorded so far."""
+    def f(x):
+        y = np.sin(x)
+        raise ZeroDivisionError("custom")
+
+    with pytest.raises(ZeroDivisionError, match="^custom$") as err:
+        grad(f, 1.0)
+    assert "rrule(sin, %2)" in str(err.value.tapegrad_tape)
+    assert tapegrad.tracer.active_tapes() == []
+
+
+def test_a_million_op_tape_without_recursion_errors():
+    """A 100k-primitive chain is a tape of a million ops: traced, differentiated, summarized, pruned."""
+    def chain(x, n):
+        for _ in range(n):
+            x = np.sin(x) * 0.999
+        return x
+
+    y, back = pullback(chain, 0.3, 100_000)
+    (_, dx, dn) = back(1.0)
+    tape = back.tape
+    assert len(tape) > 1_000_000
+    assert tape.summary().startswith(f"Tape of {len(tape)} ops: 600000 reads, 200000 primitives (rrule)")
+    # d/dx of sin∘...: the product of 0.999 cos(x_k), checked against a plain loop
+    expected, x = 1.0, 0.3
+    for _ in range(100_000):
+        expected *= 0.999 * np.cos(x)
+        x = np.sin(x) * 0.999
+    assert dx == pytest.approx(expected, rel=1e-9) and y == pytest.approx(x, rel=1e-12)
+    assert len(tapegrad.prune(tape)) <= len(tape)
+
+
+def test_threads_trace_independently():
+    """Eight threads differentiating different functions at once get what one thread gets."""
+    fns = [lambda x, k=k: np.sum(np.sin(x * (k + 1)) ** 2) + k * np.prod(x) for k in range(8)]
+    xs = [np.linspace(0.1, 1.0, 5) + k for k in range(8)]
+    expected = [gradient(f, x)[0] for f, x in zip(fns, xs)]
+    results = [None] * 8
+    barrier = threading.Barrier(8)
+
+    def work(i):
+        barrier.wait()
+        out = []
+        for _ in range(20):
+            out.append(gradient(fns[i], xs[i])[0])
+        results[i] = out
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(8):
+        for r in results[i]:
+            np.testing.assert_array_equal(r, expected[i])
+
+
+def test_repeated_grad_calls_are_identical(rng):
+    """grad on the same objects twice gives identical results: nothing accumulates between calls."""
+    params = {"w": rng.standard_normal(4), "b": 0.3}
+    x = rng.standard_normal(4)
+    f = lambda p, x: np.sum(np.tanh(p["w"] * x + p["b"]) ** 2)  # noqa: E731
+    first = grad(f, params, x)
+    for _ in range(3):
+        again = grad(f, params, x)
+        np.testing.assert_array_equal(again[1][1]["w"], first[1][1]["w"])
+        assert again[1][1]["b"] == first[1][1]["b"]
+    _, back = pullback(f, params, x)
+    a, b = back(1.0), back(1.0)
+    np.testing.assert_array_equal(a[1]["w"], b[1]["w"])
+
+
+def test_nan_and_inf_propagate_as_ieee_says():
+    """NaN inputs give NaN gradients; an infinite derivative stays infinite, not NaN."""
+    with np.errstate(all="ignore"):
+        _, (_, d) = grad(lambda x: np.sin(x) * 2, np.nan)
+        assert np.isnan(d)
+        _, (_, d) = grad(lambda x: np.sqrt(x), 0.0)
+        assert d == np.inf
+        _, (_, d) = grad(lambda x: np.exp(x) + x, 800.0)
+        assert d == np.inf
+
+
+def test_zero_share_never_turns_an_infinite_value_into_nan():
+    """A branch no path reaches adds nothing (ZeroTangent), so an inf share stays inf."""
+    def f(x, y):
+        unused = y * 0.0  # recorded, but its derivative never flows back into x
+        return np.exp(x) + unused * 0
+
+    with np.errstate(over="ignore"):
+        _, (_, dx, dy) = grad(f, 800.0, 1.0)
+    assert dx == np.inf and dy == 0.0
+
+
+def test_nothing_is_serialized_with_pickle():
+    """No module of tapegrad uses pickle (tapes are never loaded from untrusted bytes)."""
+    package = pathlib.Path(tapegrad.__file__).parent
+    offenders = [p.name for p in package.rglob("*.py") if "import pickle" in p.read_text() or "pickle.load" in p.read_text()]
+    assert offenders == []
+
+
+def test_check_grad_catches_a_wrong_rule():
+    """check_grad fails, with both numbers, when a rule is wrong: the checks can fail."""
+    @primitive
+    def cube(x):
+        return x ** 3
+
+    @rrule(cube)
+    def cube_rrule(x):
+        return cube(x), lambda dy: (tapegrad.NO_TANGENT, 2 * x ** 2 * dy)  # should be 3x²
+
+    with pytest.raises(AssertionError, match="reverse mode gives .* central differences give"):
+        check_grad(lambda x: cube(x), 1.3)
