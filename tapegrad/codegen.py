@@ -78,10 +78,15 @@ class _Writer:
     def value(self, v):
         if type(v) is Variable:
             return self.names[v]
+        if type(v) is float and not np.isfinite(v):
+            return "np.nan" if v != v else ("np.inf" if v > 0 else "-np.inf")
         if v is None or isinstance(v, (bool, int, float, complex, str)):
             return repr(v)
         if isinstance(v, np.generic) and v.dtype.kind in "biufc":
-            return f"np.{v.dtype.name}({v.item()!r})"
+            item = v.item()
+            if isinstance(item, float) and not np.isfinite(item):
+                return f"np.{v.dtype.name}({self.value(item)})"
+            return f"np.{v.dtype.name}({item!r})"
         if isinstance(v, slice):
             return f"slice({self.value(v.start)}, {self.value(v.stop)}, {self.value(v.step)})"
         if v is Ellipsis:

@@ -1,0 +1,1 @@
+"""The benchmark suite (not part of the test suite): see benchmarks/README.md."""
