@@ -231,6 +231,8 @@ def _default_seed(y, where):
 
 
 def _check_seed(y, seed, where):
+    if type(seed) is float and type(y) is float:
+        return
     if np.shape(seed) != np.shape(y):
         raise SeedError(
             f"the seed given at {user_location()} has shape {np.shape(seed)} but {where} returned "

@@ -9,6 +9,8 @@ module knows nothing of numpy, rules or gradients.
 """
 from __future__ import annotations
 
+import gc
+
 __all__ = ["Variable", "Op", "Input", "Constant", "Call", "Tape", "MISSING", "paused_gc"]
 
 
@@ -24,14 +26,10 @@ class paused_gc:
     __slots__ = ("was",)
 
     def __enter__(self):
-        import gc
-
         self.was = gc.isenabled()
         gc.disable()
 
     def __exit__(self, *exc):
-        import gc
-
         if self.was:
             gc.enable()
         return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import operator
 import threading
+import types
 
 import numpy as np
 
@@ -246,6 +247,15 @@ Tracer._make_stale = _tracer_stale
 
 def _param_names(f, n):
     """Names of the first n positional parameters of f, for the notes on input ops."""
+    code = getattr(f, "__code__", None)
+    if type(f) is types.FunctionType and not hasattr(f, "__signature__") and not hasattr(f, "__wrapped__"):
+        # a plain function: read its code object (inspect.signature costs tens of µs a call)
+        names = list(code.co_varnames[:code.co_argcount])
+        if code.co_flags & inspect.CO_VARARGS and len(names) < n:
+            star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+            names.extend(f"{star}[{i}]" for i in range(n - len(names)))
+        names.extend(f"args[{i}]" for i in range(len(names), n))
+        return names[:n]
     try:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
