@@ -4,6 +4,10 @@ import pytest
 
 import tapegrad
 from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient
+from tapegrad.rules.inplace import updated
+
+# rules these tests drive through check_grad (see tests/rules/test_coverage.py)
+EXERCISED = {updated}
 
 
 def test_item_slice_mask_and_augmented_writes(rng):

@@ -8,6 +8,10 @@ import pytest
 
 import tapegrad
 from tapegrad import NoTangent, SeedError, Tangent, ZeroTangent, check_grad, grad, gradient, pullback, trace
+from tapegrad.structures import build
+
+# rules these tests drive through check_grad (see tests/rules/test_coverage.py)
+EXERCISED = {build}
 
 
 def test_closure_captures_are_differentiable():
