@@ -1,29 +1,212 @@
-"""Rules for indexing: ``x[index]`` on arrays, and element reads of tuple results."""
+"""Rules for reading elements: ``x[index]``, take, take_along_axis, sort, diagonals and triangles.
+
+Each of these gathers elements of x, so its pullback scatters the cotangent back into zeros
+shaped like x. The scatter is `scatter_add`, a primitive of its own whose rule is the gather,
+so that pullbacks stay differentiable; no pullback writes into an array in place.
+"""
 from __future__ import annotations
 
 import operator
 
 import numpy as np
 
-from ..registry import rrule
+from ..arraylike import ArrayLike
+from ..registry import rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
+from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
+
+# --- scatter, the transpose of a gather ---
+
+
+def _is_basic(index) -> bool:
+    """True for an index of ints, slices, Ellipsis and None only: it names each position once."""
+    items = index if type(index) is tuple else (index,)
+    for i in items:
+        if i is None or i is Ellipsis or type(i) is slice:
+            continue
+        if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            continue
+        return False
+    return True
+
+
+def scatter_add(dy, shape, index, dtype):
+    """Zeros of `shape` and `dtype`, with `dy` added at `index`: the transpose of ``x[index]``.
+
+    A position that `index` names several times (a repeated integer in an index array)
+    receives the sum of its shares. Like a numpy function, it is one call for a traced or
+    dual `dy` (recorded, or sent through its rules), and its rule gathers (``dz[index]``), so
+    pullbacks that use it can be differentiated again.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.rules.indexing import scatter_add
+    >>> scatter_add(np.array([1.0, 2.0, 3.0]), (4,), (np.array([0, 2, 0]),), np.float64)
+    array([4., 0., 2., 0.])
+    """
+    if isinstance(dy, ArrayLike):
+        return dy._dispatch(scatter_add, (dy, shape, index, dtype), None)
+    out = np.zeros(shape, dtype)
+    if _is_basic(index):
+        out[index] = dy
+    else:  # add.at, not assignment: a repeated index must receive every share
+        np.add.at(out, index, dy)
+    return out
+
+
+@rrule(scatter_add)
+def scatter_add_rrule(dy, shape, index, dtype):
+    def scatter_add_pullback(dz):
+        # the transpose of a scatter is the gather
+        return NO_TANGENT, cast_like(dz[index], dy), NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+    return scatter_add(dy, shape, index, dtype), scatter_add_pullback
+
 
 # --- getitem ---
 
 
 @rrule(operator.getitem)
 def getitem_rrule(x, index):
-    y = x[index]
-
     def getitem_pullback(dy):
         if type(x) is tuple or type(x) is list:
-            # one cotangent per element of a tuple result (eigh, slogdet, divmod)
+            # an element (or slice) of a tuple result: ZeroTangent() for the elements not read
             dx = [ZERO] * len(x)
-            dx[index] = dy
+            picked = range(len(x))[index]
+            if type(picked) is range:
+                for i, d in zip(picked, dy):
+                    dx[i] = d
+            else:
+                dx[picked] = dy
             return NO_TANGENT, type(x)(dx), NO_TANGENT
-        dx = np.zeros(np.shape(x), dtype=np.result_type(x, float))
-        # add.at, so that an index repeated in an integer array receives every share
-        np.add.at(dx, index, dy)
-        return NO_TANGENT, dx, NO_TANGENT
+        return NO_TANGENT, scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy)), NO_TANGENT
 
-    return y, getitem_pullback
+    return x[index], getitem_pullback
+
+
+# --- take ---
+
+
+def _along_axis_index(indices, shape, axis):
+    """The index that reads ``take_along_axis(x, indices, axis)`` as ``x[index]``."""
+    ndim = len(shape)
+    return tuple(
+        indices if d == axis else np.reshape(np.arange(n), (1,) * d + (n,) + (1,) * (ndim - d - 1))
+        for d, n in enumerate(shape)
+    )
+
+
+@rrule(np.take)
+def take_rrule(x, *args, **kwargs):
+    b = bind(np.take, (x, *args), kwargs)
+    indices, axis, mode = b["indices"], b.get("axis"), b.get("mode", "raise")
+
+    def take_pullback(dy):
+        # axis=None reads the flattened x
+        shape = (np.size(x),) if axis is None else np.shape(x)
+        ax = 0 if axis is None else normalize_axis(axis, len(shape))
+        idx = indices
+        if mode == "wrap":
+            idx = np.mod(idx, shape[ax])
+        elif mode == "clip":
+            idx = np.clip(idx, 0, shape[ax] - 1)
+        dx = scatter_add(dy, shape, (slice(None),) * ax + (idx,), tangent_dtype(x, dy))
+        return NO_TANGENT, np.reshape(dx, np.shape(x)), *no_tangents(args)
+
+    return np.take(x, *args, **kwargs), take_pullback
+
+
+@rrule(np.take_along_axis)
+def take_along_axis_rrule(x, *args, **kwargs):
+    b = bind(np.take_along_axis, (x, *args), kwargs)
+    indices, axis = b["indices"], b.get("axis", -1)
+
+    def take_along_axis_pullback(dy):
+        return NO_TANGENT, _scatter_along_axis(dy, x, indices, axis), *no_tangents(args)
+
+    return np.take_along_axis(x, *args, **kwargs), take_along_axis_pullback
+
+
+def _scatter_along_axis(dy, x, indices, axis):
+    """The transpose of ``take_along_axis(x, indices, axis)`` (axis=None: of the flattened x)."""
+    shape = (np.size(x),) if axis is None else np.shape(x)
+    ax = 0 if axis is None else normalize_axis(axis, len(shape))
+    dx = scatter_add(dy, shape, _along_axis_index(indices, shape, ax), tangent_dtype(x, dy))
+    return np.reshape(dx, np.shape(x))
+
+
+@rrule(np.sort)
+def sort_rrule(x, *args, **kwargs):
+    b = bind(np.sort, (x, *args), kwargs)
+    if b.get("order") is not None:
+        raise NotImplementedError("tapegrad has no derivative of numpy.sort with order= (fields)")
+    axis = b.get("axis", -1)
+    # sorting is a permutation; equal elements keep their order (stable), as in JAX
+    perm = np.argsort(x, axis=axis, kind="stable")
+
+    def sort_pullback(dy):
+        return NO_TANGENT, _scatter_along_axis(dy, x, perm, axis), *no_tangents(args)
+
+    return np.take_along_axis(x, perm, axis=axis), sort_pullback
+
+
+# --- diagonals and triangles ---
+
+
+def _diagonal_index(n, k):
+    """Rows and columns of the n elements of diagonal k (above the main one for k > 0)."""
+    return np.arange(n) + max(-k, 0), np.arange(n) + max(k, 0)
+
+
+@rrule(np.diag)
+def diag_rrule(v, *args, **kwargs):
+    k = bind(np.diag, (v, *args), kwargs).get("k", 0)
+    y = np.diag(v, *args, **kwargs)
+
+    def diag_pullback(dy):
+        if np.ndim(v) == 1:  # v was put on a diagonal: read it back
+            return NO_TANGENT, np.diagonal(dy, k), *no_tangents(args)
+        index = _diagonal_index(np.shape(y)[0], k)
+        return NO_TANGENT, scatter_add(dy, np.shape(v), index, tangent_dtype(v, dy)), *no_tangents(args)
+
+    return y, diag_pullback
+
+
+@rrule(np.diagonal)
+def diagonal_rrule(x, *args, **kwargs):
+    b = bind(np.diagonal, (x, *args), kwargs)
+    offset = b.get("offset", 0)
+    ndim = np.ndim(x)
+    a1, a2 = normalize_axis(b.get("axis1", 0), ndim), normalize_axis(b.get("axis2", 1), ndim)
+
+    def diagonal_pullback(dy):
+        # diagonal(x) is moveaxis(x, (a1, a2), (-2, -1))[..., rows, cols]: scatter there, move back
+        shape = np.shape(x)
+        moved = tuple(n for d, n in enumerate(shape) if d not in (a1, a2)) + (shape[a1], shape[a2])
+        index = (slice(None),) * (ndim - 2) + _diagonal_index(np.shape(dy)[-1], offset)
+        dx = scatter_add(dy, moved, index, tangent_dtype(x, dy))
+        return NO_TANGENT, np.moveaxis(dx, (-2, -1), (a1, a2)), *no_tangents(args)
+
+    return np.diagonal(x, *args, **kwargs), diagonal_pullback
+
+
+@rrule(np.triu)
+def triu_rrule(x, *args, **kwargs):
+    k = bind(np.triu, (x, *args), kwargs).get("k", 0)
+
+    def triu_pullback(dy):
+        # the same mask keeps the cotangent; a 1-d x was broadcast to rows first
+        return NO_TANGENT, unbroadcast(np.triu(dy, k), x), *no_tangents(args)
+
+    return np.triu(x, *args, **kwargs), triu_pullback
+
+
+@rrule(np.tril)
+def tril_rrule(x, *args, **kwargs):
+    k = bind(np.tril, (x, *args), kwargs).get("k", 0)
+
+    def tril_pullback(dy):
+        return NO_TANGENT, unbroadcast(np.tril(dy, k), x), *no_tangents(args)
+
+    return np.tril(x, *args, **kwargs), tril_pullback

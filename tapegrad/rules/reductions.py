@@ -1,30 +1,345 @@
-"""Rules for reductions: sum."""
+"""Rules for reductions: sums and means, products, extrema, moments, cumulative sums and products.
+
+Each rule accepts its arguments as numpy does (axis and keepdims by position or by name) and
+returns one NoTangent per positional argument after the array. Pullbacks broadcast the
+cotangent back over the reduced axes; nothing in them reads array values, so a Tracer can
+record them again.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from ..registry import rrule
-from ..tangents import NO_TANGENT
+from ..registry import Thunk, register_rrule, rrule
+from ..tangents import NO_TANGENT, ZERO
+from ._shapes import (
+    as_tuple,
+    bind,
+    cast_like,
+    expand_reduced,
+    no_tangents,
+    normalize_axis,
+    positional_names,
+    reduced_axes,
+    reject,
+    tangent_dtype,
+)
 
-# --- sums ---
+
+def _spread(dy, x, axes, keepdims):
+    """`dy` copied to every element of `x` that was reduced into it."""
+    return np.broadcast_to(expand_reduced(dy, axes, keepdims), np.shape(x))
 
 
-def _expand_reduced(dy, x, axis, keepdims):
-    """Put back the reduced axes of `dy` (as length 1) so that it broadcasts against `x`."""
-    ndim = np.ndim(x)
-    if axis is None or keepdims or ndim == 0:
-        return dy if keepdims or axis is None else dy
-    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-    axes = sorted(a % ndim for a in axes)
-    return np.expand_dims(dy, tuple(axes))
+def _reduction(fn, x, args, kwargs):
+    """(axes, keepdims, all bound arguments) of a reduction called as numpy allows."""
+    b = bind(fn, (x, *args), kwargs)
+    return reduced_axes(b.get("axis"), np.ndim(x)), bool(b.get("keepdims", False)), b
+
+
+def _count(x, axes) -> int:
+    return math.prod(np.shape(x)[a] for a in axes)
+
+
+# --- sums and means ---
 
 
 @rrule(np.sum)
-def sum_rrule(x, axis=None, dtype=None, keepdims=False, **kwargs):
-    y = np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+def sum_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.sum, x, args, kwargs)
+    where = b.get("where")
 
     def sum_pullback(dy):
-        dy = _expand_reduced(dy, x, axis, keepdims)
-        return NO_TANGENT, np.broadcast_to(dy, np.shape(x))
+        dx = _spread(dy, x, axes, keepdims)
+        if where is not None:
+            dx = dx * where
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
-    return y, sum_pullback
+    return np.sum(x, *args, **kwargs), sum_pullback
+
+
+@rrule(np.mean)
+def mean_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.mean, x, args, kwargs)
+    where = b.get("where")
+
+    def mean_pullback(dy):
+        if where is None:
+            dx = _spread(dy / _count(x, axes), x, axes, keepdims)
+        else:
+            # only the selected elements count, and only they receive a share
+            keep = np.astype(np.broadcast_to(where, np.shape(x)), tangent_dtype(x, dy))
+            dx = _spread(dy, x, axes, keepdims) * keep / np.sum(keep, axis=axes, keepdims=True)
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.mean(x, *args, **kwargs), mean_pullback
+
+
+@rrule(np.nansum)
+def nansum_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.nansum, x, args, kwargs)
+    reject(np.nansum, b, ["where"])
+
+    def nansum_pullback(dy):
+        # a nan is skipped (counted as 0), so it receives no share
+        keep = np.logical_not(np.isnan(x))
+        return NO_TANGENT, cast_like(_spread(dy, x, axes, keepdims) * keep, x), *no_tangents(args)
+
+    return np.nansum(x, *args, **kwargs), nansum_pullback
+
+
+@rrule(np.nanmean)
+def nanmean_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.nanmean, x, args, kwargs)
+    reject(np.nanmean, b, ["where"])
+
+    def nanmean_pullback(dy):
+        # the mean of the non-nan elements; a group of nans only has a nan mean and nan shares
+        keep = np.astype(np.logical_not(np.isnan(x)), tangent_dtype(x, dy))
+        dx = _spread(dy, x, axes, keepdims) * keep / np.sum(keep, axis=axes, keepdims=True)
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.nanmean(x, *args, **kwargs), nanmean_pullback
+
+
+@rrule(np.average)
+def average_rrule(a, *args, **kwargs):
+    b = bind(np.average, (a, *args), kwargs)
+    axis, w = b.get("axis"), b.get("weights")
+    returned, keepdims = b.get("returned", False), bool(b.get("keepdims", False))
+    shape = np.shape(a)
+    axes = reduced_axes(axis, len(shape))
+    out = np.average(a, *args, **kwargs)
+    avg = out[0] if returned else out
+    positional = positional_names(np.average, 1 + len(args))
+    wb = None if w is None else _weights_like(w, shape, axis, axes)
+
+    def average_pullback(dout):
+        dy, dscale = dout if returned else (dout, ZERO)
+        if w is None:
+            # the plain mean; the returned count does not depend on a
+            da = ZERO if dy is ZERO else cast_like(_spread(dy / _count(a, axes), a, axes, keepdims), a)
+            return NO_TANGENT, da, *no_tangents(args)
+        scale = np.sum(np.broadcast_to(wb, shape), axis=axes, keepdims=True)
+
+        def da():
+            # d/da Σwa/Σw = w/Σw
+            return cast_like(_spread(dy, a, axes, keepdims) * wb / scale, a)
+
+        def dw():
+            # d/dw Σwa/Σw = (a - avg)/Σw, plus 1 for the returned Σw
+            full = ZERO
+            if dy is not ZERO:
+                full = _spread(dy, a, axes, keepdims) * (a - expand_reduced(avg, axes, keepdims)) / scale
+            if dscale is not ZERO:
+                full = full + _spread(dscale, a, axes, keepdims)
+            return cast_like(_weights_back(full, w, shape, axis, axes), w)
+
+        tangents = {"a": ZERO if dy is ZERO else Thunk(da), "weights": Thunk(dw)}
+        return NO_TANGENT, *(tangents.get(name, NO_TANGENT) for name in positional)
+
+    return out, average_pullback
+
+
+def _weights_like(w, shape, axis, axes):
+    """The weights laid out to broadcast against `a`, as np.average lays them out."""
+    if np.shape(w) == shape:
+        return w
+    order = [normalize_axis(ax, len(shape)) for ax in as_tuple(axis)]
+    w = np.transpose(w, np.argsort(order)) if len(order) > 1 else w
+    return np.reshape(w, tuple(n if i in axes else 1 for i, n in enumerate(shape)))
+
+
+def _weights_back(full, w, shape, axis, axes):
+    """Undo `_weights_like` on a tangent shaped like `a`: sum the broadcast, restore w's layout."""
+    if np.shape(w) == shape:
+        return full
+    other = tuple(i for i in range(len(shape)) if i not in axes)
+    g = np.sum(full, axis=other)
+    order = [normalize_axis(ax, len(shape)) for ax in as_tuple(axis)]
+    return np.transpose(g, np.argsort(np.argsort(order))) if len(order) > 1 else g
+
+
+# --- products ---
+
+
+@rrule(np.prod)
+def prod_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.prod, x, args, kwargs)
+    reject(np.prod, b, ["where"])
+    initial = b.get("initial")
+
+    def prod_pullback(dy):
+        # d/dx_i Πx = Π_{k≠i} x_k, built from products on both sides: right with zeros in x
+        dx = _spread(dy, x, axes, keepdims)
+        if axes:
+            dx = dx * _product_of_others(x, axes)
+        if initial is not None:
+            dx = dx * initial
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.prod(x, *args, **kwargs), prod_pullback
+
+
+def _product_of_others(x, axes):
+    """For each element, the product of the other elements of its group, computed without division."""
+    k = len(axes)
+    last = tuple(range(-k, 0))
+    moved = np.moveaxis(x, axes, last)
+    mshape = np.shape(moved)
+    n = math.prod(mshape[-k:])
+    if n == 0:
+        return np.zeros(np.shape(x), tangent_dtype(x))
+    flat = np.reshape(moved, mshape[:-k] + (n,))
+    before = _exclusive_cumprod(flat)
+    after = np.flip(_exclusive_cumprod(np.flip(flat, -1)), -1)
+    return np.moveaxis(np.reshape(before * after, mshape), last, axes)
+
+
+def _exclusive_cumprod(x):
+    """Products of the elements strictly before each one along the last axis (1 for the first)."""
+    ones = np.ones(np.shape(x)[:-1] + (1,), tangent_dtype(x))
+    return np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+
+
+# --- extrema ---
+
+
+def _chooser_grad(dy, x, y, axes, keepdims, b):
+    """The derivative of max or min: ties split it evenly, as in autograd and JAX."""
+    hit = np.equal(x, expand_reduced(y, axes, keepdims))
+    if b.get("where") is not None:
+        hit = np.logical_and(hit, b["where"])
+    hit = np.astype(hit, tangent_dtype(x, dy))
+    count = np.sum(hit, axis=axes, keepdims=True)
+    if "initial" in b or "where" in b:
+        # a group decided by `initial` alone has no element to share among
+        count = np.maximum(count, 1)
+    return _spread(dy, x, axes, keepdims) * hit / count
+
+
+@rrule(np.max)
+def max_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.max, x, args, kwargs)
+    y = np.max(x, *args, **kwargs)
+
+    def max_pullback(dy):
+        return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
+
+    return y, max_pullback
+
+
+@rrule(np.min)
+def min_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.min, x, args, kwargs)
+    y = np.min(x, *args, **kwargs)
+
+    def min_pullback(dy):
+        return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
+
+    return y, min_pullback
+
+
+# np.amax and np.amin are the same functions under their old names (distinct objects in numpy 2)
+register_rrule(np.amax, max_rrule)
+register_rrule(np.amin, min_rrule)
+
+
+@rrule(np.ptp)
+def ptp_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.ptp, x, args, kwargs)
+    hi = np.max(x, axis=b.get("axis"), keepdims=keepdims)
+    lo = np.min(x, axis=b.get("axis"), keepdims=keepdims)
+
+    def ptp_pullback(dy):
+        # ptp = max - min
+        dx = _chooser_grad(dy, x, hi, axes, keepdims, {}) - _chooser_grad(dy, x, lo, axes, keepdims, {})
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.subtract(hi, lo), ptp_pullback
+
+
+# --- moments ---
+
+
+def _ddof(b) -> float:
+    return b.get("ddof", 0) if b.get("correction") is None else b["correction"]
+
+
+@rrule(np.var)
+def var_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.var, x, args, kwargs)
+    reject(np.var, b, ["where"])
+
+    def var_pullback(dy):
+        # d/dx Σ(x - mean)²/(n - ddof) = 2(x - mean)/(n - ddof); the mean's own share sums to 0
+        centred = x - np.mean(x, axis=axes, keepdims=True)
+        dx = expand_reduced(dy, axes, keepdims) * (2 * centred / (_count(x, axes) - _ddof(b)))
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.var(x, *args, **kwargs), var_pullback
+
+
+@rrule(np.std)
+def std_rrule(x, *args, **kwargs):
+    axes, keepdims, b = _reduction(np.std, x, args, kwargs)
+    reject(np.std, b, ["where"])
+    y = np.std(x, *args, **kwargs)
+
+    def std_pullback(dy):
+        # d/dx √var = (x - mean)/((n - ddof) std); nan where std is 0 (0/0), as in autograd and JAX
+        centred = x - np.mean(x, axis=axes, keepdims=True)
+        scale = expand_reduced(y, axes, keepdims) * (_count(x, axes) - _ddof(b))
+        dx = expand_reduced(dy, axes, keepdims) * centred / scale
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return y, std_pullback
+
+
+# --- cumulative sums and products ---
+
+
+@rrule(np.cumsum)
+def cumsum_rrule(x, *args, **kwargs):
+    axis = bind(np.cumsum, (x, *args), kwargs).get("axis")
+
+    def cumsum_pullback(dy):
+        # y_j = Σ_{i≤j} x_i, so dx_i = Σ_{j≥i} dy_j: a cumulative sum from the end
+        if axis is None:  # numpy flattened x
+            dx = np.reshape(np.flip(np.cumsum(np.flip(dy))), np.shape(x))
+        else:
+            dx = np.flip(np.cumsum(np.flip(dy, axis), axis), axis)
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.cumsum(x, *args, **kwargs), cumsum_pullback
+
+
+@rrule(np.cumprod)
+def cumprod_rrule(x, *args, **kwargs):
+    axis = bind(np.cumprod, (x, *args), kwargs).get("axis")
+
+    def cumprod_pullback(dy):
+        if axis is None:  # numpy flattened x
+            dx = np.reshape(_cumprod_grad(dy, np.ravel(x)), np.shape(x))
+        else:
+            ax = normalize_axis(axis, np.ndim(x))
+            dx = np.moveaxis(_cumprod_grad(np.moveaxis(dy, ax, -1), np.moveaxis(x, ax, -1)), -1, ax)
+        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+    return np.cumprod(x, *args, **kwargs), cumprod_pullback
+
+
+def _cumprod_grad(dy, x):
+    """The cotangent of cumprod along the last axis, right with zeros in x; O(n²) in that axis.
+
+    y_j = Π_{k≤j} x_k, so dx_i = Π_{k<i} x_k · Σ_{j≥i} dy_j Π_{i<k≤j} x_k: no division by x_i.
+    """
+    n = np.shape(x)[-1]
+    dt = tangent_dtype(x, dy)
+    # t[..., i, j] = x_j above the diagonal and 1 elsewhere; its running product along j is
+    # Π_{i<k≤j} x_k, which the upper triangle keeps for j ≥ i
+    t = np.where(np.triu(np.ones((n, n), bool), 1), np.expand_dims(x, -2), np.ones((), dt))
+    runs = np.cumprod(t, axis=-1) * np.triu(np.ones((n, n), dt))
+    after = np.sum(runs * np.expand_dims(dy, -2), axis=-1)
+    return _exclusive_cumprod(x) * after

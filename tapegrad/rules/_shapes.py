@@ -1,0 +1,107 @@
+"""Helpers shared by the reduction, shape, assembly and indexing rules (no rules here).
+
+They read shapes, dtypes and arguments only, never array values, so that the rules and
+pullbacks using them can run on Tracers.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+
+import numpy as np
+
+from ..tangents import NO_TANGENT
+
+_SIGNATURES: dict = {}
+
+
+def bind(fn, args, kwargs) -> dict:
+    """The arguments of a call of the numpy function `fn` by name, however they were passed.
+
+    An argument given as numpy's "no value" placeholder counts as not given.
+    """
+    bound = _signature(fn).bind(*args, **kwargs).arguments
+    return {k: v for k, v in bound.items() if v is not np._NoValue}
+
+
+def _signature(fn):
+    sig = _SIGNATURES.get(fn)
+    if sig is None:
+        sig = _SIGNATURES[fn] = inspect.signature(fn)
+    return sig
+
+
+def positional_names(fn, n) -> list:
+    """The names of the first `n` parameters of `fn`: those a call with n positional arguments filled."""
+    return list(_signature(fn).parameters)[:n]
+
+
+def no_tangents(args) -> tuple:
+    """One NoTangent per trailing positional argument (axis, shape, indices, ...)."""
+    return (NO_TANGENT,) * len(args)
+
+
+def reject(fn, kwargs, names):
+    """Refuse keyword arguments a rule does not differentiate, rather than get them wrong."""
+    for name in names:
+        if kwargs.get(name) is not None:
+            raise NotImplementedError(
+                f"tapegrad has no derivative of numpy.{fn.__name__} with {name}=; "
+                f"compute it without {name}= (for example with np.where) instead"
+            )
+
+
+def reduced_axes(axis, ndim) -> tuple:
+    """The axes a reduction runs over, non-negative and sorted (all of them for None)."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(operator.index(a) % ndim for a in as_tuple(axis))) if ndim else ()
+
+
+def as_tuple(axis) -> tuple:
+    """An axis argument as a tuple: ``0`` is ``(0,)``."""
+    return tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
+
+
+def expand_reduced(dy, axes, keepdims):
+    """Put the reduced axes back into `dy` (length 1), so that it broadcasts against the input."""
+    if keepdims or not axes:
+        return dy
+    return np.expand_dims(dy, axes)
+
+
+def dtype_of(x) -> np.dtype:
+    """The dtype of an array, numpy scalar, Tracer or Python number."""
+    dt = getattr(x, "dtype", None)
+    if dt is not None:
+        return np.dtype(dt)
+    if isinstance(x, (bool, int, float, complex)):
+        return np.result_type(type(x))
+    return np.asarray(x).dtype  # a constant such as a nested list
+
+
+def tangent_dtype(x, dy=None) -> np.dtype:
+    """The dtype of a tangent of `x`: x's own when it is inexact, else dy's (or float64)."""
+    dt = dtype_of(x)
+    if dt.kind in "fc":
+        return dt
+    if dy is not None:
+        ddt = dtype_of(dy)
+        if ddt.kind in "fc":
+            return ddt
+    return np.dtype(np.float64)
+
+
+def cast_like(dx, x):
+    """Give a tangent the dtype of its argument (float32 in, float32 out)."""
+    want = tangent_dtype(x, dx)
+    have = getattr(dx, "dtype", None)
+    if have is None or have == want:
+        return dx
+    if have.kind == "c" and want.kind != "c":
+        dx = np.real(dx)
+    return np.astype(dx, want)
+
+
+def normalize_axis(axis, ndim) -> int:
+    return operator.index(axis) % ndim if ndim else 0
