@@ -14,6 +14,7 @@ program.
 from __future__ import annotations
 
 import inspect
+import operator
 
 import numpy as np
 
@@ -89,7 +90,9 @@ class GradContext(BaseContext):
                 f"tapegrad.nondifferentiable({qualified_name(fn)}) if its derivative is zero"
             )
         if kwargs and _holds_tracer(kwargs.values(), tape):
-            args, kwargs = _positional(fn, args, kwargs)
+            kwargs = _concrete_ints(kwargs, tape)
+            if _holds_tracer(kwargs.values(), tape):
+                args, kwargs = _positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         y, pb = rule(*vals, **kwargs) if kwargs else rule(*vals)
         push = tape.push_call
@@ -101,13 +104,32 @@ class GradContext(BaseContext):
 
 
 def _holds_tracer(values, tape):
-    return any(type(v) is Tracer and v._tape is tape for v in values)
+    for v in values:
+        if type(v) is Tracer and v._tape is tape:
+            return True
+        if type(v) in (list, tuple) and _holds_tracer(v, tape):
+            return True
+    return False
+
+
+def _concrete_ints(kwargs, tape):
+    """Traced integers passed by keyword (axis=, n=) are structure, not data: take their values,
+    each with a guard, as range() would."""
+    def one(v):
+        if type(v) is Tracer and v._tape is tape and np.result_type(v._val).kind in "iu":
+            return operator.index(v)
+        if type(v) in (list, tuple):
+            return type(v)(one(x) for x in v)
+        return v
+
+    return {k: one(v) for k, v in kwargs.items()}
 
 
 def _positional(fn, args, kwargs):
     """Move traced keyword arguments into position, so that their tangents are returned."""
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()  # so that a traced keyword after missing ones moves into position
     except (TypeError, ValueError):
         bound = None
     if bound is None or any(type(v) is Tracer for v in bound.kwargs.values()):
