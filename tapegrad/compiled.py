@@ -29,15 +29,16 @@ from .tracer import _param_names, plain_scalar, trace
 __all__ = ["compiled_grad", "CompiledGrad"]
 
 
-def _gradient_program(f, seed, *args, **kwargs):
-    return grad(f, *args, seed=seed, **kwargs)
+def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
+    return grad(f, *args, seed=seed, wrt=_wrt, **kwargs)
 
 
 class CompiledGrad:
     """``grad(f, *args, seed=None, **kwargs)`` traced once per signature and replayed as compiled Python."""
 
-    def __init__(self, f, maxsize: int = 64, assume_finite: bool = False):
+    def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
         self.f = f
+        self.wrt = wrt
         self.maxsize = maxsize
         self.assume_finite = assume_finite
         self._cache = OrderedDict()  # signature -> [compiled program, ...] (one per path)
@@ -72,7 +73,7 @@ class CompiledGrad:
         else:
             self.misses += 1
         names = ["f", "seed"] + _param_names(self.f, len(args))
-        out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, **kwargs)
+        out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
         program = compile_tape(optimize(tape, assume_finite=self.assume_finite), "gradient_program")
         program.__tape__ = tape
         self._cache.setdefault(key, []).append(program)
@@ -107,11 +108,11 @@ class CompiledGrad:
         raise RuntimeError("no compiled program accepts these arguments")  # pragma: no cover
 
 
-def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False):
+def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None):
     """Compiled, cached ``grad``: ``compiled_grad(f)(*args)`` returns what ``grad(f, *args)`` does.
 
-    Use as a function or a decorator. See the module docstring for what is cached and when a
-    call traces again.
+    Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
+    `grad`. See the module docstring for what is cached and when a call traces again.
 
     Examples
     --------
@@ -127,5 +128,5 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False):
     1
     """
     if f is None:
-        return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite)
-    return CompiledGrad(f, maxsize=maxsize, assume_finite=assume_finite)
+        return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)
+    return CompiledGrad(f, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)

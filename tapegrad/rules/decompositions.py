@@ -54,6 +54,13 @@ def cholesky_grad(l, dl, solve_lt=None):
     return _sym(s)
 
 
+def _triangular_lt(l, b):
+    """L⁻ᵀ B for a lower-triangular L, through the traceable triangular solve."""
+    from ..scipy_linalg import solve_triangular
+
+    return solve_triangular(l, b, trans=1, lower=True)
+
+
 @rrule(np.linalg.cholesky)
 def cholesky_rrule(a, **kwargs):
     upper = kwargs.get("upper", False)
@@ -62,7 +69,9 @@ def cholesky_rrule(a, **kwargs):
     def cholesky_pullback(dc):
         # upper=True returns U = Lᵀ
         l, dl = (_mT(c), _mT(dc)) if upper else (c, dc)
-        return NO_TANGENT, _like(cholesky_grad(l, dl), a)
+        # one matrix: triangular solves (O(n²) a column), not general ones (an LU each)
+        solve_lt = _triangular_lt if np.ndim(l) == 2 else None
+        return NO_TANGENT, _like(cholesky_grad(l, dl, solve_lt), a)
 
     return c, cholesky_pullback
 
