@@ -235,8 +235,8 @@ def _method(fn, name):
 for _name, _uf in [
     ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
     ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
-    ("matmul", np.matmul), ("and", np.logical_and), ("or", np.logical_or),
-    ("xor", np.logical_xor), ("divmod", np.divmod),
+    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor), ("divmod", np.divmod),
 ]:
     _f, _r = _binary(_uf, _name)
     setattr(ArrayLike, f"__{_name}__", _f)

@@ -147,7 +147,9 @@ def dual_call(fn, args, kwargs):
         return record_call(fn, args, kwargs)
     kwargs = kwargs or {}
     if _has(kwargs.values(), Dual):
-        raise TypeError(f"{describe_call(fn, args, kwargs)}: pass dual values by position")
+        from .grad import _positional  # dual values passed by keyword move into position
+
+        args, kwargs = _positional(fn, args, kwargs, Dual)
     vals, dargs = _split(args)
     rule = _FRULES.get(fn)
     if rule is not None:
@@ -202,7 +204,7 @@ def _zeros_like(y):
     if type(y) in (tuple, list):
         return type(y)(_zeros_like(v) for v in y)
     if isinstance(y, np.ndarray):
-        return np.zeros_like(y, dtype=np.result_type(y, float))
+        return np.zeros_like(y, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
     return 0.0
 
 

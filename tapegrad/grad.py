@@ -125,14 +125,14 @@ def _concrete_ints(kwargs, tape):
     return {k: one(v) for k, v in kwargs.items()}
 
 
-def _positional(fn, args, kwargs):
-    """Move traced keyword arguments into position, so that their tangents are returned."""
+def _positional(fn, args, kwargs, kind=Tracer):
+    """Move traced (or dual) keyword arguments into position, so that their tangents are returned."""
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()  # so that a traced keyword after missing ones moves into position
     except (TypeError, ValueError):
         bound = None
-    if bound is None or any(type(v) is Tracer for v in bound.kwargs.values()):
+    if bound is None or any(type(v) is kind for v in bound.kwargs.values()):
         raise TapegradError(
             f"{describe_call(fn, args, kwargs)} at {user_location()} passes a traced value by "
             f"keyword; pass it by position so that its gradient can be returned"

@@ -163,7 +163,7 @@ def fill_zeros(tangent, primal):
     def fill(t, p):
         if t is ZERO:
             if isinstance(p, np.ndarray):
-                return np.zeros_like(p, dtype=np.result_type(p, float))
+                return np.zeros_like(p, dtype=_float_dtype(p))
             if isinstance(p, (int, float, np.number)) and not isinstance(p, bool):
                 return 0.0
             return ZERO
@@ -174,9 +174,14 @@ def fill_zeros(tangent, primal):
     return _map(fill, tangent, primal)
 
 
+def _float_dtype(p):
+    """The dtype of a tangent of array p: its own if floating (float32 stays float32), else float64."""
+    return p.dtype if p.dtype.kind in "fc" else np.dtype(np.float64)
+
+
 def _fill_structure(primal):
     if isinstance(primal, np.ndarray):
-        return np.zeros_like(primal, dtype=np.result_type(primal, float))
+        return np.zeros_like(primal, dtype=_float_dtype(primal))
     if isinstance(primal, (int, float)) and not isinstance(primal, bool):
         return 0.0
     if isinstance(primal, dict):

@@ -7,7 +7,9 @@ are written with numpy calls, so that a Tracer can record them again (second der
 from . import (  # noqa: F401
     arithmetic,
     unary,
+    piecewise,
     special,
+    logsumexp,
     reductions,
     shape,
     assembly,

@@ -1,10 +1,24 @@
-"""Rules for the arithmetic ufuncs: add, subtract, multiply, divide, negative, positive, power."""
+"""Rules for the arithmetic ufuncs: add, subtract, multiply, divide, negative, positive, square,
+reciprocal, power, float_power, remainder, fmod and divmod.
+
+Constants inside pullbacks are Python floats, which numpy treats as "weak": a float32 input
+keeps a float32 tangent (a numpy float64 scalar would promote it to float64).
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..registry import Thunk, rrule, unbroadcast
-from ..tangents import NO_TANGENT
+from ..tangents import NO_TANGENT, ZERO
+
+
+def _is_integer(v):
+    """An int or an integer array: used as an exponent it is a count, not a differentiable quantity."""
+    if isinstance(v, (bool, int, np.integer)):
+        return True
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and dtype.kind in "biu"
+
 
 # --- add, subtract, multiply, divide ---
 
@@ -37,7 +51,7 @@ def multiply_rrule(x, y):
     return np.multiply(x, y), multiply_pullback
 
 
-@rrule(np.divide)
+@rrule(np.divide)  # np.true_divide is the same ufunc
 def divide_rrule(x, y):
     z = np.divide(x, y)
 
@@ -71,13 +85,51 @@ def positive_rrule(x):
     return np.positive(x), positive_pullback
 
 
-# --- power ---
+# --- powers ---
 
 
-def _log_base(x, y):
-    """log(x) where it is defined; 0 where x == 0 and y > 0, as autograd and JAX do (x**y is flat in y there)."""
-    safe = np.where(x == 0, 1.0, x)
-    return np.log(safe)
+@rrule(np.square)
+def square_rrule(x):
+    def square_pullback(dy):
+        # d/dx x² = 2x
+        return NO_TANGENT, dy * (2 * x)
+
+    return np.square(x), square_pullback
+
+
+@rrule(np.reciprocal)
+def reciprocal_rrule(x):
+    y = np.reciprocal(x)
+
+    def reciprocal_pullback(dy):
+        # d/dx 1/x = -1/x² = -y²; inf at 0
+        return NO_TANGENT, -dy * (y * y)
+
+    return y, reciprocal_pullback
+
+
+def _log_base(x):
+    """log(x), and 0 where x == 0, as autograd and JAX do: then x**y is 0 (y > 0) or 1 (y == 0), flat in y."""
+    return np.log(np.where(x == 0, 1.0, x))
+
+
+def _power_slope(power, x, y):
+    """d/dx x**y = y x**(y-1), finite at x == 0 for every integer y >= 0 (it is 0 for y == 0, as in JAX)."""
+    if _is_integer(x):
+        x = np.multiply(x, 1.0)  # an int to a negative int power is an error in numpy
+    if isinstance(y, (int, float, np.number)):
+        # a plain exponent: y == 0 gives 0 * x**1, not 0 * 0**-1 = nan at x == 0
+        return y * power(x, 1 if y == 0 else y - 1)
+    return y * power(x, np.where(y == 0, 1, y - 1))
+
+
+def _exponent_tangent(power, dz, z, x, y):
+    # An integer exponent is a count (x**3), as JAX sees it: no tangent; this also keeps
+    # log(x) of a negative base out of x**3.
+    if _is_integer(y):
+        return NO_TANGENT
+    # d/dy x**y = log(x) x**y
+    return Thunk(lambda: unbroadcast(dz * z * _log_base(x), y))
 
 
 @rrule(np.power)
@@ -85,11 +137,77 @@ def power_rrule(x, y):
     z = np.power(x, y)
 
     def power_pullback(dz):
-        # d/dx x**y = y x**(y-1);  d/dy x**y = log(x) x**y
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz * y * np.power(x, y - 1), x)),
-            Thunk(lambda: unbroadcast(dz * z * _log_base(x, y), y)),
+            Thunk(lambda: unbroadcast(dz * _power_slope(np.power, x, y), x)),
+            _exponent_tangent(np.power, dz, z, x, y),
         )
 
     return z, power_pullback
+
+
+@rrule(np.float_power)
+def float_power_rrule(x, y):
+    # float_power computes in float64 (at least), so its tangents are float64 too
+    z = np.float_power(x, y)
+
+    def float_power_pullback(dz):
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dz * _power_slope(np.float_power, x, y), x)),
+            _exponent_tangent(np.float_power, dz, z, x, y),
+        )
+
+    return z, float_power_pullback
+
+
+# --- remainders ---
+
+
+@rrule(np.remainder)  # np.mod is the same ufunc
+def remainder_rrule(x, y):
+    z = np.remainder(x, y)
+
+    def remainder_pullback(dz):
+        # x mod y = x - floor(x/y) y: d/dx = 1, d/dy = -floor(x/y); the quotient is read off the
+        # result, (x - z)/y rounded, so that it agrees with numpy's own floor division
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dz, x)),
+            Thunk(lambda: unbroadcast(-dz * np.rint((x - z) / y), y)),
+        )
+
+    return z, remainder_pullback
+
+
+@rrule(np.fmod)
+def fmod_rrule(x, y):
+    z = np.fmod(x, y)
+
+    def fmod_pullback(dz):
+        # fmod(x, y) = x - trunc(x/y) y: d/dx = 1, d/dy = -trunc(x/y)
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dz, x)),
+            Thunk(lambda: unbroadcast(-dz * np.rint((x - z) / y), y)),
+        )
+
+    return z, fmod_pullback
+
+
+@rrule(np.divmod)
+def divmod_rrule(x, y):
+    q, r = np.divmod(x, y)
+
+    def divmod_pullback(dqr):
+        # the quotient is piecewise constant; only the remainder x - q y carries a derivative
+        dr = dqr[1]
+        if dr is ZERO:
+            return NO_TANGENT, ZERO, ZERO
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dr, x)),
+            Thunk(lambda: unbroadcast(-dr * q, y)),
+        )
+
+    return (q, r), divmod_pullback

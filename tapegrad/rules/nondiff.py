@@ -1,12 +1,50 @@
-"""The table of non-differentiable functions: recorded on tapes, derivatives stop at them."""
+"""The table of non-differentiable functions: recorded on tapes, derivatives stop at them.
+
+Each of these is piecewise constant in its float inputs (rounding, signs, tests, indices,
+counts) or takes only integers, so its derivative is zero wherever it exists; a gradient that
+reaches one of them stops there, and an input that only such functions see gets
+``ZeroTangent()``. Rules use some of them inside pullbacks (``sign``, ``rint``, comparisons,
+``isnan``, ``signbit``), which keeps those pullbacks traceable.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..registry import nondifferentiable
 
+# --- comparisons and logic ---
+
 nondifferentiable(
-    # comparisons and logic
     np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
+)
+
+# --- rounding and signs ---
+
+nondifferentiable(
+    np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix,
+    np.floor_divide, np.sign, np.signbit, np.heaviside,
+)
+
+# --- tests of values and types ---
+
+nondifferentiable(
+    np.isnan, np.isfinite, np.isinf, np.isposinf, np.isneginf, np.iscomplex, np.isreal,
+)
+
+# --- indices and counts ---
+
+nondifferentiable(
+    np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.searchsorted,
+    np.count_nonzero,
+)
+
+# --- new arrays shaped like an argument (their values do not depend on it) ---
+
+nondifferentiable(np.zeros_like, np.ones_like, np.full_like, np.empty_like)
+
+# --- bitwise operations on integers ---
+
+nondifferentiable(
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
 )

@@ -1,12 +1,23 @@
-"""Rules for the elementwise functions of one argument: roots, exponentials, logarithms, trigonometry."""
+"""Rules for the smooth elementwise ufuncs: roots, exponentials, logarithms, trigonometry,
+hyperbolic functions, angle conversions, and the binary ones of the same kind (logaddexp,
+arctan2, hypot).
+
+Constants are Python floats (weak in numpy), so that a float32 input keeps float32 tangents.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from ..registry import rrule
+from ..registry import Thunk, rrule, unbroadcast
 from ..tangents import NO_TANGENT
 
-# --- roots, exponentials and logarithms ---
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_DEG = math.pi / 180.0
+
+# --- roots ---
 
 
 @rrule(np.sqrt)
@@ -20,6 +31,20 @@ def sqrt_rrule(x):
     return y, sqrt_pullback
 
 
+@rrule(np.cbrt)
+def cbrt_rrule(x):
+    y = np.cbrt(x)
+
+    def cbrt_pullback(dy):
+        # d/dx ∛x = 1 / (3 ∛x²); inf at 0, as in JAX
+        return NO_TANGENT, dy / (3 * (y * y))
+
+    return y, cbrt_pullback
+
+
+# --- exponentials and logarithms ---
+
+
 @rrule(np.exp)
 def exp_rrule(x):
     y = np.exp(x)
@@ -30,6 +55,28 @@ def exp_rrule(x):
     return y, exp_pullback
 
 
+@rrule(np.exp2)
+def exp2_rrule(x):
+    y = np.exp2(x)
+
+    def exp2_pullback(dy):
+        # d/dx 2^x = 2^x ln 2
+        return NO_TANGENT, dy * (y * _LN2)
+
+    return y, exp2_pullback
+
+
+@rrule(np.expm1)
+def expm1_rrule(x):
+    y = np.expm1(x)
+
+    def expm1_pullback(dy):
+        # d/dx (eˣ - 1) = eˣ = expm1(x) + 1
+        return NO_TANGENT, dy * (y + 1)
+
+    return y, expm1_pullback
+
+
 @rrule(np.log)
 def log_rrule(x):
     def log_pullback(dy):
@@ -38,16 +85,63 @@ def log_rrule(x):
     return np.log(x), log_pullback
 
 
+@rrule(np.log2)
+def log2_rrule(x):
+    def log2_pullback(dy):
+        # d/dx log2 x = 1 / (x ln 2)
+        return NO_TANGENT, dy / (x * _LN2)
+
+    return np.log2(x), log2_pullback
+
+
 @rrule(np.log10)
 def log10_rrule(x):
     def log10_pullback(dy):
         # d/dx log10 x = 1 / (x ln 10)
-        return NO_TANGENT, dy / (x * np.log(10.0))
+        return NO_TANGENT, dy / (x * _LN10)
 
     return np.log10(x), log10_pullback
 
 
-# --- trigonometric and hyperbolic ---
+@rrule(np.log1p)
+def log1p_rrule(x):
+    def log1p_pullback(dy):
+        return NO_TANGENT, dy / (1 + x)
+
+    return np.log1p(x), log1p_pullback
+
+
+@rrule(np.logaddexp)
+def logaddexp_rrule(x, y):
+    z = np.logaddexp(x, y)
+
+    def logaddexp_pullback(dz):
+        # z = log(eˣ + eʸ): dz/dx = eˣ / (eˣ + eʸ) = exp(x - z), which cannot overflow
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dz * np.exp(x - z), x)),
+            Thunk(lambda: unbroadcast(dz * np.exp(y - z), y)),
+        )
+
+    return z, logaddexp_pullback
+
+
+@rrule(np.logaddexp2)
+def logaddexp2_rrule(x, y):
+    z = np.logaddexp2(x, y)
+
+    def logaddexp2_pullback(dz):
+        # z = log2(2ˣ + 2ʸ): dz/dx = 2ˣ / (2ˣ + 2ʸ) = 2^(x - z)
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dz * np.exp2(x - z), x)),
+            Thunk(lambda: unbroadcast(dz * np.exp2(y - z), y)),
+        )
+
+    return z, logaddexp2_pullback
+
+
+# --- trigonometric ---
 
 
 @rrule(np.sin)
@@ -77,6 +171,101 @@ def tan_rrule(x):
     return y, tan_pullback
 
 
+@rrule(np.arcsin)
+def arcsin_rrule(x):
+    def arcsin_pullback(dy):
+        # d/dx arcsin = 1 / √(1 - x²); inf at ±1
+        return NO_TANGENT, dy / np.sqrt(1 - x * x)
+
+    return np.arcsin(x), arcsin_pullback
+
+
+@rrule(np.arccos)
+def arccos_rrule(x):
+    def arccos_pullback(dy):
+        # d/dx arccos = -1 / √(1 - x²); -inf at ±1
+        return NO_TANGENT, -dy / np.sqrt(1 - x * x)
+
+    return np.arccos(x), arccos_pullback
+
+
+@rrule(np.arctan)
+def arctan_rrule(x):
+    def arctan_pullback(dy):
+        # d/dx arctan = 1 / (1 + x²)
+        return NO_TANGENT, dy / (1 + x * x)
+
+    return np.arctan(x), arctan_pullback
+
+
+@rrule(np.arctan2)
+def arctan2_rrule(y, x):
+    def arctan2_pullback(dz):
+        # atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²). At the origin the angle
+        # has no limit: nan there, as in JAX and autograd (without numpy's 0/0 warning).
+        r2 = x * x + y * y
+        origin = r2 == 0
+        safe = np.where(origin, 1.0, r2)
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(np.where(origin, np.nan, dz * x / safe), y)),
+            Thunk(lambda: unbroadcast(np.where(origin, np.nan, -dz * y / safe), x)),
+        )
+
+    return np.arctan2(y, x), arctan2_pullback
+
+
+@rrule(np.hypot)
+def hypot_rrule(x, y):
+    z = np.hypot(x, y)
+
+    def hypot_pullback(dz):
+        # hypot = √(x² + y²): d/dx = x / hypot. At the origin 0, the choice of abs at 0 and
+        # what JAX's hypot gives; autograd gives nan.
+        safe = np.where(z == 0, 1.0, z)
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(dz * x / safe, x)),
+            Thunk(lambda: unbroadcast(dz * y / safe, y)),
+        )
+
+    return z, hypot_pullback
+
+
+@rrule(np.sinc)
+def sinc_rrule(x):
+    y = np.sinc(x)
+
+    def sinc_pullback(dy):
+        # sinc x = sin(πx) / (πx): d/dx = (cos(πx) - sinc x) / x, and 0 at x == 0 (its limit,
+        # as in JAX). The second derivative at exactly 0 comes out as 0, not -π²/3.
+        zero = x == 0
+        safe = np.where(zero, 1.0, x)
+        slope = (np.cos(np.pi * safe) - y) / safe
+        return NO_TANGENT, dy * np.where(zero, 0.0, slope)
+
+    return y, sinc_pullback
+
+
+# --- hyperbolic ---
+
+
+@rrule(np.sinh)
+def sinh_rrule(x):
+    def sinh_pullback(dy):
+        return NO_TANGENT, dy * np.cosh(x)
+
+    return np.sinh(x), sinh_pullback
+
+
+@rrule(np.cosh)
+def cosh_rrule(x):
+    def cosh_pullback(dy):
+        return NO_TANGENT, dy * np.sinh(x)
+
+    return np.cosh(x), cosh_pullback
+
+
 @rrule(np.tanh)
 def tanh_rrule(x):
     y = np.tanh(x)
@@ -86,3 +275,51 @@ def tanh_rrule(x):
         return NO_TANGENT, dy * (1 - y * y)
 
     return y, tanh_pullback
+
+
+@rrule(np.arcsinh)
+def arcsinh_rrule(x):
+    def arcsinh_pullback(dy):
+        # d/dx arcsinh = 1 / √(x² + 1)
+        return NO_TANGENT, dy / np.sqrt(x * x + 1)
+
+    return np.arcsinh(x), arcsinh_pullback
+
+
+@rrule(np.arccosh)
+def arccosh_rrule(x):
+    def arccosh_pullback(dy):
+        # d/dx arccosh = 1 / √(x² - 1); inf at 1
+        return NO_TANGENT, dy / np.sqrt(x * x - 1)
+
+    return np.arccosh(x), arccosh_pullback
+
+
+@rrule(np.arctanh)
+def arctanh_rrule(x):
+    def arctanh_pullback(dy):
+        # d/dx arctanh = 1 / (1 - x²); inf at ±1
+        return NO_TANGENT, dy / (1 - x * x)
+
+    return np.arctanh(x), arctanh_pullback
+
+
+# --- angle conversions ---
+
+
+@rrule(np.radians)
+@rrule(np.deg2rad)
+def deg2rad_rrule(x):
+    def deg2rad_pullback(dy):
+        return NO_TANGENT, dy * _DEG
+
+    return np.deg2rad(x), deg2rad_pullback
+
+
+@rrule(np.degrees)
+@rrule(np.rad2deg)
+def rad2deg_rrule(x):
+    def rad2deg_pullback(dy):
+        return NO_TANGENT, dy * (1 / _DEG)
+
+    return np.rad2deg(x), rad2deg_pullback

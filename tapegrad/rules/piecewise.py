@@ -1,0 +1,206 @@
+"""Rules for the piecewise and selecting elementwise functions: absolute value, extrema of two
+arrays, clip, where, copysign, and the real and imaginary parts.
+
+Conventions where the derivative jumps (the same as autograd and JAX):
+
+- ``abs``/``fabs`` at 0: 0 (the tangent is ``sign(x)``);
+- ``maximum``, ``minimum``, ``fmax``, ``fmin`` at a tie ``x == y``: each operand gets half;
+- ``clip`` is ``minimum(maximum(a, a_min), a_max)``, so at ``a == a_min`` (or ``a_max``) ``a`` and
+  the bound each get half;
+- ``copysign(x, y)``: ``sign(x)`` times the sign of ``y``, so 0 at ``x == 0``; ``y`` gets zero.
+
+Tangents are built with ``np.where(cond, dz, 0.0)`` rather than multiplied by a float mask, so
+that they keep the dtype of ``dz``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Thunk, rrule, unbroadcast
+from ..tangents import NO_TANGENT, ZERO
+
+# --- absolute value ---
+
+
+@rrule(np.absolute)  # np.abs is the same ufunc
+def absolute_rrule(x):
+    def absolute_pullback(dy):
+        # d/dx |x| = sign(x), 0 at 0 (real x)
+        return NO_TANGENT, dy * np.sign(x)
+
+    return np.absolute(x), absolute_pullback
+
+
+@rrule(np.fabs)
+def fabs_rrule(x):
+    def fabs_pullback(dy):
+        return NO_TANGENT, dy * np.sign(x)
+
+    return np.fabs(x), fabs_pullback
+
+
+# --- extrema of two arrays ---
+
+
+def _share(dz, wins, ties):
+    """dz where an operand wins, half of it where it ties, 0 elsewhere."""
+    return np.where(wins, dz, np.where(ties, dz * 0.5, 0.0))
+
+
+@rrule(np.maximum)
+def maximum_rrule(x, y):
+    def maximum_pullback(dz):
+        ties = x == y
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(_share(dz, x > y, ties), x)),
+            Thunk(lambda: unbroadcast(_share(dz, y > x, ties), y)),
+        )
+
+    return np.maximum(x, y), maximum_pullback
+
+
+@rrule(np.minimum)
+def minimum_rrule(x, y):
+    def minimum_pullback(dz):
+        ties = x == y
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(_share(dz, x < y, ties), x)),
+            Thunk(lambda: unbroadcast(_share(dz, y < x, ties), y)),
+        )
+
+    return np.minimum(x, y), minimum_pullback
+
+
+@rrule(np.fmax)
+def fmax_rrule(x, y):
+    def fmax_pullback(dz):
+        # as maximum, except that fmax ignores a nan: the other operand wins
+        ties = x == y
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(_share(dz, (x > y) | np.isnan(y), ties), x)),
+            Thunk(lambda: unbroadcast(_share(dz, (y > x) | (np.isnan(x) & ~np.isnan(y)), ties), y)),
+        )
+
+    return np.fmax(x, y), fmax_pullback
+
+
+@rrule(np.fmin)
+def fmin_rrule(x, y):
+    def fmin_pullback(dz):
+        ties = x == y
+        return (
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(_share(dz, (x < y) | np.isnan(y), ties), x)),
+            Thunk(lambda: unbroadcast(_share(dz, (y < x) | (np.isnan(x) & ~np.isnan(y)), ties), y)),
+        )
+
+    return np.fmin(x, y), fmin_pullback
+
+
+# --- clip ---
+
+
+_NO_VALUE = getattr(np, "_NoValue", None)  # clip's default for a bound not given
+
+
+def _clip_bound(bounds, i, kwargs, *names):
+    """Bound i of clip (0: a_min, 1: a_max) from its positional arguments or keywords; None if absent."""
+    v = bounds[i] if len(bounds) > i else next((kwargs[k] for k in names if k in kwargs), None)
+    return None if v is _NO_VALUE else v
+
+
+@rrule(np.clip)
+def clip_rrule(a, *bounds, **kwargs):
+    # bounds is (a_min, a_max, out) as far as they came by position (a traced bound given by
+    # keyword is moved into position, with the defaults before it and out after it)
+    lo = _clip_bound(bounds, 0, kwargs, "a_min", "min")
+    hi = _clip_bound(bounds, 1, kwargs, "a_max", "max")
+    y = np.clip(a, *bounds, **kwargs)
+
+    def clip_pullback(dz):
+        # clip(a, lo, hi) = minimum(maximum(a, lo), hi), with the ties of maximum and minimum
+        m = a if lo is None else np.maximum(a, lo)
+        d_m = dz if hi is None else _share(dz, m < hi, m == hi)
+        d_a = d_m if lo is None else _share(d_m, a > lo, a == lo)
+        d_lo = NO_TANGENT if lo is None else Thunk(lambda: unbroadcast(_share(d_m, lo > a, a == lo), lo))
+        d_hi = NO_TANGENT if hi is None else Thunk(lambda: unbroadcast(_share(dz, hi < m, m == hi), hi))
+        d_bounds = (d_lo, d_hi, *(NO_TANGENT for _ in bounds[2:]))
+        return (NO_TANGENT, Thunk(lambda: unbroadcast(d_a, a)), *d_bounds[:len(bounds)])
+
+    return y, clip_pullback
+
+
+# --- where ---
+
+
+@rrule(np.where)
+def where_rrule(condition, *xy):
+    if not xy:
+        # np.where(condition) is np.nonzero(condition): indices, no derivative
+        def where_indices_pullback(dy):
+            return NO_TANGENT, NO_TANGENT
+
+        return np.where(condition), where_indices_pullback
+    x, y = xy
+
+    def where_pullback(dz):
+        return (
+            NO_TANGENT,
+            NO_TANGENT,
+            Thunk(lambda: unbroadcast(np.where(condition, dz, 0.0), x)),
+            Thunk(lambda: unbroadcast(np.where(condition, 0.0, dz), y)),
+        )
+
+    return np.where(condition, x, y), where_pullback
+
+
+# --- sign transfer ---
+
+
+@rrule(np.copysign)
+def copysign_rrule(x, y):
+    def copysign_pullback(dz):
+        # copysign(x, y) = |x| · (-1 if signbit(y) else 1): d/dx = sign(x) times that sign, 0 at
+        # x == 0 as for abs; piecewise constant in y, so y's tangent is zero
+        dx = dz * np.sign(x)
+        return NO_TANGENT, Thunk(lambda: unbroadcast(np.where(np.signbit(y), -dx, dx), x)), ZERO
+
+    return np.copysign(x, y), copysign_pullback
+
+
+# --- real and imaginary parts ---
+
+
+def _is_complex(x):
+    return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", None) == "c"
+
+
+@rrule(np.real)
+def real_rrule(x):
+    def real_pullback(dy):
+        # the identity on real x; a complex x gets dy as its real part (autograd's convention)
+        return NO_TANGENT, dy
+
+    return np.real(x), real_pullback
+
+
+@rrule(np.imag)
+def imag_rrule(x):
+    def imag_pullback(dy):
+        if _is_complex(x):
+            return NO_TANGENT, -1j * dy  # autograd's convention for complex cotangents
+        # the imaginary part of a real number is 0 whatever the number
+        return NO_TANGENT, ZERO
+
+    return np.imag(x), imag_pullback
+
+
+@rrule(np.conjugate)  # np.conj is the same ufunc
+def conjugate_rrule(x):
+    def conjugate_pullback(dy):
+        return NO_TANGENT, np.conjugate(dy)
+
+    return np.conjugate(x), conjugate_pullback

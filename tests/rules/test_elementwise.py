@@ -1,0 +1,335 @@
+"""Rules of numpy's elementwise functions: arithmetic, powers, exponentials, logarithms,
+trigonometry, extrema, clip, where, remainders and the real and imaginary parts."""
+import numpy as np
+import pytest
+
+from tapegrad import NO_TANGENT, ZERO, check_grad, grad, gradient, rrule
+from tapegrad.registry import getitem
+
+#: (function, interval where it is smooth)
+UNARY = [
+    (np.negative, (-2, 2)), (np.positive, (-2, 2)), (np.square, (-2, 2)),
+    (np.reciprocal, (0.5, 2)), (np.sqrt, (0.5, 2)), (np.cbrt, (0.5, 2)),
+    (np.exp, (-1, 1)), (np.exp2, (-1, 1)), (np.expm1, (-1, 1)),
+    (np.log, (0.5, 2)), (np.log2, (0.5, 2)), (np.log10, (0.5, 2)), (np.log1p, (-0.5, 2)),
+    (np.sin, (-2, 2)), (np.cos, (-2, 2)), (np.tan, (-1, 1)),
+    (np.arcsin, (-0.8, 0.8)), (np.arccos, (-0.8, 0.8)), (np.arctan, (-2, 2)),
+    (np.sinh, (-2, 2)), (np.cosh, (-2, 2)), (np.tanh, (-2, 2)),
+    (np.arcsinh, (-2, 2)), (np.arccosh, (1.2, 3)), (np.arctanh, (-0.8, 0.8)),
+    (np.deg2rad, (-2, 2)), (np.radians, (-2, 2)), (np.rad2deg, (-2, 2)), (np.degrees, (-2, 2)),
+    (np.sinc, (0.1, 2)), (np.absolute, (0.1, 2)), (np.fabs, (-2, -0.1)),
+    (np.real, (-2, 2)), (np.imag, (-2, 2)), (np.conjugate, (-2, 2)),
+]
+#: (function, interval of x, interval of y)
+BINARY = [
+    (np.add, (-2, 2), (-2, 2)), (np.subtract, (-2, 2), (-2, 2)),
+    (np.multiply, (-2, 2), (-2, 2)), (np.divide, (-2, 2), (0.5, 2)),
+    (np.power, (0.5, 2), (-2, 2)), (np.float_power, (0.5, 2), (-2, 2)),
+    (np.logaddexp, (-2, 2), (-2, 2)), (np.logaddexp2, (-2, 2), (-2, 2)),
+    (np.arctan2, (-2, 2), (0.5, 2)), (np.hypot, (-2, 2), (0.5, 2)),
+    (np.maximum, (-2, 2), (-2, 2)), (np.minimum, (-2, 2), (-2, 2)),
+    (np.fmax, (-2, 2), (-2, 2)), (np.fmin, (-2, 2), (-2, 2)),
+    (np.remainder, (-5, 5), (0.7, 1.5)), (np.fmod, (-5, 5), (0.7, 1.5)),
+    (np.copysign, (0.5, 2), (-2, 2)),
+]
+#: the same ufunc under another name: the rule is found through either
+ALIASES = [(np.true_divide, np.divide), (np.mod, np.remainder), (np.abs, np.absolute),
+           (np.conj, np.conjugate)]
+#: (shape of x, shape of y): equal shapes, broadcasting both ways, a scalar against an array
+BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((1, 3), (2, 1)), ((), (2, 3)), ((3,), (2, 1))]
+SHAPES = [(), (3,), (2, 3)]
+DTYPES = [np.float64, np.float32]
+#: computed in float64 by numpy whatever the input (float_power), so their tangents are too
+FLOAT64_INSIDE = {np.float_power}
+
+EXERCISED = ({fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | {a for a, _ in ALIASES}
+             | {np.clip, np.where, np.divmod})
+
+
+def name(v):
+    return getattr(v, "__name__", "")
+
+
+def sample(rng, domain, shape, dtype=np.float64):
+    return rng.uniform(*domain, size=shape).astype(dtype)
+
+
+def middle(domain):
+    return (domain[0] + 2 * domain[1]) / 3
+
+
+def lower(domain):
+    """A point of the domain other than `middle`, so that x and y do not tie."""
+    return (2 * domain[0] + domain[1]) / 3
+
+
+# --- tables through check_grad ---
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("fn, domain", UNARY, ids=name)
+def test_unary_rule(fn, domain, shape, dtype, rng):
+    """Each unary rule matches central differences for every shape and float dtype."""
+    check_grad(fn, sample(rng, domain, shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("xshape, yshape", BINARY_SHAPES, ids=str)
+@pytest.mark.parametrize("fn, xdomain, ydomain", BINARY, ids=name)
+def test_binary_rule(fn, xdomain, ydomain, xshape, yshape, dtype, rng):
+    """Each binary rule gives both arguments their gradient, broadcasting undone."""
+    check_grad(fn, sample(rng, xdomain, xshape, dtype), sample(rng, ydomain, yshape, dtype))
+
+
+@pytest.mark.parametrize("fn, domain", UNARY, ids=name)
+def test_unary_of_python_scalar_and_0d_array(fn, domain):
+    """A Python float gets a float gradient and a 0-d array a 0-d array of its dtype."""
+    x = middle(domain)
+    check_grad(fn, x)
+    _, (_, dx) = grad(fn, x)
+    assert dx is ZERO if fn is np.imag else type(dx) is float
+    for dtype in DTYPES:
+        x0 = np.array(x, dtype=dtype)
+        check_grad(fn, x0)
+        _, (_, dx) = grad(fn, x0)
+        assert dx is ZERO if fn is np.imag else (dx.shape, dx.dtype) == ((), dtype)
+
+
+@pytest.mark.parametrize("fn, xdomain, ydomain", BINARY, ids=name)
+def test_binary_with_python_scalars(fn, xdomain, ydomain, rng):
+    """A Python float on either side, or on both, is differentiated like a 0-d array."""
+    x, y = middle(xdomain), lower(ydomain)
+    check_grad(fn, x, y)
+    check_grad(fn, x, sample(rng, ydomain, (2, 3)))
+    check_grad(fn, sample(rng, xdomain, (3,)), y)
+    check_grad(lambda t: fn(t, y), np.array(x, dtype=np.float32))
+
+
+@pytest.mark.parametrize("alias, fn", ALIASES, ids=lambda v: name(v))
+def test_alias_uses_the_same_rule(alias, fn, rng):
+    """np.true_divide, np.mod, np.abs and np.conj are the same ufuncs as their long names."""
+    assert alias is fn
+    args = [sample(rng, (0.5, 2), (2, 3)) for _ in range(alias.nin)]
+    check_grad(alias, *args)
+
+
+@pytest.mark.parametrize("fn, domain", [row for row in UNARY if row[0] not in FLOAT64_INSIDE], ids=name)
+def test_unary_pullback_keeps_float32(fn, domain):
+    """Given float32 values and cotangent, a pullback computes in float32 (constants are weak)."""
+    x = np.full((3,), middle(domain), dtype=np.float32)
+    y, back = rrule(fn, x)
+    dx = getitem(back(np.ones(np.shape(y), dtype=np.float32)), 1)
+    assert dx is ZERO or dx.dtype == np.float32
+
+
+@pytest.mark.parametrize("fn, xdomain, ydomain", [r for r in BINARY if r[0] not in FLOAT64_INSIDE], ids=name)
+def test_binary_pullback_keeps_float32(fn, xdomain, ydomain):
+    """Both tangents of a binary pullback stay float32 for float32 inputs."""
+    x = np.full((2, 1), middle(xdomain), dtype=np.float32)
+    y = np.full((3,), middle(ydomain), dtype=np.float32)
+    z, back = rrule(fn, x, y)
+    tangents = back(np.ones(np.shape(z), dtype=np.float32))
+    for i in (1, 2):
+        t = getitem(tangents, i)
+        assert t is ZERO or t.dtype == np.float32
+
+
+@pytest.mark.parametrize("fn, domain", [row for row in UNARY if row[0] is not np.imag], ids=name)
+def test_unary_pullback_is_traceable(fn, domain):
+    """A pullback is numpy code a Tracer can record: second derivatives match central differences."""
+    check_grad(lambda t: gradient(fn, t)[0], middle(domain))
+
+
+@pytest.mark.parametrize("fn, xdomain, ydomain", [r for r in BINARY if r[0] is not np.copysign], ids=name)
+def test_binary_pullback_is_traceable(fn, xdomain, ydomain):
+    """Second derivatives of binary rules, through both tangents, match central differences."""
+    def both(x, y):
+        dx, dy = gradient(fn, x, y)
+        return dx + 3 * dy
+
+    check_grad(both, middle(xdomain), lower(ydomain))
+
+
+# --- powers ---
+
+
+@pytest.mark.parametrize("fn", [np.power, np.float_power], ids=name)
+@pytest.mark.parametrize("n, slope", [(0, 0.0), (1, 1.0), (2, 0.0), (3, 0.0)], ids=str)
+def test_power_at_base_zero_with_integer_exponent_is_finite(fn, n, slope):
+    """d/dx x**n at x == 0 is n 0**(n-1): 0 for n == 0 (not 0 * inf), 1 for n == 1, 0 above."""
+    assert gradient(lambda x: fn(x, n), 0.0) == (slope,)
+    assert gradient(lambda x, y: fn(x, y), 0.0, float(n))[0] == slope
+    dx = gradient(lambda x: fn(x, np.array([0, 1, 2, 3])), np.zeros(4), seed=np.ones(4))[0]
+    np.testing.assert_array_equal(dx, [0.0, 1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("fn", [np.power, np.float_power], ids=name)
+def test_exponent_gradient_at_base_zero_is_zero(fn):
+    """d/dy x**y at x == 0 is 0, as in autograd and JAX (log 0 is taken as 0: x**y is flat in y there)."""
+    dy = gradient(lambda y: fn(0.0, y), np.array([0.0, 1.0, 2.5]), seed=np.ones(3))[0]
+    np.testing.assert_array_equal(dy, [0.0, 0.0, 0.0])
+
+
+def test_power_of_negative_base_with_integer_exponent():
+    """(-2)**3 has slope 12, and its integer exponent, a count, gets no tangent (no log of -2)."""
+    _, (_, dx, dn) = grad(lambda x, n: x ** n, -2.0, 3)
+    assert dx == 12.0 and dn is ZERO
+    assert rrule(np.power, -2.0, 3)[1](1.0)[2] is NO_TANGENT
+
+
+def test_power_operator_with_int_base():
+    """An int base raised to an int power gets a float gradient, without numpy's int ** -1 error."""
+    assert gradient(lambda x: x ** 2, 3) == (6.0,)
+    assert gradient(lambda x: x ** 0, 3) == (0.0,)
+
+
+def test_sqrt_at_zero_is_inf():
+    """d/dx √x at 0 is inf, as in autograd and JAX."""
+    with np.errstate(divide="ignore"):
+        assert gradient(np.sqrt, 0.0) == (np.inf,)
+
+
+# --- piecewise functions and their conventions ---
+
+
+@pytest.mark.parametrize("fn", [np.absolute, np.fabs], ids=name)
+def test_abs_at_zero_is_zero(fn):
+    """d/dx |x| is sign(x): 0 at 0, as in autograd and JAX."""
+    dx = gradient(fn, np.array([-1.5, 0.0, 2.0]), seed=np.ones(3))[0]
+    np.testing.assert_array_equal(dx, [-1.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("fn", [np.maximum, np.minimum, np.fmax, np.fmin], ids=name)
+def test_extremum_tie_splits_gradient_in_half(fn):
+    """At x == y each operand of maximum/minimum/fmax/fmin gets half, as in JAX and autograd."""
+    assert gradient(fn, 1.5, 1.5) == (0.5, 0.5)
+    dx, dy = gradient(fn, np.array([1.0, 2.0]), 2.0, seed=np.ones(2))
+    assert dx[1] == 0.5 and dy == 0.5 + (1.0 if fn in (np.maximum, np.fmax) else 0.0)
+
+
+@pytest.mark.parametrize("fn", [np.fmax, np.fmin], ids=name)
+def test_fmax_fmin_pass_gradient_past_nan(fn):
+    """fmax and fmin ignore a nan operand, so the other operand gets the whole gradient."""
+    assert gradient(fn, 1.5, np.nan) == (1.0, 0.0)
+    assert gradient(fn, np.nan, 1.5) == (0.0, 1.0)
+
+
+def test_copysign_differentiates_magnitude_only():
+    """copysign(x, y) has slope sign(x)·sign(y) in x (0 at x == 0) and zero in y."""
+    dx = gradient(lambda x: np.copysign(x, np.array([-1.0, 1.0, -1.0])), np.array([2.0, -3.0, 0.0]),
+                  seed=np.ones(3))[0]
+    np.testing.assert_array_equal(dx, [-1.0, -1.0, 0.0])
+    assert grad(np.copysign, 2.0, -1.0)[1][2] is ZERO
+
+
+def test_arctan2_at_origin_is_nan():
+    """atan2 has no limit at the origin: its gradient there is nan (JAX, autograd), without a warning."""
+    dy, dx = gradient(np.arctan2, 0.0, 0.0)
+    assert np.isnan(dy) and np.isnan(dx)
+
+
+def test_hypot_at_origin_is_zero():
+    """hypot(x, y) at the origin has gradient 0, like abs at 0 (and JAX's hypot)."""
+    assert gradient(np.hypot, 0.0, 0.0) == (0.0, 0.0)
+
+
+def test_sinc_at_zero_is_zero():
+    """sinc is smooth at 0 with slope 0; the rule does not divide 0 by 0 there."""
+    assert gradient(np.sinc, 0.0) == (0.0,)
+    check_grad(np.sinc, np.array([-1e-3, 1e-3, 0.3]))
+
+
+def test_imag_of_real_input_is_zero():
+    """The imaginary part of a real input does not depend on it: its gradient is ZeroTangent."""
+    assert grad(lambda x: np.sum(np.imag(x)), np.ones(3))[1][1] is ZERO
+    np.testing.assert_array_equal(gradient(lambda x: np.sum(np.imag(x) + x), np.ones(3))[0], np.ones(3))
+
+
+# --- clip ---
+
+#: how clip's bounds can be written: by position, by keyword, one of them None; both modes of
+#: check_grad apply to every form
+BOTH = ("rev", "fwd")
+CLIPS = [
+    (lambda a, lo, hi: np.clip(a, lo, hi), BOTH),
+    (lambda a, lo, hi: np.clip(a, lo, None), BOTH),
+    (lambda a, lo, hi: np.clip(a, None, hi), BOTH),
+    (lambda a, lo, hi: a.clip(lo, hi), BOTH),
+    (lambda a, lo, hi: np.clip(a, a_min=lo, a_max=hi), BOTH),
+    (lambda a, lo, hi: np.clip(a, lo, a_max=hi), BOTH),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shapes", [((), (), ()), ((2, 3), (2, 3), (2, 3)), ((2, 3), (2, 1), (3,)),
+                                    ((3,), (), (2, 1))], ids=str)
+@pytest.mark.parametrize("form", range(len(CLIPS)))
+def test_clip_rule(form, shapes, dtype, rng):
+    """clip gives gradients to a and to each traced bound, however the bounds are passed."""
+    a = sample(rng, (-2, 2), shapes[0], dtype)
+    lo = sample(rng, (-1, -0.1), shapes[1], dtype)
+    hi = sample(rng, (0.1, 1), shapes[2], dtype)
+    f, modes = CLIPS[form]
+    check_grad(f, a, lo, hi, modes=modes)
+
+
+def test_clip_with_constant_bounds_by_keyword(rng):
+    """Constant bounds may use the keywords min= and max= of numpy 2."""
+    a = sample(rng, (-2, 2), (2, 3))
+    check_grad(lambda a: np.clip(a, min=-0.5, max=0.5), a)
+    check_grad(lambda a: np.clip(a, max=0.5), a)
+
+
+def test_clip_at_bound_splits_gradient_in_half():
+    """At a == a_min (or a_max) a and the bound each get half, as clip is min(max(a, lo), hi) in JAX."""
+    assert gradient(np.clip, -1.0, -1.0, 1.0) == (0.5, 0.5, 0.0)
+    assert gradient(np.clip, 1.0, -1.0, 1.0) == (0.5, 0.0, 0.5)
+    assert gradient(np.clip, 3.0, 2.0, 1.0) == (0.0, 0.0, 1.0)  # a_min > a_max gives a_max
+
+
+# --- where ---
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shapes", [((), (), ()), ((2, 3), (2, 3), (2, 3)), ((2, 1), (1, 3), (3,)),
+                                    ((3,), (), (2, 3))], ids=str)
+def test_where_rule(shapes, dtype, rng):
+    """where sends the gradient to x where the condition holds and to y elsewhere."""
+    cond = rng.uniform(size=shapes[0]) > 0.5
+    x, y = sample(rng, (-2, 2), shapes[1], dtype), sample(rng, (-2, 2), shapes[2], dtype)
+    check_grad(lambda x, y: np.where(cond, x, y), x, y)
+
+
+def test_where_condition_computed_from_traced_value(rng):
+    """A condition computed from the input itself gets no tangent; the branches do."""
+    x = sample(rng, (-2, 2), (2, 3))
+    check_grad(lambda x: np.where(x > 0, np.sin(x), x ** 2), x)
+    assert rrule(np.where, x > 0, x, -x)[1](np.ones((2, 3)))[1] is NO_TANGENT
+
+
+def test_where_with_condition_only_is_indices(rng):
+    """np.where(cond) returns indices, which carry no derivative."""
+    x = sample(rng, (-2, 2), (2, 3))
+    check_grad(lambda x: np.sum(x[np.where(x > 0)]), x)
+
+
+# --- remainders ---
+
+
+@pytest.mark.parametrize("fn, rounding", [(np.remainder, np.floor), (np.fmod, np.trunc)], ids=name)
+def test_remainder_gradient_in_divisor_is_minus_quotient(fn, rounding):
+    """d/dy (x mod y) is -floor(x/y) for remainder and -trunc(x/y) for fmod; d/dx is 1."""
+    x, y = np.array([7.5, -7.5, 2.5]), np.array([2.0, 2.0, -2.0])
+    dx, dy = gradient(fn, x, y, seed=np.ones(3))
+    np.testing.assert_array_equal(dx, np.ones(3))
+    np.testing.assert_array_equal(dy, -rounding(x / y))
+
+
+@pytest.mark.parametrize("shapes", [((), ()), ((2, 3), (3,))], ids=str)
+def test_divmod_rule(shapes, rng):
+    """divmod's remainder is differentiated like remainder; its quotient is piecewise constant."""
+    x, y = sample(rng, (-5, 5), shapes[0]), sample(rng, (0.7, 1.5), shapes[1])
+    check_grad(lambda x, y: divmod(x, y)[1], x, y)
+    check_grad(lambda x, y: np.divmod(x, y)[0] * x + np.divmod(x, y)[1], x, y)
+    assert gradient(lambda x: np.divmod(x, 2.0)[0], 7.5) == (ZERO,)

@@ -1,0 +1,130 @@
+"""The table of non-differentiable functions: each is recorded on the tape, a gradient that only
+goes through it is zero, and a gradient that also takes a differentiable path is that path's."""
+import numpy as np
+import pytest
+
+from tapegrad import ZERO, check_grad, fill_zeros, grad, gradient, trace
+
+#: points away from every jump of the functions below (integers, halves, 0.3, multiples of 0.7)
+X = np.array([[-1.62, -0.41, 0.21], [0.88, 1.33, 1.94]])
+
+
+def sorter(x):
+    return np.argsort(x, axis=-1)
+
+
+#: (function, how the test calls it on x): each call returns a value piecewise constant in x
+NONDIFF = [
+    (np.less, lambda x: np.less(x, 0.3)),
+    (np.less_equal, lambda x: np.less_equal(x, 0.3)),
+    (np.greater, lambda x: x > 0.3),
+    (np.greater_equal, lambda x: np.greater_equal(0.3, x)),
+    (np.equal, lambda x: np.equal(x, 0.5)),
+    (np.not_equal, lambda x: x != 0.5),
+    (np.logical_and, lambda x: np.logical_and(x > 0, x < 1)),
+    (np.logical_or, lambda x: np.logical_or(x < 0, x > 1)),
+    (np.logical_xor, lambda x: np.logical_xor(x > 0, x > 1)),
+    (np.logical_not, lambda x: np.logical_not(x > 0)),
+    (np.floor, np.floor),
+    (np.ceil, np.ceil),
+    (np.round, lambda x: np.round(x, 1)),
+    (np.around, np.around),
+    (np.rint, np.rint),
+    (np.trunc, np.trunc),
+    (np.fix, np.fix),
+    (np.floor_divide, lambda x: x // 0.7),
+    (np.sign, np.sign),
+    (np.signbit, np.signbit),
+    (np.heaviside, lambda x: np.heaviside(x, 0.5)),
+    (np.isnan, np.isnan),
+    (np.isfinite, np.isfinite),
+    (np.isinf, np.isinf),
+    (np.isposinf, np.isposinf),
+    (np.isneginf, np.isneginf),
+    (np.iscomplex, np.iscomplex),
+    (np.isreal, np.isreal),
+    (np.argmax, np.argmax),
+    (np.argmin, lambda x: np.argmin(x, axis=0)),
+    (np.argsort, sorter),
+    (np.nonzero, lambda x: np.sum(np.nonzero(x > 0)[1])),
+    (np.flatnonzero, lambda x: np.sum(np.flatnonzero(x > 0))),
+    (np.searchsorted, lambda x: np.searchsorted(np.array([-1.0, 0.0, 1.0]), x)),
+    (np.count_nonzero, lambda x: np.count_nonzero(x > 0, axis=0)),
+    (np.zeros_like, np.zeros_like),
+    (np.ones_like, np.ones_like),
+    (np.full_like, lambda x: np.full_like(x, 2.0)),
+    # empty_like's values are whatever memory held: only its shape is used
+    (np.empty_like, lambda x: np.ones_like(np.empty_like(x))),
+    (np.bitwise_and, lambda x: np.bitwise_and(sorter(x), 1)),
+    (np.bitwise_or, lambda x: np.bitwise_or(sorter(x), 2)),
+    (np.bitwise_xor, lambda x: np.bitwise_xor(sorter(x), 3)),
+    (np.invert, lambda x: ~sorter(x)),
+    (np.left_shift, lambda x: np.left_shift(sorter(x), 1)),
+    (np.right_shift, lambda x: np.right_shift(sorter(x), 1)),
+]
+DTYPES = [np.float64, np.float32]
+
+EXERCISED = {fn for fn, _ in NONDIFF}
+
+
+def name(v):
+    return getattr(v, "__name__", "")
+
+
+@pytest.mark.parametrize("fn, use", NONDIFF, ids=name)
+def test_nondifferentiable_is_recorded(fn, use):
+    """The function is one op of the tape, under its own name, with a plain (non-traced) meaning."""
+    value, tape = trace(use, X)
+    assert fn in [getattr(op, "fn", None) for op in tape.ops]
+    np.testing.assert_array_equal(value, use(X))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("fn, use", NONDIFF, ids=name)
+def test_gradient_only_through_nondifferentiable_is_zero(fn, use, dtype):
+    """A gradient reaching only a piecewise-constant function stops there: ZeroTangent, zeros of x's shape."""
+    x = X.astype(dtype)
+    _, (_, dx) = grad(lambda x: np.sum(use(x) * 1.0), x)
+    assert dx is ZERO
+    zeros = fill_zeros(dx, x)
+    assert zeros.shape == x.shape and not zeros.any()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("fn, use", NONDIFF, ids=name)
+def test_gradient_through_both_paths(fn, use, dtype):
+    """In x · g(x) with g piecewise constant, the gradient is g(x): the differentiable path alone."""
+    x = X.astype(dtype)
+    check_grad(lambda x: np.sum(x * use(x)), x)
+    expected = np.broadcast_to(use(x), x.shape).astype(dtype)
+    np.testing.assert_array_equal(gradient(lambda x: np.sum(x * use(x)), x)[0], expected)
+
+
+@pytest.mark.parametrize("fn", [np.floor, np.sign, np.isnan, np.round], ids=name)
+def test_nondifferentiable_of_python_scalar(fn):
+    """A Python float through a piecewise-constant function gets no gradient, and no error."""
+    assert grad(lambda x: fn(x) * 1.0, 1.25)[1][1] is ZERO
+    assert gradient(lambda x: x * fn(x), 1.25) == (float(fn(1.25)),)
+
+
+def test_mask_from_comparison_selects_gradient(rng):
+    """x · (x > 0) is relu: the comparison gives the mask and no gradient of its own."""
+    x = rng.uniform(-2, 2, size=(2, 3))
+    np.testing.assert_array_equal(gradient(lambda x: np.sum(x * (x > 0)), x)[0], (x > 0) * 1.0)
+
+
+def test_argmax_index_selects_gradient(rng):
+    """x[argmax(x)] is max: the index carries no gradient, the element read does."""
+    x = rng.uniform(-2, 2, size=5)
+    expected = np.zeros(5)
+    expected[np.argmax(x)] = 1.0
+    np.testing.assert_array_equal(gradient(lambda x: x[np.argmax(x)], x)[0], expected)
+
+
+@pytest.mark.parametrize("op, fn", [(lambda a: a & 1, np.bitwise_and), (lambda a: a | 2, np.bitwise_or),
+                                    (lambda a: a ^ 3, np.bitwise_xor)], ids=["and", "or", "xor"])
+def test_bitwise_operators_on_traced_ints(op, fn):
+    """``a & 1`` on a traced int array is numpy's bitwise_and, as on a plain array (same values)."""
+    value, tape = trace(lambda x: op(sorter(x)), X)
+    np.testing.assert_array_equal(value, op(sorter(X)))
+    assert fn in [getattr(o, "fn", None) for o in tape.ops]

@@ -1,0 +1,241 @@
+"""Rules of scipy.special: its ufuncs, polygamma, and the log-sum-exp family (logsumexp,
+softmax, log_softmax), which scipy writes as plain Python functions."""
+import numpy as np
+import pytest
+import scipy.special as sp
+
+import tapegrad
+from tapegrad import ConcreteValueError, NO_TANGENT, check_grad, grad, gradient, rrule, trace
+from tapegrad.registry import getitem
+from tapegrad.rules.logsumexp import log_softmax, logsumexp, softmax
+from tapegrad.rules.special import polygamma
+
+#: (ufunc, interval where it is smooth)
+UNARY = [
+    (sp.gammaln, (0.5, 3)), (sp.gamma, (0.5, 3)), (sp.digamma, (0.5, 3)), (sp.psi, (0.5, 3)),
+    (sp.erf, (-2, 2)), (sp.erfc, (-2, 2)), (sp.erfinv, (-0.8, 0.8)), (sp.erfcinv, (0.2, 1.8)),
+    (sp.expit, (-3, 3)), (sp.logit, (0.1, 0.9)),
+    (sp.ndtr, (-2, 2)), (sp.log_ndtr, (-3, 2)), (sp.ndtri, (0.1, 0.9)),
+    (sp.i0, (-2, 2)), (sp.i1, (-2, 2)), (sp.i0e, (0.1, 2)), (sp.i1e, (0.1, 2)),
+    (sp.entr, (0.1, 2)),
+]
+#: (ufunc, interval of x, interval of y)
+BINARY = [
+    (sp.beta, (0.5, 3), (0.5, 3)), (sp.betaln, (0.5, 3), (0.5, 3)),
+    (sp.xlogy, (-2, 2), (0.1, 3)), (sp.xlog1py, (-2, 2), (-0.5, 3)),
+    (sp.rel_entr, (0.1, 2), (0.1, 2)),
+]
+#: scipy.special's plain Python functions, as their tapegrad counterparts call them
+PLAIN = {sp.polygamma: polygamma, sp.logsumexp: logsumexp, sp.softmax: softmax,
+         sp.log_softmax: log_softmax}
+#: (shape, axis): every kind of axis where the shape has one
+SHAPE_AXIS = [((), None), ((3,), None), ((3,), 0), ((3,), -1), ((2, 3), None), ((2, 3), 0),
+              ((2, 3), -1), ((2, 3), (0, 1)), ((2, 3, 2), (0, -1))]
+SHAPES = [(), (3,), (2, 3)]
+BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((1, 3), (2, 1)), ((), (2, 3))]
+DTYPES = [np.float64, np.float32]
+#: computed in float64 by scipy whatever the input (polygamma), so their tangents are too
+FLOAT64_INSIDE = {sp.digamma}
+
+EXERCISED = {fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | set(PLAIN)
+
+
+def name(v):
+    return getattr(v, "__name__", "")
+
+
+def sample(rng, domain, shape, dtype=np.float64):
+    return rng.uniform(*domain, size=shape).astype(dtype)
+
+
+def middle(domain):
+    return (domain[0] + 2 * domain[1]) / 3
+
+
+# --- ufuncs ---
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("fn, domain", UNARY, ids=name)
+def test_unary_rule(fn, domain, shape, dtype, rng):
+    """Each unary scipy.special rule matches central differences for every shape and dtype."""
+    check_grad(fn, sample(rng, domain, shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("xshape, yshape", BINARY_SHAPES, ids=str)
+@pytest.mark.parametrize("fn, xdomain, ydomain", BINARY, ids=name)
+def test_binary_rule(fn, xdomain, ydomain, xshape, yshape, dtype, rng):
+    """Each binary scipy.special rule differentiates both arguments, broadcasting undone."""
+    check_grad(fn, sample(rng, xdomain, xshape, dtype), sample(rng, ydomain, yshape, dtype))
+
+
+@pytest.mark.parametrize("fn, domain", UNARY, ids=name)
+def test_unary_of_python_scalar_and_0d_array(fn, domain):
+    """A Python float gets a float gradient and a 0-d array a 0-d array of its dtype."""
+    x = middle(domain)
+    check_grad(fn, x)
+    assert type(grad(fn, x)[1][1]) is float
+    for dtype in DTYPES:
+        dx = grad(fn, np.array(x, dtype=dtype))[1][1]
+        assert (dx.shape, dx.dtype) == ((), dtype)
+
+
+@pytest.mark.parametrize("fn, xdomain, ydomain", BINARY, ids=name)
+def test_binary_with_python_scalars(fn, xdomain, ydomain, rng):
+    """Python floats on either side are differentiated like 0-d arrays."""
+    check_grad(fn, middle(xdomain), middle(ydomain))
+    check_grad(fn, middle(xdomain), sample(rng, ydomain, (2, 3)))
+
+
+@pytest.mark.parametrize("fn, domain", [r for r in UNARY if r[0] not in FLOAT64_INSIDE], ids=name)
+def test_pullback_keeps_float32(fn, domain):
+    """Given float32 values and cotangent, a pullback computes in float32 (constants are weak)."""
+    x = np.full((3,), middle(domain), dtype=np.float32)
+    y, back = rrule(fn, x)
+    assert getitem(back(np.ones(np.shape(y), dtype=np.float32)), 1).dtype == np.float32
+
+
+@pytest.mark.parametrize("fn, domain", UNARY, ids=name)
+def test_unary_pullback_is_traceable(fn, domain):
+    """A pullback is numpy code a Tracer can record: second derivatives match central differences."""
+    check_grad(lambda t: gradient(fn, t)[0], middle(domain))
+
+
+@pytest.mark.parametrize("fn, xdomain, ydomain", BINARY, ids=name)
+def test_binary_pullback_is_traceable(fn, xdomain, ydomain):
+    """Second derivatives of the binary rules, through both tangents, match central differences."""
+    def both(x, y):
+        dx, dy = gradient(fn, x, y)
+        return dx + 3 * dy
+
+    check_grad(both, middle(xdomain), middle(ydomain))
+
+
+# --- polygamma ---
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("n", [0, 1, 2, 3, np.array([0, 1, 2])], ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_polygamma_rule(n, shape, dtype, rng):
+    """polygamma(n, x) is differentiated in x, for an int order or an int array broadcast against x."""
+    check_grad(lambda x: polygamma(n, x), sample(rng, (0.5, 3), shape + (1,) * (np.ndim(n) > 0), dtype))
+
+
+def test_polygamma_order_gets_no_tangent():
+    """The order n is an integer: its tangent is NoTangent, and ψ⁽ⁿ⁾ has slope ψ⁽ⁿ⁺¹⁾."""
+    _, back = rrule(sp.polygamma, 1, 2.0)
+    _, dn, dx = back(1.0)
+    assert dn is NO_TANGENT and getitem((dx,), 0) == pytest.approx(sp.polygamma(2, 2.0))
+
+
+def test_digamma_second_derivative_goes_through_polygamma():
+    """ψ'' is ψ⁽²⁾: digamma's pullback calls the traceable polygamma, whose rule goes one order up."""
+    second = gradient(lambda t: gradient(sp.digamma, t)[0], 1.5)[0]
+    assert second == pytest.approx(sp.polygamma(2, 1.5), rel=1e-12)
+
+
+# --- logsumexp, softmax, log_softmax ---
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape, axis", SHAPE_AXIS, ids=str)
+def test_logsumexp_rule(shape, axis, keepdims, dtype, rng):
+    """logsumexp matches central differences for every axis and keepdims, axis by position or name."""
+    a = sample(rng, (-2, 2), shape, dtype)
+    check_grad(lambda a: logsumexp(a, axis, keepdims=keepdims), a)
+    check_grad(lambda a: logsumexp(a, axis=axis, keepdims=keepdims), a)
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape, axis, bshape", [((3,), None, (3,)), ((2, 3), 0, (2, 3)), ((2, 3), -1, (3,)),
+                                                 ((2, 3), None, (2, 1)), ((3,), 0, (2, 3))], ids=str)
+def test_logsumexp_with_weights(shape, axis, bshape, keepdims, rng):
+    """Both a and the weights b get gradients, b broadcast against a in either direction."""
+    a, b = sample(rng, (-2, 2), shape), sample(rng, (0.5, 2), bshape)
+    check_grad(lambda a, b: logsumexp(a, axis, b, keepdims=keepdims), a, b)
+    check_grad(lambda a, b: logsumexp(a, axis=axis, b=b, keepdims=keepdims), a, b)
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1], ids=str)
+def test_logsumexp_with_sign(axis, rng):
+    """With return_sign, log|Σ b eᵃ| is differentiated through negative weights; the sign is constant."""
+    a, b = sample(rng, (-2, 2), (2, 3)), sample(rng, (-2, 2), (2, 3))
+    check_grad(lambda a, b: logsumexp(a, axis, b, return_sign=True)[0], a, b)
+    check_grad(lambda a, b: logsumexp(a, axis, b, keepdims=True, return_sign=True)[1] * a, a, b)
+
+
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=name)
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shape, axis", SHAPE_AXIS, ids=str)
+def test_softmax_rule(fn, shape, axis, dtype, rng):
+    """softmax and log_softmax match central differences for every axis, by position or by name."""
+    x = sample(rng, (-2, 2), shape, dtype)
+    check_grad(lambda x: fn(x, axis), x)
+    check_grad(lambda x: fn(x, axis=axis), x)
+
+
+@pytest.mark.parametrize("fn", list(PLAIN.values()), ids=name)
+def test_plain_function_of_python_scalar(fn):
+    """The tapegrad counterparts take Python floats as scipy does, and give float gradients."""
+    f = (lambda x: fn(2, x)) if fn is polygamma else fn
+    check_grad(f, 0.75)
+    assert type(grad(f, 0.75)[1][1]) is float
+
+
+@pytest.mark.parametrize("scipy_fn, fn", list(PLAIN.items()), ids=name)
+def test_plain_function_records_scipy_function_as_one_op(scipy_fn, fn, rng):
+    """On traced values the counterpart records scipy's own function; on plain values it is scipy's."""
+    f = (lambda x: fn(1, x)) if fn is polygamma else fn
+    g = (lambda x: scipy_fn(1, x)) if fn is polygamma else scipy_fn
+    x = sample(rng, (0.5, 2), (2, 3))
+    value, tape = trace(f, x)
+    calls = [op.fn for op in tape.ops if hasattr(op, "fn")]
+    assert calls == [scipy_fn]
+    np.testing.assert_array_equal(value, g(x))
+    np.testing.assert_array_equal(f(x), g(x))
+
+
+@pytest.mark.parametrize("scipy_fn, fn", list(PLAIN.items()), ids=name)
+def test_scipy_plain_function_cannot_see_tracers_and_names_replacement(scipy_fn, fn, rng):
+    """scipy's function converts a Tracer with np.asarray before numpy dispatches; the error names ours."""
+    f = (lambda x: scipy_fn(1, x)) if fn is polygamma else scipy_fn
+    with pytest.raises(ConcreteValueError, match=rf"use tapegrad\.rules\.\w+\.{fn.__name__} instead"):
+        grad(lambda x: np.sum(f(x)), sample(rng, (0.5, 2), (3,)))
+
+
+def test_logsumexp_and_softmax_pullbacks_are_traceable(rng):
+    """Second derivatives through logsumexp and log_softmax match central differences."""
+    a = sample(rng, (-2, 2), (3,))
+    check_grad(lambda a: gradient(lambda t: logsumexp(t), a)[0], a)
+    check_grad(lambda a: gradient(lambda t: log_softmax(t)[0] + softmax(t)[1], a)[0], a)
+
+
+# --- edges ---
+
+
+def test_xlogy_at_x_zero_is_flat_in_y():
+    """xlogy(0, y) is 0 for every y, so its y-gradient there is 0, also at y == 0 (no 0/0)."""
+    assert gradient(sp.xlogy, 0.0, 2.0) == (pytest.approx(np.log(2.0)), 0.0)
+    assert gradient(lambda y: sp.xlogy(0.0, y), 0.0) == (0.0,)
+    assert gradient(lambda y: sp.xlog1py(0.0, y), -1.0) == (0.0,)
+
+
+@pytest.mark.parametrize("fn, slope", [(sp.i1, 0.5), (sp.i1e, 0.5), (sp.i0e, 0.0), (sp.i0, 0.0)], ids=name)
+def test_bessel_at_zero(fn, slope):
+    """At 0, i1 and i1e have slope 1/2 (their limit); i0e takes 0 at its kink, as in JAX."""
+    assert gradient(fn, 0.0) == (slope,)
+
+
+def test_entr_at_zero_is_inf():
+    """d/dx (-x log x) at 0 is +inf, as in JAX."""
+    with np.errstate(divide="ignore"):
+        assert gradient(sp.entr, 0.0) == (np.inf,)
+
+
+def test_log_ndtr_far_in_left_tail_is_finite():
+    """log Φ(x) at x = -40 has slope φ/Φ ≈ -x, computed without 0/0."""
+    assert gradient(sp.log_ndtr, -40.0)[0] == pytest.approx(40.025, rel=1e-4)
