@@ -47,6 +47,8 @@ class GradContext(BaseContext):
     def __init__(self):
         #: value Variable -> (rrule call Variable, pullback Variable)
         self.pullbacks = {}
+        # a subclass that changes what is primitive takes the general path of BaseContext
+        self._general = type(self).is_primitive is not GradContext.is_primitive
 
     def is_primitive(self, fn, *args) -> bool:
         return fn in _RULES or fn in _NONDIFF or not is_marked_primitive(fn)
@@ -56,7 +58,7 @@ class GradContext(BaseContext):
         # here in one piece; anything else (and any subclass that changes the decision) takes
         # the general path of BaseContext.record.
         rule = _RULES.get(fn)
-        if rule is None or kwargs or type(self).is_primitive is not GradContext.is_primitive:
+        if rule is None or kwargs or self._general:
             return BaseContext.record(self, tape, fn, args, kwargs)
         vals = []
         targs = [fn]
@@ -71,10 +73,20 @@ class GradContext(BaseContext):
                 vals.append(a)
                 targs.append(a)
         y, pb = rule(*vals)
-        push = tape.push_call
-        rv = push(rrule, tuple(targs), None, (y, pb))
-        yv = push(getitem, (rv, 0), None, y)
-        self.pullbacks[yv] = (rv, push(getitem, (rv, 1), None, pb))
+        # the three pushes of Tape.push_call, written out: this is the hottest path there is
+        ops = tape.ops
+        n = len(ops)
+        rc = Call(rrule, tuple(targs), None, (y, pb))
+        rc.id = n + 1
+        rv = rc.var = Variable(rc)
+        yc = Call(getitem, (rv, 0), None, y)
+        yc.id = n + 2
+        yv = yc.var = Variable(yc)
+        pc = Call(getitem, (rv, 1), None, pb)
+        pc.id = n + 3
+        pc.var = Variable(pc)
+        ops += (rc, yc, pc)
+        self.pullbacks[yv] = (rv, pc.var)
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
         return Tracer(tape, yv, y)
@@ -190,7 +202,12 @@ def step_back(tape, var, derivs):
     args = rv._op.args
     dy = derivs[var]
     dxs_val = pv._op.val(dy._op.val)
-    dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
+    # pushes are written out (as Tape.push_call does them): the sweep's per-op cost
+    ops = tape.ops
+    op = Call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
+    ops.append(op)
+    op.id = len(ops)
+    dxs = op.var = Variable(op)
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
                              for a in args[1:])
@@ -202,7 +219,6 @@ def step_back(tape, var, derivs):
             f"function's own tangent (NO_TANGENT), then one per positional argument"
         )
     reads = []
-    push = tape.push_call
     for i in range(1, len(args)):
         arg = args[i]
         if type(arg) is not Variable:
@@ -216,14 +232,20 @@ def step_back(tape, var, derivs):
             continue
         if type(arg._op.val) is np.ndarray and _shape(dval) != arg._op.val.shape:
             _read_tangents(tape, reads, dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
-        reads.append((arg, push(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))))
+        op = Call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
+        ops.append(op)
+        op.id = len(ops)
+        reads.append((arg, Variable(op)))
+        op.var = reads[-1][1]
     for arg, dx in reads:
         old = derivs.get(arg)
         if old is None:
             derivs[arg] = dx
         else:
-            val = accum(old._op.val, dx._op.val)
-            derivs[arg] = push(accum, (old, dx), None, val, ("accumulate d%s", arg))
+            op = Call(accum, (old, dx), None, accum(old._op.val, dx._op.val), ("accumulate d%s", arg))
+            ops.append(op)
+            op.id = len(ops)
+            derivs[arg] = op.var = Variable(op)
 
 
 def back(tape, seed):

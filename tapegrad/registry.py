@@ -147,7 +147,12 @@ def getitem(tangents, i):
     return t.fn() if type(t) is Thunk else t
 
 
+_NUMBERS = (float, int, complex, bool)
+
+
 def _shape(x):
+    if type(x) in _NUMBERS:  # the common scalar case, without an attribute lookup that fails
+        return ()
     s = getattr(x, "shape", None)
     return () if s is None else s
 
@@ -160,6 +165,8 @@ def unbroadcast(dx, x):
     """
     if dx is ZERO or dx is NO_TANGENT:
         return dx
+    if type(x) is float and type(dx) is np.float64:
+        return dx  # both scalars: nothing was broadcast
     xs = _shape(x)
     ds = _shape(dx)
     if ds == xs:

@@ -20,11 +20,21 @@ def _is_integer(v):
     return dtype is not None and dtype.kind in "biu"
 
 
+#: plain scalars: nothing to unbroadcast and nothing worth deferring, so pullbacks of
+#: scalar arithmetic skip Thunk and unbroadcast (the per-op cost of scalar code)
+_SCALARS = (float, np.float64)
+
 # --- add, subtract, multiply, divide ---
 
 
 @rrule(np.add)
 def add_rrule(x, y):
+    if type(x) in _SCALARS and type(y) in _SCALARS:
+        def add_pullback(dz):
+            return NO_TANGENT, dz, dz
+
+        return np.add(x, y), add_pullback
+
     def add_pullback(dz):
         return NO_TANGENT, unbroadcast(dz, x), unbroadcast(dz, y)
 
@@ -41,6 +51,12 @@ def subtract_rrule(x, y):
 
 @rrule(np.multiply)
 def multiply_rrule(x, y):
+    if type(x) in _SCALARS and type(y) in _SCALARS:
+        def multiply_pullback(dz):
+            return NO_TANGENT, dz * y, dz * x
+
+        return np.multiply(x, y), multiply_pullback
+
     def multiply_pullback(dz):
         return (
             NO_TANGENT,
