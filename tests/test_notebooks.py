@@ -1,40 +1,119 @@
-"""The notebooks run from top to bottom and print what the text around them says."""
-import functools
-import pathlib
+"""The notebooks run from top to bottom and print what the text around them says.
 
+Each notebook is executed once (in a Jupyter kernel, through nbclient) and its outputs are
+read by cell id: the ids are the names given in tools/make_notebooks.py. Two notebooks are
+also run in this process with an optional dependency hidden (matplotlib, Graphviz), to check
+that they still work without it.
+"""
+import ast
+import contextlib
+import functools
+import importlib.util
+import io
+import pathlib
+import re
+import shutil
+import sys
+
+import numpy as np
 import pytest
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+ROOT = pathlib.Path(__file__).parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NAMES = [
+    "01_tracing.ipynb",
+    "02_build_your_own_ad.ipynb",
+    "03_pullbacks_and_closures.ipynb",
+    "04_pullback_and_accumulation.ipynb",
+    "05_dual_numbers.ipynb",
+    "06_ssa_simplify_prune.ipynb",
+]
+FLOAT = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
 
 
 @functools.lru_cache(maxsize=None)
-def run(path):
+def run(name):
+    path = ROOT / "notebooks" / name
     nb = nbformat.read(path, as_version=4)
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
 
 
+def outputs(name):
+    """``{cell id: printed text}`` of the executed notebook's code cells."""
+    return {c.id: stdout_of(c) for c in run(name).cells if c.cell_type == "code"}
+
+
 def stdout_of(cell):
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_without_errors(path):
+def floats(text):
+    return [float(x) for x in re.findall(FLOAT, text)]
+
+
+def without_cell_location(text):
+    """A location inside a notebook cell (``3840533159.py:3``) depends on the cell's code."""
+    return re.sub(r"\b\d+\.py:(\d+)", r"<cell>:\1", text)
+
+
+# --- every notebook ---
+
+
+def test_all_six_notebooks_exist():
+    assert [p.name for p in NOTEBOOKS] == NAMES
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "tools" / "make_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_notebooks_are_generated_without_outputs():
+    """The files are exactly what tools/make_notebooks.py writes: no outputs, fixed cell ids."""
+    built = load_generator().build()
+    assert sorted(built) == NAMES
+    for name, nb in built.items():
+        on_disk = (ROOT / "notebooks" / name).read_text()
+        assert nbformat.writes(nb) + "\n" == on_disk or nbformat.writes(nb) == on_disk, (
+            f"{name} is stale: run python tools/make_notebooks.py")
+        for cell in nbformat.reads(on_disk, as_version=4).cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_is_short_and_ends_with_an_exercise(name):
+    """Prose and small code cells in turn, ending with an exercise for the student."""
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    assert nb.cells[-1].cell_type == "markdown" and "**Exercise.**" in nb.cells[-1].source
+    assert 5 <= len(code) <= 16
+    assert all(len(c.source.splitlines()) <= 40 for c in code)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_without_errors(name):
     """Every notebook executes with no cell raising."""
-    nb = run(path)
+    nb = run(name)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors == []
 
 
+# --- 1. tracing ---
+
+
 def test_tracing_notebook_shows_the_worked_tapes():
-    """The tracing notebook prints the a/(a+b*b) tape and the g/h tape of three calls."""
-    nb = run(NOTEBOOKS[0])
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert stdout_of(code[0]) == (
+    """The a/(a+b*b) tape, its ops, the g/h tape of three calls, replay, softplus kept whole."""
+    out = outputs(NAMES[0])
+    assert out["trace-f"] == (
         "0.18181818181818182\n"
         "Tape\n"
         "  inp %1::function f\n"
@@ -44,10 +123,228 @@ def test_tracing_notebook_shows_the_worked_tapes():
         "  %5 = add(%2, %4)::float64\n"
         "  %6 = divide(%2, %5)::float64\n"
     )
-    assert stdout_of(code[1]).splitlines()[4:] == [
+    assert out["ops"] == (
+        "[%1, %2, %3]\n"
+        "Call divide (%2, %5) 0.18181818181818182\n"
+        "Tape of 6 ops: 3 inputs, 3 primitives\n"
+        "  most used: multiply x1, add x1, divide x1\n"
+    )
+    assert out["nested"].splitlines()[4:] == [
         "  %4 = multiply(%2, %3)::float64",
         "  %5 = sin(%2)::float64",
         "  %6 = add(%4, %5)::float64",
     ]
-    assert stdout_of(code[2]) == "0.2 0.2\n"
-    assert "  %3 = softplus(%2)::float64\n" in stdout_of(code[3])
+    assert out["replay"] == "0.2 0.2\n"
+    traced_through, kept_whole = out["context"].split("Tape\n")[1:]
+    assert "  %5 = log(%4)::float64\n" in traced_through and "softplus" not in traced_through
+    assert "  %3 = softplus(%2)::float64\n" in kept_whole
+
+
+# --- 2. build your own AD ---
+
+
+def test_build_your_own_ad_notebook_runs_the_sweep_by_hand():
+    """Rules run forward then backward last-first; step_back adds the second share of x."""
+    out = outputs(NAMES[1])
+    assert out["talking-rule"] == (
+        "talking_square_rrule\n"
+        "forward:  square(1.5)\n"
+        "forward:  square(2.25)\n"
+        "backward: the pullback of square(2.25) receives dy = 1.0\n"
+        "backward: the pullback of square(1.5) receives dy = 4.5\n"
+        "5.0625 13.5\n"
+    )
+    assert out["step-back"].splitlines()[:3] == [
+        "start:                {%7: %9}",
+        "after step_back(%7): {%7: %9, %2: %11, %4: %12}",
+        "after step_back(%4): {%7: %9, %2: %15, %4: %12}",
+    ]
+    assert out["step-back"].endswith("  %15 = accum(%11, %14)::float64   # accumulate d%2\n")
+    assert "  %24 = accum(%22, %23)::float64   # accumulate d%3\n" in out["back"]
+    a, b = floats(out["back"].splitlines()[0])
+    a2, b2 = floats(out["seed-2"])
+    assert (a, b) == (0.0743801652892562, -0.09917355371900827) and (a2, b2) == (2 * a, 2 * b)
+    set_only, set_or_add, by_hand = floats(out["set-only"])
+    assert set_or_add == pytest.approx(np.sin(0.5) + 0.5 * np.cos(0.5), rel=1e-15) == by_hand
+    assert set_only == pytest.approx(0.5 * np.cos(0.5), rel=1e-15)  # the share through sin only
+
+
+# --- 3. pullbacks and closures ---
+
+
+def test_pullbacks_notebook_shows_the_loop_adjoint_and_finds_the_wrong_rule():
+    out = outputs(NAMES[2])
+    assert out["sin-jacobian"].endswith("True\n")
+    raw, evaluated = out["multiply"].splitlines()
+    assert raw.startswith("(NoTangent(), ") and evaluated == "NoTangent() [3. 4.] [1. 2.]"
+    assert without_cell_location(out["power"]) == (
+        "(8.0, (ZeroTangent(), 12.0, NoTangent()))\n"
+        "Tape\n"
+        "  inp %1::function power\n"
+        "  inp %2::float64                  # x\n"
+        "  inp %3::int64                    # n\n"
+        "  guard index(%3) == 3             # <cell>:3\n"
+        "  %6, %7 = [%5] = rrule(multiply, 1.0, %2)::float64\n"
+        "  %9, %10 = [%8] = rrule(multiply, %6, %2)::float64\n"
+        "  %12, %13 = [%11] = rrule(multiply, %9, %2)::float64\n"
+        "  const %14 = 1.0                  # seed\n"
+        "  _, %16, %17 = [%15] = %13(%14)   # pullback for %12\n"
+        "  _, %19, %20 = [%18] = %10(%16)   # pullback for %9\n"
+        "  %21 = accum(%17, %20)::float64   # accumulate d%2\n"
+        "  _, _, %23 = [%22] = %7(%19)      # pullback for %6\n"
+        "  %24 = accum(%21, %23)::float64   # accumulate d%2\n"
+    )
+    assert out["guard"].startswith("125.0\nGuardError: guard %4 (index(%3) == 3)")
+    assert out["closure"].splitlines()[:2] == ["6.0 Tangent[function](a=2.0) 3.0", "2.0 {'a': 2.0}"]
+    assert "  inp %2::float64   # f.a\n" in out["closure"]
+    assert out["check-loss"].startswith("loss           FAILS: reverse mode gives")
+    failing = [line.split()[:2] for line in out["narrow"].splitlines() if "FAILS" in line]
+    assert failing == [["%10", "logistic"]] and out["narrow"].count(" ok\n") == 6
+    lines = out["fixed"].splitlines()
+    assert lines[:2] == ["logistic       ok", "loss           ok"]
+    reverse, central = floats(lines[2])
+    assert reverse == pytest.approx(central, rel=1e-7)
+
+
+# --- 4. pullback and accumulation ---
+
+
+def test_pullback_notebook_accumulates_and_trains():
+    out = outputs(NAMES[3])
+    assert out["pullback"] == (
+        "0.18181818181818182\n"
+        "(ZeroTangent(), 0.0743801652892562, -0.09917355371900827)\n"
+        "(ZeroTangent(), 0.1487603305785124, -0.19834710743801653)\n"
+    )
+    assert out["zero"] == "(ZeroTangent(), 4.0, ZeroTangent())\n%2 x 4.0\n%3 y None\n"
+    assert out["accum"].splitlines()[:3] == ["2.5 2.5 2.5 ZeroTangent()", "(1.0, 2.0)",
+                                             "{'w': 4.0, 'unused': ZeroTangent()}"]
+    assert out["structured-results"] == f"2.0 {float(np.cos(1.0))} {2.0 + float(np.cos(1.0))}\n10.0\n"
+    assert "returned a dict, so the gradient taken at" in out["seed-error"]
+    assert out["dict-params"].startswith("11.5 {'w': array([3., 4.]), 'b': 1.0} [1. 2.]\n")
+    assert '  inp %3::float64      # p["b"]\n' in out["dict-params"]
+    assert out["polynomial"] == (
+        "Tangent[Polynomial](weights=array([  84.,  288., 1056., 3996.]))\n"
+        "[  84.  288. 1056. 3996.]\n"
+    )
+    first, last, ratio = floats(out["training"].splitlines()[0])
+    assert first / last > 10 and ratio > 10  # the loss falls at least 10x
+    weights = floats(out["training"].splitlines()[1])
+    np.testing.assert_allclose(weights, [1.0, -2.0, 0.5, 1.0], atol=0.05)
+
+
+def test_pullback_notebook_plots_the_loss():
+    """With matplotlib the plot cell shows a PNG; without it, it prints the losses."""
+    plot = next(c for c in run(NAMES[3]).cells if c.id == "plot")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "step   0  loss" in stdout_of(plot)
+    else:
+        assert any("image/png" in o.get("data", {}) for o in plot.outputs)
+
+
+# --- 5. dual numbers ---
+
+
+def test_dual_numbers_notebook_agrees_three_ways():
+    out = outputs(NAMES[4])
+    assert out["dual"] == "Dual(0.2397127693021015, 0.9182168195493894)\n0.2397127693021015 0.9182168195493894\n"
+    table = out["three-ways"].splitlines()
+    assert len(table) == 4 and table[-1].endswith("agree to 1e-10: True")
+    for line in table[:3]:
+        dual, hand, by_grad = floats(line)
+        assert dual == pytest.approx(by_grad, rel=1e-10) and hand == pytest.approx(by_grad, rel=1e-10)
+    assert floats(out["by-dual"]) == [floats(line)[0] for line in table[:3]]
+    assert out["solve"] == "Dual(array([0.1, 0.6]), array([-0.18,  0.12]))\n[0.1 0.6] [-0.18  0.12]\n"
+    assert out["formula-at-0"] == "nan nan\n"
+    assert out["thin-plate"] == "r = 0.0: value 0.0, slope 0.0\nr = 1.0: value 0.0, slope 1.0\n"
+
+
+# --- 6. SSA, simplify, prune ---
+
+
+def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
+    out = outputs(NAMES[5])
+    assert "  %7 = multiply(1.0, %3)::float64\n" in out["traced-grad"]
+    assert out["explain"].endswith("Gradient: ∂f/∂m = ȳ1 = 3, ∂f/∂x = ȳ2 = 2, ∂f/∂b = ȳ3 = 1\n")
+    assert out["simplify-prune"] == (
+        "def df(fn, m, x, b):\n"
+        "    v5 = m * x\n"
+        "    v6 = v5 + b\n"
+        "    v7 = 1.0 * x\n"
+        "    v8 = 1.0 * m\n"
+        "    v9 = build(c_outputspec, ZERO, v7, v8, 1.0)\n"
+        "    return v9\n"
+        "def df(fn, m, x, b):\n"
+        "    v5 = build(c_outputspec, ZERO, x, m, 1.0)\n"
+        "    return v5\n"
+        "7 lines -> 3 lines\n"
+    )
+    assert out["compiled-tape"] == "(ZeroTangent(), 3.0, 2.0, 1.0) (ZeroTangent(), -1.0, 5.0, 1.0)\n"
+    raw, after_cse, optimized = out["cse"].split("def dg(fn, x):\n")[1:]
+    assert len(raw.splitlines()) > len(after_cse.splitlines()) > len(optimized.splitlines())
+    assert raw.count("np.sin(x)") == 2 and after_cse.count("np.sin(x)") == 1
+    assert optimized.count("np.cos(x)") == 1 and len(optimized.splitlines()) == 7
+    assert out["compiled-grad"] == (
+        "(7.0, (ZeroTangent(), 3.0, 2.0, 1.0))\n"
+        "(-5.0, (ZeroTangent(), -1.0, 5.0, 1.0))\n"
+        "def gradient_program(fn, m, x, b):\n"
+        "    v5 = m * x\n"
+        "    v6 = v5 + b\n"
+        "    v7 = build(c_outputspec, v6, ZERO, x, m, 1.0)\n"
+        "    return v7\n"
+    )
+    assert 'shape=diamond' in out["draw"]
+    draw = next(c for c in run(NAMES[5]).cells if c.id == "draw")
+    shown = [o for o in draw.outputs if o.output_type == "execute_result"]
+    kind = "image/svg+xml" if shutil.which("dot") else "text/html"
+    assert len(shown) == 1 and kind in shown[0]["data"]
+
+
+# --- optional dependencies missing ---
+
+
+def run_in_this_process(name):
+    """Run a notebook's code cells here, as a kernel would, and return (stdout, shown results).
+
+    The value of a cell's last expression is "shown" as a kernel shows it: SVG if the object
+    offers it, else HTML, else its repr.
+    """
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    namespace = {"__name__": "__main__"}
+    shown = []
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            tree = ast.parse(cell.source)
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            exec(compile(tree, f"<{name} {cell.id}>", "exec"), namespace)  # noqa: S102 - our notebooks
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), f"<{name} {cell.id}>", "eval"), namespace)
+                if value is not None:
+                    for method in ("_repr_svg_", "_repr_html_", "__repr__"):
+                        text = getattr(value, method, lambda: None)()
+                        if text is not None:
+                            shown.append((method, text))
+                            break
+    return buffer.getvalue(), shown
+
+
+def test_training_notebook_prints_the_losses_without_matplotlib(monkeypatch):
+    for module in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    text, _ = run_in_this_process(NAMES[3])
+    steps = re.findall(rf"step +(\d+)  loss ({FLOAT})", text)
+    assert [int(s) for s, _ in steps] == list(range(0, 200, 25))
+    assert float(steps[0][1]) > 10 * float(steps[-1][1])
+
+
+def test_drawing_notebook_shows_a_table_without_graphviz(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+    text, shown = run_in_this_process(NAMES[5])
+    assert "7 lines -> 3 lines" in text
+    assert len(shown) == 1 and shown[0][0] == "_repr_html_" and "accum(%15, %18)" in shown[0][1]
