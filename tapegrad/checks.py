@@ -196,8 +196,8 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     numeric = (at_step(eps) - at_step(-eps)) / (2 * eps)
     if not np.isclose(predicted, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
         raise AssertionError(
-            f"reverse mode gives {predicted!r} along a random direction, central differences "
-            f"give {numeric!r} (rtol={rtol}, atol={atol})"
+            f"reverse mode gives {float(predicted)!r} along a random direction, central "
+            f"differences give {float(numeric)!r} (rtol={rtol}, atol={atol})"
         )
     if "fwd" in modes:
         from .forward import Dual, _tangent_of
@@ -210,6 +210,6 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
         forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))
         if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
             raise AssertionError(
-                f"forward mode gives {forward!r} along a random direction, central differences "
-                f"give {numeric!r} (rtol={rtol}, atol={atol})"
+                f"forward mode gives {float(forward)!r} along a random direction, central "
+                f"differences give {float(numeric)!r} (rtol={rtol}, atol={atol})"
             )

@@ -100,6 +100,8 @@ class _Writer:
             return self.bind(v, short_name(v))
         if v is ZERO or v is NO_TANGENT:
             return self.bind(v, "ZERO" if v is ZERO else "NO_TANGENT")
+        if type(v).__name__ == "OutputSpec":
+            return self.bind(v, "result_structure")
         return self.bind(v, f"c_{type(v).__name__.lower()}")
 
     def call(self, op):

@@ -63,6 +63,8 @@ def user_location() -> str:
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
         if not fname.startswith(_SKIP_DIRS) and "scipy" + os.sep not in fname:
+            if "ipykernel_" in fname or fname.startswith("<ipython-input"):
+                return f"cell line {frame.f_lineno}"  # a notebook cell: its file name means nothing
             return f"{os.path.basename(fname)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"

@@ -279,8 +279,10 @@ def jvp(f, args, tangents):
         if np.shape(a) != np.shape(t):
             raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
         duals.append(Dual(a, t))
+    from .tracer import plain_scalar
+
     out = f(*duals)
-    return _primal_of(out), _tangent_of(out, out)
+    return plain_scalar(_primal_of(out)), plain_scalar(_tangent_of(out, out))
 
 
 def jacobian(f, x, mode: str = "rev"):

@@ -238,14 +238,7 @@ def step_back(tape, var, derivs):
         reads.append((arg, Variable(op)))
         op.var = reads[-1][1]
     for arg, dx in reads:
-        old = derivs.get(arg)
-        if old is None:
-            derivs[arg] = dx
-        else:
-            op = Call(accum, (old, dx), None, accum(old._op.val, dx._op.val), ("accumulate d%s", arg))
-            ops.append(op)
-            op.id = len(ops)
-            derivs[arg] = op.var = Variable(op)
+        set_or_add_deriv(tape, derivs, arg, dx)
 
 
 def back(tape, seed):

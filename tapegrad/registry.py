@@ -138,7 +138,7 @@ class Thunk:
         self.fn = fn
 
     def __repr__(self):
-        return f"Thunk({getattr(self.fn, '__name__', 'lambda')})"
+        return "Thunk(computed when read)"
 
 
 def getitem(tangents, i):
