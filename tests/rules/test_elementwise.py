@@ -6,6 +6,8 @@ import pytest
 from tapegrad import NO_TANGENT, ZERO, check_grad, grad, gradient, rrule
 from tapegrad.registry import getitem
 
+from _rule_tables import DTYPES, SHAPES, middle, name, sample
+
 #: (function, interval where it is smooth)
 UNARY = [
     (np.negative, (-2, 2)), (np.positive, (-2, 2)), (np.square, (-2, 2)),
@@ -37,25 +39,11 @@ ALIASES = [(np.true_divide, np.divide), (np.mod, np.remainder), (np.abs, np.abso
            (np.conj, np.conjugate)]
 #: (shape of x, shape of y): equal shapes, broadcasting both ways, a scalar against an array
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((1, 3), (2, 1)), ((), (2, 3)), ((3,), (2, 1))]
-SHAPES = [(), (3,), (2, 3)]
-DTYPES = [np.float64, np.float32]
 #: computed in float64 by numpy whatever the input (float_power), so their tangents are too
 FLOAT64_INSIDE = {np.float_power}
 
 EXERCISED = ({fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | {a for a, _ in ALIASES}
              | {np.clip, np.where, np.divmod})
-
-
-def name(v):
-    return getattr(v, "__name__", "")
-
-
-def sample(rng, domain, shape, dtype=np.float64):
-    return rng.uniform(*domain, size=shape).astype(dtype)
-
-
-def middle(domain):
-    return (domain[0] + 2 * domain[1]) / 3
 
 
 def lower(domain):

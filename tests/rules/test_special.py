@@ -7,6 +7,8 @@ import scipy.special as sp
 import tapegrad
 from tapegrad import ConcreteValueError, NO_TANGENT, check_grad, grad, gradient, rrule, trace
 from tapegrad.registry import getitem
+
+from _rule_tables import DTYPES, SHAPES, middle, name, sample
 from tapegrad.rules.logsumexp import log_softmax, logsumexp, softmax
 from tapegrad.rules.special import polygamma
 
@@ -31,25 +33,11 @@ PLAIN = {sp.polygamma: polygamma, sp.logsumexp: logsumexp, sp.softmax: softmax,
 #: (shape, axis): every kind of axis where the shape has one
 SHAPE_AXIS = [((), None), ((3,), None), ((3,), 0), ((3,), -1), ((2, 3), None), ((2, 3), 0),
               ((2, 3), -1), ((2, 3), (0, 1)), ((2, 3, 2), (0, -1))]
-SHAPES = [(), (3,), (2, 3)]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((1, 3), (2, 1)), ((), (2, 3))]
-DTYPES = [np.float64, np.float32]
 #: computed in float64 by scipy whatever the input (polygamma), so their tangents are too
 FLOAT64_INSIDE = {sp.digamma}
 
 EXERCISED = {fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | set(PLAIN)
-
-
-def name(v):
-    return getattr(v, "__name__", "")
-
-
-def sample(rng, domain, shape, dtype=np.float64):
-    return rng.uniform(*domain, size=shape).astype(dtype)
-
-
-def middle(domain):
-    return (domain[0] + 2 * domain[1]) / 3
 
 
 # --- ufuncs ---
