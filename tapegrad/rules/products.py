@@ -54,9 +54,9 @@ def _matmul_grads(dz, x, y):
         return lambda: _like(dz * y, x), lambda: _like(dz * x, y)
     # one matrix and one vector: matrix-vector products go to BLAS (einsum would not)
     if xn == 1 and yn == 2:  # (k,) @ (k, n) -> (n,)
-        return lambda: _like(np.matmul(y, dz), x), lambda: _like(np.multiply.outer(x, dz), y)
+        return lambda: _like(np.matmul(y, dz), x), lambda: _like(np.outer(x, dz), y)
     if xn == 2 and yn == 1:  # (m, k) @ (k,) -> (m,)
-        return lambda: _like(np.multiply.outer(dz, y), x), lambda: _like(np.matmul(_mT(x), dz), y)
+        return lambda: _like(np.outer(dz, y), x), lambda: _like(np.matmul(_mT(x), dz), y)
     if xn == 1:  # (k,) @ (..., k, n) -> (..., n); _like sums the batch axes out of dx
         return (
             lambda: _like(np.einsum("...kn,...n->...k", y, dz), x),
