@@ -245,11 +245,10 @@ def back(tape, seed):
     """The reverse sweep over `tape` from its result; returns ``{Variable: derivative Variable}``."""
     result = tape.result
     derivs = {result: tape.push(Constant(seed, note="seed"))}
-    pullbacks = tape.ctx.pullbacks
-    ops = tape.ops
-    for i in range(result._op.id - 1, -1, -1):
-        var = ops[i].var
-        if var in derivs and var in pullbacks:
+    last = result._op.id
+    # the recorded primitives, newest first: the pullbacks dict keeps recording order
+    for var in reversed(tape.ctx.pullbacks):
+        if var in derivs and var._op.id <= last:
             step_back(tape, var, derivs)
     return derivs
 
