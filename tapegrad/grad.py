@@ -36,6 +36,20 @@ from .tracer import Tracer, trace, wrap_result
 __all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "set_or_add_deriv"]
 
 
+_new = object.__new__  # creating slotted objects without a Python-level __init__ call
+
+
+def _push(ops, fn, args, val, note):
+    """Append ``Call(fn, args, val=val, note=note)`` and return its Variable (Tape.push_call
+    for the sweep, without the method lookup)."""
+    op = Call(fn, args, None, val, note)
+    ops.append(op)
+    op.id = len(ops)
+    var = op.var = _new(Variable)
+    var._op = op
+    return var
+
+
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
 
@@ -78,18 +92,25 @@ class GradContext(BaseContext):
         n = len(ops)
         rc = Call(rrule, tuple(targs), None, (y, pb))
         rc.id = n + 1
-        rv = rc.var = Variable(rc)
+        rv = rc.var = _new(Variable)
+        rv._op = rc
         yc = Call(getitem, (rv, 0), None, y)
         yc.id = n + 2
-        yv = yc.var = Variable(yc)
+        yv = yc.var = _new(Variable)
+        yv._op = yc
         pc = Call(getitem, (rv, 1), None, pb)
         pc.id = n + 3
-        pc.var = Variable(pc)
+        pv = pc.var = _new(Variable)
+        pv._op = pc
         ops += (rc, yc, pc)
-        self.pullbacks[yv] = (rv, pc.var)
+        self.pullbacks[yv] = (rv, pv)
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
-        return Tracer(tape, yv, y)
+        out = _new(Tracer)
+        out._tape = tape
+        out._var = yv
+        out._val = y
+        return out
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         rule = _RULES.get(fn)
@@ -159,7 +180,7 @@ def set_or_add_deriv(tape, derivs, var, dx):
         derivs[var] = dx
     else:
         val = accum(old._op.val, dx._op.val)
-        derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
+        derivs[var] = _push(tape.ops, accum, (old, dx), val, ("accumulate d%s", var))
 
 
 def _shape(x):
@@ -207,7 +228,8 @@ def step_back(tape, var, derivs):
     op = Call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
     ops.append(op)
     op.id = len(ops)
-    dxs = op.var = Variable(op)
+    dxs = op.var = _new(Variable)
+    dxs._op = op
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
                              for a in args[1:])
@@ -235,8 +257,9 @@ def step_back(tape, var, derivs):
         op = Call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
         ops.append(op)
         op.id = len(ops)
-        reads.append((arg, Variable(op)))
-        op.var = reads[-1][1]
+        dx = op.var = _new(Variable)
+        dx._op = op
+        reads.append((arg, dx))
     for arg, dx in reads:
         set_or_add_deriv(tape, derivs, arg, dx)
 
