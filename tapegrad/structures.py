@@ -258,7 +258,7 @@ def is_differentiable_leaf(x) -> bool:
 
 
 # objects of these packages are never walked into: they are library state, not model parameters
-_OPAQUE_MODULES = ("numpy", "scipy", "builtins", "tapegrad", "ast", "typing", "collections",
+_OPAQUE_MODULES = ("numpy", "scipy", "tapegrad", "ast", "typing", "collections",
                    "functools", "threading", "logging", "io", "re", "enum", "abc", "inspect",
                    "pandas", "matplotlib", "torch", "jax", "jaxlib", "autograd")
 
