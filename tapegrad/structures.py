@@ -23,7 +23,7 @@ import types
 
 import numpy as np
 
-from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent
+from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent, accum
 from .arraylike import ArrayLike
 
 __all__ = ["Tangent", "fill_zeros", "update", "StructureTracer", "leaf_gradient"]
@@ -83,12 +83,12 @@ class Tangent:
         return Tangent(self.primal_type or other.primal_type, **out)
 
     def __add__(self, other):
-        return self._combine(other, add_tangents)
+        return self._combine(other, accum)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return self._combine(other, lambda a, b: add_tangents(a, scale_tangent(b, -1)))
+        return self._combine(other, lambda a, b: accum(a, scale_tangent(b, -1)))
 
     def __neg__(self):
         return scale_tangent(self, -1)
@@ -127,23 +127,6 @@ def _field(o, k):
     if isinstance(o, dict):
         return o[k]
     return getattr(o, k)
-
-
-def add_tangents(a, b):
-    """a + b for tangents of any structure; ZeroTangent and NoTangent are identities."""
-    if a is ZERO or a is NO_TANGENT:
-        return b
-    if b is ZERO or b is NO_TANGENT:
-        return a
-    if isinstance(a, Tangent):
-        return a + b
-    if isinstance(a, (tuple, list, dict)):
-        if isinstance(a, dict):
-            keys = list(a) + [k for k in b if k not in a]
-            return {k: add_tangents(a.get(k, ZERO), b.get(k, ZERO)) for k in keys}
-        items = [add_tangents(x, y) for x, y in zip(a, b)]
-        return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
-    return a + b
 
 
 def scale_tangent(t, k):

@@ -88,8 +88,9 @@ def is_zero(t) -> bool:
 def accum(a, b):
     """Add two shares of one derivative: the "add" half of set-or-add.
 
-    Zero and no-tangents are identities; tuples, lists and dicts add entry by entry (a
-    function returning several values gets one cotangent per value); anything else uses ``+``.
+    Zero and no-tangents are identities; tuples, lists, NamedTuples and dicts add entry by
+    entry (a function returning several values gets one cotangent per value); anything else,
+    numbers, arrays and `Tangent`s, uses ``+``.
     """
     if a is ZERO or a is NO_TANGENT:
         return b
@@ -103,4 +104,6 @@ def accum(a, b):
         for k, v in b.items():
             out[k] = accum(out[k], v) if k in out else v
         return out
-    return a + b
+    if isinstance(a, tuple) and hasattr(a, "_fields"):  # a NamedTuple keeps its type
+        return ta(*[accum(x, y) for x, y in zip(a, b)])
+    return a + b  # numbers, arrays, Tangents
