@@ -30,7 +30,9 @@ from .context import BaseContext, primitive
 from .tracer import Tracer, trace
 from .grad import GradContext, Pullback, back, grad, gradient, pullback, set_or_add_deriv, step_back
 from .printing import format_tape
-from .structures import Tangent, fill_zeros, update
+from .tangents import Tangent
+from .structures import fill_zeros, update
+from . import outputs  # noqa: F401  (registers the rule of build)
 from .codegen import compile_tape, to_source
 from .guards import GuardError
 from .passes import cse, optimize, prune, simplify

@@ -118,7 +118,7 @@ def _substitute(x, new, path=()):
 
 
 def _tangent_at(t, path):
-    from .structures import Tangent
+    from .tangents import Tangent
 
     for k in path:
         if t is ZERO or t is NO_TANGENT:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .errors import qualified_name, short_name
 from .guards import GUARDS
+from .outputs import OutputSpec
 from .tangents import NO_TANGENT, ZERO
 from .tape import Call, Constant, Input, Variable, note_text
 
@@ -100,7 +101,7 @@ class _Writer:
             return self.bind(v, short_name(v))
         if v is ZERO or v is NO_TANGENT:
             return self.bind(v, "ZERO" if v is ZERO else "NO_TANGENT")
-        if type(v).__name__ == "OutputSpec":
+        if isinstance(v, OutputSpec):
             return self.bind(v, "result_structure")
         return self.bind(v, f"c_{type(v).__name__.lower()}")
 

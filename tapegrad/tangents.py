@@ -1,4 +1,4 @@
-"""Tangent values: the two kinds of "no derivative", and set-or-add accumulation.
+"""Tangent values: the two kinds of "no derivative", `Tangent` for objects, and accumulation.
 
 `ZeroTangent()` is the additive identity: the derivative is zero because no path reaches the
 value. `NoTangent()` says the value cannot have a derivative (an index, a string, a count).
@@ -6,7 +6,10 @@ Both are singletons, so ``t is ZERO`` is a cheap test.
 """
 from __future__ import annotations
 
-__all__ = ["ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "accum", "is_zero"]
+import numpy as np
+
+__all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "accum", "is_zero",
+           "scale_tangent"]
 
 
 class ZeroTangent:
@@ -107,3 +110,108 @@ def accum(a, b):
     if isinstance(a, tuple) and hasattr(a, "_fields"):  # a NamedTuple keeps its type
         return ta(*[accum(x, y) for x, y in zip(a, b)])
     return a + b  # numbers, arrays, Tangents
+
+
+class Tangent:
+    """The tangent of an object, a dataclass or a closure: one tangent per field.
+
+    ``Tangent(Polynomial, weights=...)`` prints as ``Tangent[Polynomial](weights=...)``;
+    ``Tangent(a=2.0)`` leaves the primal type out and equals any Tangent with the same fields.
+    Tangents add, subtract, negate and scale by numbers; missing fields count as zero.
+    """
+
+    __slots__ = ("primal_type", "fields")
+
+    def __init__(self, primal_type=None, /, **fields):
+        self.primal_type = primal_type
+        self.fields = fields
+
+    def __getattr__(self, name):
+        try:
+            return object.__getattribute__(self, "fields")[name]
+        except KeyError:
+            raise AttributeError(f"{self!r} has no field {name!r}") from None
+
+    def __getitem__(self, name):
+        return self.fields[name]
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
+        if self.primal_type is None:
+            return f"Tangent({inner})"
+        return f"Tangent[{getattr(self.primal_type, '__name__', self.primal_type)}]({inner})"
+
+    def __eq__(self, other):
+        if not isinstance(other, Tangent):
+            return NotImplemented
+        if None not in (self.primal_type, other.primal_type) and self.primal_type is not other.primal_type:
+            return False
+        if self.fields.keys() != other.fields.keys():
+            return False
+        return all(_equal(v, other.fields[k]) for k, v in self.fields.items())
+
+    __hash__ = None
+
+    def _combine(self, other, op):
+        if other is ZERO or other is NO_TANGENT:
+            return self
+        if not isinstance(other, Tangent):
+            return NotImplemented
+        keys = list(self.fields) + [k for k in other.fields if k not in self.fields]
+        out = {}
+        for k in keys:
+            a = self.fields.get(k, ZERO)
+            b = other.fields.get(k, ZERO)
+            out[k] = op(a, b)
+        return Tangent(self.primal_type or other.primal_type, **out)
+
+    def __add__(self, other):
+        return self._combine(other, accum)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, lambda a, b: accum(a, scale_tangent(b, -1)))
+
+    def __neg__(self):
+        return scale_tangent(self, -1)
+
+    def __mul__(self, k):
+        if not isinstance(k, (int, float, np.number)):
+            return NotImplemented
+        return scale_tangent(self, k)
+
+    __rmul__ = __mul__
+
+
+def _equal(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
+    return a == b
+
+
+def _map(fn, t, *others):
+    """Apply fn leaf by leaf over a tangent and tangents (or primals) of the same structure."""
+    if isinstance(t, Tangent):
+        return Tangent(t.primal_type, **{k: _map(fn, v, *[_field(o, k) for o in others])
+                                         for k, v in t.fields.items()})
+    if isinstance(t, tuple) and hasattr(t, "_fields"):
+        return type(t)(*[_map(fn, v, *[o[i] for o in others]) for i, v in enumerate(t)])
+    if isinstance(t, (tuple, list)):
+        return type(t)(_map(fn, v, *[o[i] for o in others]) for i, v in enumerate(t))
+    if isinstance(t, dict):
+        return {k: _map(fn, v, *[o[k] for o in others]) for k, v in t.items()}
+    return fn(t, *others)
+
+
+def _field(o, k):
+    if isinstance(o, Tangent):
+        return o.fields.get(k, ZERO)
+    if isinstance(o, dict):
+        return o[k]
+    return getattr(o, k)
+
+
+def scale_tangent(t, k):
+    """k * t for a tangent of any structure."""
+    return _map(lambda v: v if v is ZERO or v is NO_TANGENT else v * k, t)

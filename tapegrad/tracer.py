@@ -312,7 +312,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
       %6 = divide(%2, %5)::float64
     """
     from .context import BaseContext
-    from .structures import LeafSpec, StructureTracer, build, flatten_output
+    from .outputs import build, flatten_output
+    from .structures import LeafSpec, StructureTracer
 
     tape = Tape(BaseContext() if ctx is None else ctx)
     stack = active_tapes()

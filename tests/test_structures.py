@@ -8,7 +8,7 @@ import pytest
 
 import tapegrad
 from tapegrad import NoTangent, SeedError, Tangent, ZeroTangent, check_grad, grad, gradient, pullback, trace
-from tapegrad.structures import build
+from tapegrad.outputs import build
 
 # rules these tests drive through check_grad (see tests/rules/test_coverage.py)
 EXERCISED = {build}
