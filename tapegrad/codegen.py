@@ -103,6 +103,14 @@ class _Writer:
             return self.bind(v, "ZERO" if v is ZERO else "NO_TANGENT")
         if isinstance(v, OutputSpec):
             return self.bind(v, "result_structure")
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biufc" and v.size:
+            dtype = "" if v.dtype == np.float64 else f", dtype=np.{v.dtype.name}"
+            if v.size <= 6:  # a small constant reads best as its values
+                return f"np.array({v.tolist()!r}{dtype})"
+            first = v.flat[0]
+            if np.all(v == first) and np.isfinite(first):  # one value repeated (a broadcast seed):
+                value = repr(first.item()) if v.dtype == np.float64 else f"np.{v.dtype.name}({first.item()!r})"
+                return f"np.broadcast_to({value}, {v.shape!r})"  # O(1), as numpy's own broadcast
         return self.bind(v, f"c_{type(v).__name__.lower()}")
 
     def call(self, op):

@@ -123,8 +123,12 @@ def _same_type(a, b):
 
 
 def _scalar_equals(c, k):
-    return type(c) is not Variable and isinstance(c, (int, float, np.number)) and \
-        not isinstance(c, bool) and np.ndim(c) == 0 and c == k
+    """c is a constant equal to k everywhere (a number, or an array of k's: a broadcast seed)."""
+    if type(c) is Variable or isinstance(c, bool):
+        return False
+    if isinstance(c, (int, float, np.number)):
+        return c == k
+    return isinstance(c, np.ndarray) and c.dtype.kind in "iuf" and c.size > 0 and bool(np.all(c == k))
 
 
 def simplify(tape, assume_finite: bool = False):
