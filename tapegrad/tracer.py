@@ -204,6 +204,11 @@ class Tracer(ArrayLike):
         return self._guard(guard_int, int(self._val))
 
     def __float__(self):
+        # an integer (a count) loses nothing: take its value, guarded. A float would silently
+        # carry no gradient afterwards (math.sin(x) calls this too), so that is refused
+        if np.result_type(self._val).kind in "iu":
+            self._tape.meta.setdefault("concrete", set()).add(self._var)
+            return float(self._guard(guard_int, int(self._val)))
         raise self._concrete("float")
 
     def __complex__(self):

@@ -148,3 +148,16 @@ def test_prune_keeps_guards():
     pruned = prune(tape)
     with pytest.raises(GuardError):
         pruned.replay(None, -1.0)
+
+
+def test_float_of_a_traced_count_is_guarded_and_of_a_traced_float_refused():
+    """float(n) of an integer takes its value with a guard; float(x) of a float would drop the
+    gradient, so it raises and says to use numpy."""
+    def f(x, n):
+        return x * float(n)
+
+    assert grad(f, 2.0, 3) == (6.0, (tapegrad.ZeroTangent(), 3.0, tapegrad.NoTangent()))
+    _, tape = trace(f, 2.0, 3)
+    assert "guard int(%3) == 3" in str(tape)
+    with pytest.raises(tapegrad.ConcreteValueError, match=r"float\(\) of the traced value %2::float64"):
+        grad(lambda x: float(x) * 2, 1.0)
