@@ -128,11 +128,10 @@ def _has(args, kind):
 
 
 def _wrap(y, dy):
-    ty = type(y)
-    if ty is tuple or ty is list:
+    if isinstance(y, (tuple, list)):
         if dy is ZERO or dy is NO_TANGENT:
             return y
-        return ty(_wrap(a, b) for a, b in zip(y, dy))
+        return _like_seq(y, [_wrap(a, b) for a, b in zip(y, dy)])
     if dy is ZERO or dy is NO_TANGENT:
         return y  # nothing varies: a plain value
     if np.shape(dy) != np.shape(y):
@@ -200,9 +199,16 @@ Dual._label = lambda self: f"the dual value {type_str(self._val)}"
 Dual._make_stale = _dual_stale
 
 
+def _like_seq(seq, items):
+    """items in the sequence type of seq (a NamedTuple such as numpy's EighResult included)."""
+    if isinstance(seq, tuple) and hasattr(seq, "_fields"):
+        return type(seq)(*items)
+    return type(seq)(items)
+
+
 def _zeros_like(y):
-    if type(y) in (tuple, list):
-        return type(y)(_zeros_like(v) for v in y)
+    if isinstance(y, (tuple, list)):
+        return _like_seq(y, [_zeros_like(v) for v in y])
     if isinstance(y, np.ndarray):
         return np.zeros_like(y, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
     return 0.0
@@ -249,16 +255,16 @@ def derived_frule(fn, vals, dargs, kwargs):
 def _tangent_of(out, like):
     if type(out) is Dual:
         return out.delta
-    if type(out) in (tuple, list):
-        return type(out)(_tangent_of(o, o) for o in out)
+    if isinstance(out, (tuple, list)):
+        return _like_seq(out, [_tangent_of(o, o) for o in out])
     return np.zeros_like(out) if isinstance(out, np.ndarray) else 0.0
 
 
 def _primal_of(out):
     if type(out) is Dual:
         return out._val
-    if type(out) in (tuple, list):
-        return type(out)(_primal_of(o) for o in out)
+    if isinstance(out, (tuple, list)):
+        return _like_seq(out, [_primal_of(o) for o in out])
     return out
 
 

@@ -5,9 +5,9 @@ The gradient given is the symmetric one, as in autograd and JAX: it is exact alo
 perturbation that keeps the matrix symmetric (symmetrize inside a function whose input is
 not symmetric by construction).
 
-Functions returning several arrays (eigh, svd, qr) return plain tuples, not numpy's named
-tuples, because the tracer splits only plain tuples into one traced value per element; their
-pullbacks receive one cotangent per element, any of which may be ZERO.
+Functions returning several arrays (eigh, svd, qr) return numpy's named tuples, which the
+tracer splits into one traced value per element (so ``res.eigenvalues`` works on traced
+values too); their pullbacks receive one cotangent per element, any of which may be ZERO.
 """
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ def cholesky_rrule(a, **kwargs):
 
 @rrule(np.linalg.eigh)
 def eigh_rrule(a, *rest, **kwargs):
-    w, v = np.linalg.eigh(a, *rest, **kwargs)
+    res = np.linalg.eigh(a, *rest, **kwargs)
+    w, v = res
 
     def eigh_pullback(dy):
         dw, dv = (ZERO, ZERO) if dy is ZERO else dy
@@ -97,7 +98,7 @@ def eigh_rrule(a, *rest, **kwargs):
         g = np.matmul(np.matmul(v, inner), _mT(v))
         return NO_TANGENT, _like(_sym(g), a), *(NO_TANGENT for _ in rest)
 
-    return (w, v), eigh_pullback
+    return res, eigh_pullback
 
 
 @rrule(np.linalg.eigvalsh)
@@ -122,11 +123,12 @@ def svd_rrule(a, *rest, **kwargs):
     k = min(m, n)
     full = opts["compute_uv"] and opts["full_matrices"] and m != n
     if full:
-        y = tuple(np.linalg.svd(a, full_matrices=True, hermitian=opts["hermitian"]))
+        y = np.linalg.svd(a, full_matrices=True, hermitian=opts["hermitian"])
         u, s, vh = y[0][..., :, :k], y[1], y[2][..., :k, :]  # the reduced SVD inside the full one
     else:
-        u, s, vh = np.linalg.svd(a, full_matrices=False, hermitian=opts["hermitian"])
-        y = (u, s, vh) if opts["compute_uv"] else s
+        res = np.linalg.svd(a, full_matrices=False, hermitian=opts["hermitian"])
+        u, s, vh = res
+        y = res if opts["compute_uv"] else s
     nothing = tuple(NO_TANGENT for _ in rest)
 
     def svd_pullback(dy):
@@ -197,7 +199,6 @@ def qr_rrule(a, *rest, **kwargs):
     m, n = np.shape(a)[-2:]
     if mode in ("reduced", "complete"):
         q, r = y
-        y = (q, r)
     elif mode == "r":
         q, r = np.linalg.qr(a)
     differentiable = mode == "r" or mode == "reduced" or (mode == "complete" and m <= n)

@@ -70,7 +70,7 @@ def scatter_add_rrule(dy, shape, index, dtype):
 @rrule(operator.getitem)
 def getitem_rrule(x, index):
     def getitem_pullback(dy):
-        if type(x) is tuple or type(x) is list:
+        if isinstance(x, (tuple, list)):
             # an element (or slice) of a tuple result: ZeroTangent() for the elements not read
             dx = [ZERO] * len(x)
             picked = range(len(x))[index]
@@ -79,7 +79,8 @@ def getitem_rrule(x, index):
                     dx[i] = d
             else:
                 dx[picked] = dy
-            return NO_TANGENT, type(x)(dx), NO_TANGENT
+            named = isinstance(x, tuple) and hasattr(x, "_fields")  # eigh's EighResult, ...
+            return NO_TANGENT, type(x)(*dx) if named else type(x)(dx), NO_TANGENT
         return NO_TANGENT, scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy)), NO_TANGENT
 
     return x[index], getitem_pullback

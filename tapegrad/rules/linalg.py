@@ -92,7 +92,8 @@ def det_rrule(a):
 
 @rrule(np.linalg.slogdet)
 def slogdet_rrule(a):
-    sign, logdet = np.linalg.slogdet(a)
+    res = np.linalg.slogdet(a)
+    sign, logdet = res
 
     def slogdet_pullback(dy):
         # the sign is piecewise constant: only log|det A| has a derivative, tr(A⁻¹ dA)
@@ -101,8 +102,7 @@ def slogdet_rrule(a):
             return NO_TANGENT, ZERO
         return NO_TANGENT, _add2(dlogdet) * _mT(np.linalg.inv(a))
 
-    # a plain tuple, not numpy's SlogdetResult: the tracer splits only plain tuples into elements
-    return (sign, logdet), slogdet_pullback
+    return res, slogdet_pullback  # numpy's SlogdetResult: .sign and .logabsdet work when traced
 
 
 # --- powers ---

@@ -219,3 +219,14 @@ def test_eigenvalue_gradient_is_finite_at_repeated_eigenvalues():
     np.testing.assert_allclose(g, 2 * np.eye(3), atol=1e-12)
     (g,) = tapegrad.gradient(lambda a: np.sum(np.linalg.eigvalsh(a)), np.eye(3))
     np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
+
+
+def test_named_tuple_results_keep_their_fields_when_traced(rng):
+    """res.logabsdet, res.eigenvalues, res.S and res.R work on traced values, as in numpy."""
+
+    def f(a):
+        s = _sym(a)
+        return (np.linalg.slogdet(s @ s + np.eye(3)).logabsdet + np.sum(np.linalg.eigh(s).eigenvalues ** 2)
+                + np.linalg.svd(a).S[0] + np.sum(np.linalg.qr(a).R ** 2))
+
+    check_grad(f, general(rng, (3, 3), np.float64))
