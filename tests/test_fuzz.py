@@ -80,7 +80,9 @@ def make_program(rng):
             shapes.append((shapes[i][0], shapes[i][0]))
         else:
             # Python control flow on a value: the tape records the branch taken, with a guard
-            steps.append(("if", (i,), lambda x: x * 2.0 if np.sum(x) > 0 else np.sin(x) - 1.0))
+            # (the threshold keeps the branch away from sums that are 0 by construction, such
+            # as x - mean(x), where central differences would straddle it)
+            steps.append(("if", (i,), lambda x: x * 2.0 if np.sum(x) > 0.3 else np.sin(x) - 1.0))
             shapes.append(shapes[i])
 
     def program(*xs):
@@ -127,7 +129,6 @@ def test_random_programs(batch):
             ins = back.tape.inputs
             outs = [back.derivatives[v] for v in ins[1:] if v in back.derivatives]
             replayed = back.tape.replay(*[back.tape[v].val for v in ins], outputs=outs)
-            reached = [g for v, g in zip(ins[1:], grads[1:]) if v in back.derivatives]
-            assert all(np.allclose(r, g, rtol=1e-14, atol=0) for r, g in zip(replayed, reached))
+            assert all(_same(r, d._op.val) for r, d in zip(replayed, outs))
         except Exception as exc:  # name the program that failed, so it can be replayed
             raise AssertionError(f"{where}\n{type(exc).__name__}: {exc}") from exc
