@@ -59,7 +59,8 @@ def _partials(fn, names, out, consts):
     table = {
         np.sin: f"cos({x})", np.cos: f"(-sin({x}))", np.tan: f"(1 + {_power(out, 2)})",
         np.exp: out, np.log: f"1/{x}", np.log10: f"1/({x}·ln 10)", np.sqrt: f"1/(2·{out})",
-        np.tanh: f"(1 - {_power(out, 2)})", np.sum: "1", np.positive: "1",
+        np.tanh: f"(1 - {_power(out, 2)})", np.positive: "1",
+        np.sum: "1 (spread over the summed axes)", np.mean: "1/n (spread over the averaged axes)",
     }
     if fn in table:
         return [table[fn]]
