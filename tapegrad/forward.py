@@ -30,7 +30,7 @@ from .errors import (
 )
 from .registry import _FRULES, _NONDIFF, _RULES, frule, getitem
 from .tangents import NO_TANGENT, ZERO
-from .tracer import Tracer, record_call
+from .tracer import _STATIC, Tracer, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
 
@@ -64,8 +64,6 @@ class Dual(ArrayLike):
         return dual_call(fn, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .tracer import _STATIC
-
         if func in _STATIC:
             return func(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
         return dual_call(func, args, kwargs)

@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from .context import BaseContext, describe_call, is_marked_primitive, lift
+from .context import BaseContext, _holds_tracer, describe_call, is_marked_primitive, lift
 from .errors import (
     NoRuleError,
     RuleError,
@@ -37,17 +37,6 @@ __all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "
 
 
 _new = object.__new__  # creating slotted objects without a Python-level __init__ call
-
-
-def _push(ops, fn, args, val, note):
-    """Append ``Call(fn, args, val=val, note=note)`` and return its Variable (Tape.push_call
-    for the sweep, without the method lookup)."""
-    op = Call(fn, args, None, val, note)
-    ops.append(op)
-    op.id = len(ops)
-    var = op.var = _new(Variable)
-    var._op = op
-    return var
 
 
 class GradContext(BaseContext):
@@ -136,15 +125,6 @@ class GradContext(BaseContext):
         return wrap_result(self, tape, yv, y, fn)
 
 
-def _holds_tracer(values, tape):
-    for v in values:
-        if type(v) is Tracer and v._tape is tape:
-            return True
-        if type(v) in (list, tuple) and _holds_tracer(v, tape):
-            return True
-    return False
-
-
 def _concrete_ints(kwargs, tape):
     """Traced integers passed by keyword (axis=, n=) are structure, not data: take their values,
     each with a guard, as range() would."""
@@ -180,7 +160,7 @@ def set_or_add_deriv(tape, derivs, var, dx):
         derivs[var] = dx
     else:
         val = accum(old._op.val, dx._op.val)
-        derivs[var] = _push(tape.ops, accum, (old, dx), val, ("accumulate d%s", var))
+        derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
 
 
 def _shape(x):

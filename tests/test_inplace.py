@@ -129,3 +129,24 @@ def test_writing_a_traced_value_into_a_plain_array_says_how_to_fix_it():
     with pytest.raises(ConcreteValueError, match=r"at test_inplace.py:\d+: a traced value cannot be "
                                                  r"written into a plain ndarray.*np.stack"):
         grad(f, 1.0)
+
+
+def test_item_assignment_on_a_traced_number_is_refused():
+    """x[0] = v on a traced scalar raises, naming the value and the line."""
+    def f(x):
+        x[0] = 1.0
+        return x
+
+    with pytest.raises(TypeError, match=r"item assignment on the scalar %2 at test_inplace.py:\d+"):
+        grad(f, 2.0)
+
+
+def test_in_place_cast_that_numpy_refuses_is_refused():
+    """x += 0.5 on an integer array fails as numpy's same_kind rule says."""
+    def f(x, y):
+        n = (0 * x).astype(np.int64)  # a traced integer array
+        n += y
+        return np.sum(y)
+
+    with pytest.raises(TypeError, match=r"cannot cast float64 to int64 \(numpy's same_kind rule\)"):
+        grad(f, np.ones(2), np.ones(2))

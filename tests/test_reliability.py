@@ -208,3 +208,17 @@ def test_check_grad_catches_a_wrong_rule():
 
     with pytest.raises(AssertionError, match="reverse mode gives .* central differences give"):
         check_grad(lambda x: cube(x), 1.3)
+
+
+def test_traced_keyword_that_cannot_move_into_position_is_refused():
+    """A traced value passed by a keyword-only parameter cannot get a gradient: the error says so."""
+    @primitive
+    def scaled(x, *, factor):
+        return x * factor
+
+    @rrule(scaled)
+    def scaled_rrule(x, factor=1.0):
+        return scaled(x, factor=factor), lambda dy: (tapegrad.NO_TANGENT, dy * factor)
+
+    with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value by keyword; pass it by position"):
+        grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
