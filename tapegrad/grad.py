@@ -63,31 +63,70 @@ class GradContext(BaseContext):
         rule = _RULES.get(fn)
         if rule is None or kwargs or self._general:
             return BaseContext.record(self, tape, fn, args, kwargs)
-        vals = []
-        targs = [fn]
-        for a in args:
-            ta = type(a)
+        # each argument: its value for the rule, and what the tape records (its Variable)
+        if len(args) == 2:
+            a, b = args
+            ta, tb = type(a), type(b)
             if ta is Tracer and a._tape is tape:
-                vals.append(a._val)
-                targs.append(a._var)
+                av, a = a._val, a._var
             elif ta is list or ta is tuple:
                 return BaseContext.record(self, tape, fn, args, kwargs)
             else:
-                vals.append(a)
-                targs.append(a)
-        y, pb = rule(*vals)
+                av = a
+            if tb is Tracer and b._tape is tape:
+                bv, b = b._val, b._var
+            elif tb is list or tb is tuple:
+                return BaseContext.record(self, tape, fn, args, kwargs)
+            else:
+                bv = b
+            y, pb = rule(av, bv)
+            targs = (fn, a, b)
+        elif len(args) == 1 and type(args[0]) is Tracer and args[0]._tape is tape:
+            a = args[0]
+            y, pb = rule(a._val)
+            targs = (fn, a._var)
+        else:
+            vals = []
+            targs = [fn]
+            for a in args:
+                ta = type(a)
+                if ta is Tracer and a._tape is tape:
+                    vals.append(a._val)
+                    targs.append(a._var)
+                elif ta is list or ta is tuple:
+                    return BaseContext.record(self, tape, fn, args, kwargs)
+                else:
+                    vals.append(a)
+                    targs.append(a)
+            y, pb = rule(*vals)
+            targs = tuple(targs)
         # the three pushes of Tape.push_call, written out: this is the hottest path there is
         ops = tape.ops
         n = len(ops)
-        rc = Call(rrule, tuple(targs), None, (y, pb))
+        rc = _new(Call)
+        rc.fn = rrule
+        rc.args = targs
+        rc.kwargs = None
+        rc.val = (y, pb)
+        rc.note = ""
         rc.id = n + 1
         rv = rc.var = _new(Variable)
         rv._op = rc
-        yc = Call(getitem, (rv, 0), None, y)
+        yc = _new(Call)
+        yc.fn = getitem
+        yc.args = (rv, 0)
+        yc.kwargs = None
+        yc.val = y
+        yc.note = ""
         yc.id = n + 2
         yv = yc.var = _new(Variable)
         yv._op = yc
-        pc = Call(getitem, (rv, 1), None, pb)
+        pc = _new(Call)
+        pc.fn = getitem
+        pc.args = (rv, 1)
+        pc.kwargs = None
+        pc.val = pb
+        pc.note = ""
         pc.id = n + 3
         pv = pc.var = _new(Variable)
         pv._op = pc
@@ -159,8 +198,13 @@ def set_or_add_deriv(tape, derivs, var, dx):
     if old is None:
         derivs[var] = dx
     else:
-        val = accum(old._op.val, dx._op.val)
+        a, b = old._op.val, dx._op.val
+        # two numbers or two arrays (the common case) add directly; accum knows the rest
+        val = a + b if type(a) is type(b) and type(a) in _PLAIN else accum(a, b)
         derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
+
+
+_PLAIN = {float, np.ndarray, np.float64}
 
 
 def _shape(x):
@@ -197,54 +241,88 @@ def _holds_variable(seq):
     return any(type(a) is Variable or (type(a) in (list, tuple) and _holds_variable(a)) for a in seq)
 
 
-def step_back(tape, var, derivs):
-    """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate."""
+def step_back(tape, var, derivs, release=False):
+    """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate.
+
+    With `release`, the values this step was the last to need (the primitive's value, its
+    pullback, the cotangent `dy` and the pullback's result) are dropped from the tape.
+    """
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
     dy = derivs[var]
     dxs_val = pv._op.val(dy._op.val)
-    # pushes are written out (as Tape.push_call does them): the sweep's per-op cost
+    if type(dxs_val) is not tuple or len(dxs_val) != len(args):
+        raise _pullback_arity_error(var, args, dxs_val)
+    # the pushes are written out (Tape.push_call does the same): this is the sweep's per-op cost
     ops = tape.ops
-    op = Call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
+    op = _new(Call)
+    op.fn = pv
+    op.args = (dy,)
+    op.kwargs = None
+    op.val = dxs_val
+    op.note = ("pullback for %s", var)
     ops.append(op)
     op.id = len(ops)
     dxs = op.var = _new(Variable)
     dxs._op = op
-    if type(dxs_val) is not tuple or len(dxs_val) != len(args):
-        argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
-                             for a in args[1:])
-        raise RuleError(
-            f"the pullback of {qualified_name(args[0])}({argtypes}) (for {var}, in the gradient "
-            f"taken at {user_location()}) returned {type_str(dxs_val)} of length "
-            f"{len(dxs_val) if hasattr(dxs_val, '__len__') else '?'}; fix the rule registered with "
-            f"@tapegrad.rrule({qualified_name(args[0])}) to return a tuple of {len(args)}: the "
-            f"function's own tangent (NO_TANGENT), then one per positional argument"
-        )
-    reads = []
+    later = None
     for i in range(1, len(args)):
         arg = args[i]
         if type(arg) is not Variable:
             if type(arg) is list or type(arg) is tuple:
-                _read_tangents(tape, reads, dxs, dxs_val, var, arg, i, args[0])
+                later = later or []
+                _read_tangents(tape, later, dxs, dxs_val, var, arg, i, args[0])
             continue
         dval = dxs_val[i]
-        if type(dval) is Thunk:
+        td = type(dval)
+        if td is Thunk:
             dval = dval.fn()
-        if dval is ZERO or dval is NO_TANGENT:
+            td = type(dval)
+        if td is np.ndarray:
+            xval = arg._op.val
+            if type(xval) is np.ndarray and dval.shape != xval.shape:
+                _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
+        elif dval is ZERO or dval is NO_TANGENT:
             continue
-        if type(arg._op.val) is np.ndarray and _shape(dval) != arg._op.val.shape:
-            _read_tangents(tape, reads, dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
-        op = Call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
+        elif type(arg._op.val) is np.ndarray and _shape(dval) != arg._op.val.shape:
+            _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
+        op = _new(Call)
+        op.fn = getitem
+        op.args = (dxs, i)
+        op.kwargs = None
+        op.val = dval
+        op.note = ("d%s/d%s", var, arg)
         ops.append(op)
         op.id = len(ops)
         dx = op.var = _new(Variable)
         dx._op = op
-        reads.append((arg, dx))
-    for arg, dx in reads:
-        set_or_add_deriv(tape, derivs, arg, dx)
+        # set-or-add: a first share is stored at once; the adds are pushed after all the reads
+        if arg not in derivs:
+            derivs[arg] = dx
+        elif later is None:
+            later = [(arg, dx)]
+        else:
+            later.append((arg, dx))
+    if later is not None:
+        for arg, dx in later:
+            set_or_add_deriv(tape, derivs, arg, dx)
+    if release:
+        rv._op.val = var._op.val = pv._op.val = dy._op.val = dxs._op.val = None
 
 
-def back(tape, seed):
+def _pullback_arity_error(var, args, dxs_val):
+    argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
+                         for a in args[1:])
+    return RuleError(
+        f"the pullback of {qualified_name(args[0])}({argtypes}) (for {var}, in the gradient "
+        f"taken at {user_location()}) returned {type_str(dxs_val)} of length "
+        f"{len(dxs_val) if hasattr(dxs_val, '__len__') else '?'}; fix the rule registered with "
+        f"@tapegrad.rrule({qualified_name(args[0])}) to return a tuple of {len(args)}: the "
+        f"function's own tangent (NO_TANGENT), then one per positional argument"
+    )
+
+
+def back(tape, seed, release=False):
     """The reverse sweep over `tape` from its result; returns ``{Variable: derivative Variable}``."""
     result = tape.result
     derivs = {result: tape.push(Constant(seed, note="seed"))}
@@ -252,7 +330,7 @@ def back(tape, seed):
     # the recorded primitives, newest first: the pullbacks dict keeps recording order
     for var in reversed(tape.ctx.pullbacks):
         if var in derivs and var._op.id <= last:
-            step_back(tape, var, derivs)
+            step_back(tape, var, derivs, release)
     return derivs
 
 
@@ -291,6 +369,7 @@ class Pullback:
         self.tape = tape
         self.value = value
         self._n_forward = len(tape)
+        self._release = False
 
     def __call__(self, dy=None):
         from .structures import LeafSpec, tangent_of
@@ -312,7 +391,7 @@ class Pullback:
             _check_seed(y, dy, name)
         del tape.ops[self._n_forward:]
         with paused_gc():
-            derivs = back(tape, dy)
+            derivs = back(tape, dy, self._release)
         #: Variable of each input -> Variable of its derivative, after the last call
         self.derivatives = derivs
         concrete = tape.meta.get("concrete", ())
@@ -367,8 +446,14 @@ def grad(f, *args, seed=None, **kwargs):
     >>> tapegrad.grad(lambda x: np.sin(np.cos(x)), 0.9)
     (0.5823447254418763, (ZeroTangent(), -0.6367993086184733))
     """
-    value, back_ = pullback(f, *args, **kwargs)
-    return value, back_(seed)
+    # The collector stays paused until the tape has been freed: resumed earlier, its first
+    # pass would walk every op of a tape that reference counting is about to free anyway.
+    with paused_gc():
+        value, back_ = pullback(f, *args, **kwargs)
+        back_._release = True  # the tape is dropped after this one sweep: free values as it goes
+        grads = back_(seed)
+        del back_
+    return value, grads
 
 
 def gradient(f, *args, seed=None, **kwargs):
