@@ -163,9 +163,12 @@ def unbroadcast(dx, x):
     The sum runs over the leading axes that broadcasting added and over the axes where `x`
     has length 1. When the shapes already agree nothing is done.
     """
+    tx, td = type(x), type(dx)
+    if td is tx and (tx is float or tx is np.ndarray and dx.shape == x.shape):
+        return dx  # the common cases: two numbers, or two arrays of one shape
     if dx is ZERO or dx is NO_TANGENT:
         return dx
-    if type(x) is float and type(dx) is np.float64:
+    if tx is float and td is np.float64:
         return dx  # both scalars: nothing was broadcast
     xs = _shape(x)
     ds = _shape(dx)

@@ -157,8 +157,13 @@ class Tracer(ArrayLike):
                 f"into an array in place; use the returned value instead"
             )
         kwargs.pop("out", None)
-        fn = ufunc if method == "__call__" else getattr(ufunc, method)
-        return record_call(fn, inputs, kwargs)
+        if method == "__call__":
+            if len(inputs) == 1 and not kwargs:  # np.sin(t): the one place it can come from
+                tape = self._tape
+                if not tape.closed:
+                    return tape.ctx.record(tape, ufunc, inputs, None)
+            return record_call(ufunc, inputs, kwargs)
+        return record_call(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         static = _STATIC.get(func)
@@ -234,6 +239,36 @@ class Tracer(ArrayLike):
 
 
 Tracer._dispatch = staticmethod(record_call)
+
+
+def _tracer_binary(ufunc, name):
+    """``t <op> other`` and ``other <op> t`` for a Tracer: straight to the context when `other`
+    is a constant or a Tracer of the same tape (the usual case); record_call otherwise."""
+    def forward(self, other):
+        tape = self._tape
+        to = type(other)
+        if (to is Tracer and other._tape is tape or to is float or to is int
+                or to is np.ndarray) and not tape.closed:
+            return tape.ctx.record(tape, ufunc, (self, other), None)
+        return record_call(ufunc, (self, other), None)
+
+    def reflected(self, other):
+        tape = self._tape
+        to = type(other)
+        if (to is float or to is int or to is np.ndarray) and not tape.closed:
+            return tape.ctx.record(tape, ufunc, (other, self), None)
+        return record_call(ufunc, (other, self), None)
+
+    forward.__name__ = f"__{name}__"
+    reflected.__name__ = f"__r{name}__"
+    return forward, reflected
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
+    _f, _r = _tracer_binary(_uf, _name)
+    setattr(Tracer, f"__{_name}__", _f)
+    setattr(Tracer, f"__r{_name}__", _r)
 
 
 def _tracer_take(self, new):
