@@ -37,6 +37,7 @@ __all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "
 
 
 _new = object.__new__  # creating slotted objects without a Python-level __init__ call
+_ndarray, _float64 = np.ndarray, np.float64
 
 
 class GradContext(BaseContext):
@@ -278,13 +279,16 @@ def step_back(tape, var, derivs, release=False):
         if td is Thunk:
             dval = dval.fn()
             td = type(dval)
-        if td is np.ndarray:
+        if td is _ndarray:
             xval = arg._op.val
-            if type(xval) is np.ndarray and dval.shape != xval.shape:
+            if type(xval) is _ndarray and dval.shape != xval.shape:
+                _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
+        elif td is float or td is _float64:
+            if type(arg._op.val) is _ndarray and arg._op.val.shape:
                 _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
         elif dval is ZERO or dval is NO_TANGENT:
             continue
-        elif type(arg._op.val) is np.ndarray and _shape(dval) != arg._op.val.shape:
+        elif type(arg._op.val) is _ndarray and _shape(dval) != arg._op.val.shape:
             _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
         op = _new(Call)
         op.fn = getitem

@@ -42,6 +42,8 @@ class _Missing:
         return "MISSING"
 
 
+_new = object.__new__  # a slotted object without a Python-level __init__ call
+
 #: Marks a Call whose value has not been computed yet: `Tape.push` computes it.
 MISSING = _Missing()
 
@@ -177,12 +179,18 @@ class Tape:
         return var
 
     def push_call(self, fn, args, kwargs, val, note="") -> Variable:
-        """`push` of a Call whose value is known: the recording fast path."""
-        op = Call(fn, args, kwargs, val, note)
+        """`push` of a Call whose value is known: the recording fast path (no __init__ calls)."""
+        op = _new(Call)
+        op.fn = fn
+        op.args = args
+        op.kwargs = kwargs
+        op.val = val
+        op.note = note
         ops = self.ops
         ops.append(op)
         op.id = len(ops)
-        var = op.var = Variable(op)
+        var = op.var = _new(Variable)
+        var._op = op
         return var
 
     def insert(self, position: int, *ops) -> list:
