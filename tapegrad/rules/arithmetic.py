@@ -25,6 +25,15 @@ def _is_integer(v):
 #: the ufuncs do but cost a tenth of a ufunc call on scalars (the per-op cost of scalar code)
 _SCALARS = (float, np.float64)
 
+
+def _passed_on(dz, x):
+    """`dz` as the tangent of `x` when the shapes agree; else a Thunk that sums it down to x's
+    shape, so that a broadcast constant (``1 + e``) costs no reduction."""
+    if type(x) is type(dz) and (type(x) is float or type(x) is np.ndarray and x.shape == dz.shape):
+        return dz
+    return Thunk(lambda: unbroadcast(dz, x))
+
+
 # --- add, subtract, multiply, divide ---
 
 
@@ -37,7 +46,7 @@ def add_rrule(x, y):
         return x + y, add_pullback
 
     def add_pullback(dz):
-        return NO_TANGENT, unbroadcast(dz, x), unbroadcast(dz, y)
+        return NO_TANGENT, _passed_on(dz, x), _passed_on(dz, y)
 
     return np.add(x, y), add_pullback
 
@@ -51,7 +60,7 @@ def subtract_rrule(x, y):
         return x - y, subtract_pullback
 
     def subtract_pullback(dz):
-        return NO_TANGENT, unbroadcast(dz, x), Thunk(lambda: unbroadcast(np.negative(dz), y))
+        return NO_TANGENT, _passed_on(dz, x), Thunk(lambda: unbroadcast(np.negative(dz), y))
 
     return np.subtract(x, y), subtract_pullback
 
