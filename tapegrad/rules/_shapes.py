@@ -20,6 +20,8 @@ def bind(fn, args, kwargs) -> dict:
 
     An argument given as numpy's "no value" placeholder counts as not given.
     """
+    if len(args) == 1 and not kwargs:  # the array alone (np.sum(x)): no binding to do
+        return {next(iter(_signature(fn).parameters)): args[0]}
     bound = _signature(fn).bind(*args, **kwargs).arguments
     return {k: v for k, v in bound.items() if v is not np._NoValue}
 
