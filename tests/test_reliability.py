@@ -1,4 +1,5 @@
 """Reliability: every failure is clear, nothing is silently wrong, and it holds under threads and scale."""
+import gc
 import pathlib
 import threading
 
@@ -92,6 +93,49 @@ def test_pullback_with_a_tangent_of_the_wrong_shape_is_caught():
                                         r"taken at test_reliability.py:\d+\) returned a tangent of shape \(\) "
                                         r"for argument 1, %2::float64\[3\]; fix the rule.*unbroadcast"):
         grad(lambda x: np.sum(broken_square(x)), np.ones(3))
+
+
+def test_array_tangent_of_the_wrong_shape_is_caught():
+    """An array tangent that would broadcast silently ((3, 1) for a (3,) argument) is refused too."""
+    @rrule(broken_square)
+    def broken_square_rrule(x):
+        return broken_square(x), lambda dy: (tapegrad.NO_TANGENT, (2 * x * dy)[:, None])
+
+    with pytest.raises(RuleError, match=r"pullback of test_reliability.broken_square \(for %4, .*\) "
+                                        r"returned a tangent of shape \(3, 1\) for argument 1, "
+                                        r"%2::float64\[3\]"):
+        grad(lambda x: np.sum(broken_square(x)), np.ones(3))
+
+
+def test_grad_frees_its_tape_at_once_and_restores_the_collector():
+    """grad's tape goes by reference counting while the collector is paused: nothing is left for
+    the cyclic collector, and the collector is back on afterwards, also when f raises."""
+    def chain(x, c):
+        for _ in range(200):
+            x = np.sin(x) * c + 0.1 * x
+        return x
+
+    gc.collect()
+    assert gc.isenabled()
+    grad(chain, 0.3, 1.0001)
+    assert gc.isenabled()
+    assert gc.collect() == 0  # no tape, op or Variable waited for the collector
+
+    def fails(x):
+        raise KeyError("inside f")
+
+    with pytest.raises(KeyError):
+        grad(fails, 1.0)
+    assert gc.isenabled()
+
+
+def test_pullback_keeps_every_value_that_grad_frees():
+    """grad drops values from its private tape as the sweep passes them; pullback's tape, which
+    the user can read, keeps all of them after any number of sweeps."""
+    y, back = pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
+    back(1.0)
+    back(1.0)
+    assert all(op.val is not None for op in back.tape)
 
 
 def test_exception_in_f_carries_the_partial_tape():

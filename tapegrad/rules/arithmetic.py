@@ -99,8 +99,9 @@ def divide_rrule(x, y):
         # d(x/y)/dy = -x/y² = -z/y
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz / y, x)),
-            Thunk(lambda: unbroadcast(-dz * z / y, y)),
+            # np.divide, not /: a Python float y may be 0.0, where / raises and numpy gives inf
+            Thunk(lambda: unbroadcast(np.divide(dz, y), x)),
+            Thunk(lambda: unbroadcast(np.divide(-dz * z, y), y)),
         )
 
     return z, divide_pullback

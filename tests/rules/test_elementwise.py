@@ -321,3 +321,30 @@ def test_divmod_rule(shapes, rng):
     check_grad(lambda x, y: divmod(x, y)[1], x, y)
     check_grad(lambda x, y: np.divmod(x, y)[0] * x + np.divmod(x, y)[1], x, y)
     assert gradient(lambda x: np.divmod(x, 2.0)[0], 7.5) == (ZERO,)
+
+
+# --- scalar arithmetic on Python operators ---
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
+_SCALAR_KINDS = st.sampled_from([float, np.float64])
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=_FLOATS, y=_FLOATS, kx=_SCALAR_KINDS, ky=_SCALAR_KINDS,
+       fn=st.sampled_from([np.add, np.subtract, np.multiply, np.divide]))
+def test_scalar_arithmetic_rules_round_as_the_ufuncs_do(x, y, kx, ky, fn):
+    """The scalar rules use Python's operators for speed: their values and tangents are the
+    ufuncs' to the bit (inf and nan included), and x / 0.0 gives numpy's inf, not ZeroDivisionError."""
+    x, y = kx(x), ky(y)
+    with np.errstate(all="ignore"):
+        value, back = rrule(fn, x, y)
+        expected = fn(x, y)
+        np.testing.assert_array_equal(value, expected)
+        _, dx, dy = back(1.5)
+        dx, dy = getitem((None, dx, dy), 1), getitem((None, dx, dy), 2)
+        ex, ey = {np.add: (1.5, 1.5), np.subtract: (1.5, -1.5), np.multiply: (1.5 * y, 1.5 * x),
+                  np.divide: (np.divide(1.5, y), np.divide(-1.5 * expected, y))}[fn]
+    np.testing.assert_array_equal(dx, ex)
+    np.testing.assert_array_equal(dy, ey)
