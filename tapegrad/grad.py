@@ -254,13 +254,20 @@ def _holds_variable(seq):
 def step_back(tape, var, derivs, release=False):
     """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate.
 
-    With `release`, the values this step was the last to need (the primitive's value, its
-    pullback, the cotangent `dy` and the pullback's result) are dropped from the tape.
+    With `release`, the values this step is the last to need (the primitive's value and its
+    pullback before the pullback runs, then the cotangent `dy` and the pullback's result) are
+    dropped from the tape.
     """
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
     dy = derivs[var]
-    dxs_val = pv._op.val(dy._op.val)
+    pullback_fn = pv._op.val
+    if release:
+        # the pullback keeps what it needs in its closure: whatever else the value held goes
+        # now, before the pullback allocates its results
+        rv._op.val = var._op.val = pv._op.val = None
+    dxs_val = pullback_fn(dy._op.val)
+    del pullback_fn
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         raise _pullback_arity_error(var, args, dxs_val)
     # the pushes are written out (Tape.push_call does the same): this is the sweep's per-op cost
@@ -320,7 +327,7 @@ def step_back(tape, var, derivs, release=False):
         for arg, dx in later:
             set_or_add_deriv(tape, derivs, arg, dx)
     if release:
-        rv._op.val = var._op.val = pv._op.val = dy._op.val = dxs._op.val = None
+        dy._op.val = dxs._op.val = None
 
 
 def _pullback_arity_error(var, args, dxs_val):
