@@ -230,3 +230,19 @@ def test_named_tuple_results_keep_their_fields_when_traced(rng):
                 + np.linalg.svd(a).S[0] + np.sum(np.linalg.qr(a).R ** 2))
 
     check_grad(f, general(rng, (3, 3), np.float64))
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol):
+    """Concrete matrices take BLAS's triangular routines, traced ones and stacks the numpy form:
+    both give the same symmetric cotangent."""
+    from tapegrad.rules.decompositions import _blas_ready, _cholesky_grad_blas, cholesky_grad
+
+    a = spd(rng, (40, 40), dtype)
+    l, dl = np.linalg.cholesky(a), rng.standard_normal((40, 40)).astype(dtype)
+    assert _blas_ready(l, dl) and not _blas_ready(l[None], dl[None])
+    fast = _cholesky_grad_blas(l, dl)
+    stacked = cholesky_grad(l[None], dl[None])[0]  # a stack of one: the traceable form
+    assert fast.dtype == dtype
+    np.testing.assert_allclose(fast, stacked, rtol=tol, atol=tol * np.abs(stacked).max())
+    np.testing.assert_array_equal(fast, fast.T)
