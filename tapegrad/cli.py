@@ -87,11 +87,11 @@ def parse_expression(text: str, names):
         return evaluate(tree, dict(zip(names, values)))
 
     expression.__name__ = "f"
-    expression.__signature__ = _signature(names)
+    expression.__signature__ = cached_signature(names)
     return expression
 
 
-def _signature(names):
+def cached_signature(names):
     import inspect
 
     return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])

@@ -21,12 +21,12 @@ def bind(fn, args, kwargs) -> dict:
     An argument given as numpy's "no value" placeholder counts as not given.
     """
     if len(args) == 1 and not kwargs:  # the array alone (np.sum(x)): no binding to do
-        return {next(iter(_signature(fn).parameters)): args[0]}
-    bound = _signature(fn).bind(*args, **kwargs).arguments
+        return {next(iter(cached_signature(fn).parameters)): args[0]}
+    bound = cached_signature(fn).bind(*args, **kwargs).arguments
     return {k: v for k, v in bound.items() if v is not np._NoValue}
 
 
-def _signature(fn):
+def cached_signature(fn):
     sig = _SIGNATURES.get(fn)
     if sig is None:
         sig = _SIGNATURES[fn] = inspect.signature(fn)
@@ -35,7 +35,7 @@ def _signature(fn):
 
 def positional_names(fn, n) -> list:
     """The names of the first `n` parameters of `fn`: those a call with n positional arguments filled."""
-    return list(_signature(fn).parameters)[:n]
+    return list(cached_signature(fn).parameters)[:n]
 
 
 def no_tangents(args) -> tuple:

@@ -5,8 +5,6 @@ them again. The ``overwrite_*`` flags are dropped: the pullbacks need the inputs
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import scipy.linalg as _sl
 
@@ -15,13 +13,14 @@ from ..registry import Thunk, rrule
 from ..scipy_linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from .decompositions import _sym, cholesky_grad
+from ._shapes import cached_signature
 from .linalg import _col, _row
 from .products import _dtype, _like, _mT
 
 
 def _options(fn, args, kwargs):
     """The arguments of scipy's `fn` by name, defaults filled in, without the overwrite flags."""
-    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound = cached_signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     return {k: v for k, v in bound.arguments.items() if not k.startswith("overwrite_")}
 
