@@ -87,11 +87,11 @@ def parse_expression(text: str, names):
         return evaluate(tree, dict(zip(names, values)))
 
     expression.__name__ = "f"
-    expression.__signature__ = cached_signature(names)
+    expression.__signature__ = _signature(names)
     return expression
 
 
-def cached_signature(names):
+def _signature(names):
     import inspect
 
     return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])

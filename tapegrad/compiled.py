@@ -44,7 +44,7 @@ class CompiledGrad:
         self._cache = OrderedDict()  # signature -> [compiled program, ...] (one per path)
         self.hits = self.misses = self.retraces = 0
 
-    def cached_signature(self, args, seed, kwargs):
+    def _signature(self, args, seed, kwargs):
         leaves = []
 
         def make_leaf(value, path):
@@ -58,7 +58,7 @@ class CompiledGrad:
         return key, leaves
 
     def __call__(self, *args, seed=None, **kwargs):
-        key, leaves = self.cached_signature(args, seed, kwargs)
+        key, leaves = self._signature(args, seed, kwargs)
         programs = self._cache.get(key)
         if programs is not None:
             self._cache.move_to_end(key)
@@ -98,7 +98,7 @@ class CompiledGrad:
     def source(self, *args, seed=None, **kwargs) -> str:
         """The Python source of the program that a call with these arguments runs."""
         self(*args, seed=seed, **kwargs)
-        key, leaves = self.cached_signature(args, seed, kwargs)
+        key, leaves = self._signature(args, seed, kwargs)
         for program in self._cache[key]:
             try:
                 program(_gradient_program, *leaves)
