@@ -325,7 +325,10 @@ def step_back(tape, var, derivs, release=False):
             later.append((arg, dx))
     if later is not None:
         for arg, dx in later:
+            old = derivs.get(arg)
             set_or_add_deriv(tape, derivs, arg, dx)
+            if release and old is not None:  # the two shares live on in their sum only
+                old._op.val = dx._op.val = None
     if release:
         dy._op.val = dxs._op.val = None
 

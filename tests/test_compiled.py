@@ -103,7 +103,7 @@ def test_compiled_scalar_chain_source_is_plain_numpy():
         "    v5 = a + v4\n"
         "    v6 = a / v5\n"
         "    v7 = 1.0 / v5\n"
-        "    v8 = -1.0 * v6\n"
+        "    v8 = -v6\n"
         "    v9 = v8 / v5\n"
         "    v10 = v7 + v9\n"
         "    v11 = v9 * b\n"

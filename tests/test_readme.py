@@ -48,3 +48,10 @@ def test_polynomial_and_closure_examples():
     exec(block, namespace)  # noqa: S102
     assert repr(namespace["dmodel"]) in block
     assert repr(tapegrad.grad(namespace["f"], 2.0)) in block
+
+
+def test_compiled_program_block_prints_the_source_shown():
+    """The compiled_grad example prints exactly the program the README shows."""
+    block = next(b for b in BLOCKS if "compiled_grad(lambda a, b" in b)
+    printed, promised = _run_block(block, {"tapegrad": __import__("tapegrad")})
+    assert printed == "\n".join(promised) + "\n"

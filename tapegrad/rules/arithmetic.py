@@ -101,7 +101,8 @@ def divide_rrule(x, y):
             NO_TANGENT,
             # np.divide, not /: a Python float y may be 0.0, where / raises and numpy gives inf
             Thunk(lambda: unbroadcast(np.divide(dz, y), x)),
-            Thunk(lambda: unbroadcast(np.divide(-dz * z, y), y)),
+            # summed down to y's shape first: a scalar y costs one pass over dz, not three
+            Thunk(lambda: np.divide(-unbroadcast(dz * z, y), y)),
         )
 
     return z, divide_pullback

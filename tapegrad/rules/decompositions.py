@@ -80,7 +80,11 @@ def _cholesky_grad_blas(l, dl):
     phi[np.diag_indices_from(phi)] *= 0.5  # Φ: the lower triangle with its diagonal halved
     st = trsm(1.0, lt, phi.T, side=0, lower=0, trans_a=0, overwrite_b=1)  # L⁻ᵀ Φᵀ
     st = trsm(1.0, lt, st, side=1, lower=0, trans_a=1, overwrite_b=1)  # L⁻ᵀ Φᵀ L⁻¹ = Sᵀ
-    return _sym(st)
+    # (S + Sᵀ) / 2 into the buffer of pt, which is no longer needed: a large matrix fewer
+    # to allocate (each fresh one costs page faults, here more than the arithmetic)
+    out = np.add(st, st.T, out=pt)
+    out *= 0.5
+    return out.T  # symmetric: the C-ordered view of the same matrix
 
 
 def _triangular_lt(l, b):

@@ -53,7 +53,8 @@ def solve_triangular_rrule(a, b, *rest, **kwargs):
         db = solve_triangular(a, dx, trans=0 if t else 1, lower=lower, unit_diagonal=unit)
 
         def da():
-            g = -_rank1(x, db, np.ndim(b) == 1) if t else -_rank1(db, x, np.ndim(b) == 1)
+            # the minus on the vector, not on the matrix the product makes
+            g = _rank1(-x, db, np.ndim(b) == 1) if t else _rank1(-db, x, np.ndim(b) == 1)
             k = -1 if unit else 0
             return _like(np.tril(g, k) if lower else np.triu(g, -k), a)
 
