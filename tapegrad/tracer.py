@@ -248,14 +248,14 @@ def _tracer_binary(ufunc, name):
         tape = self._tape
         to = type(other)
         if (to is Tracer and other._tape is tape or to is float or to is int
-                or to is np.ndarray) and not tape.closed:
+                or to is np.ndarray or to is np.float64) and not tape.closed:
             return tape.ctx.record(tape, ufunc, (self, other), None)
         return record_call(ufunc, (self, other), None)
 
     def reflected(self, other):
         tape = self._tape
         to = type(other)
-        if (to is float or to is int or to is np.ndarray) and not tape.closed:
+        if (to is float or to is int or to is np.ndarray or to is np.float64) and not tape.closed:
             return tape.ctx.record(tape, ufunc, (other, self), None)
         return record_call(ufunc, (other, self), None)
 
