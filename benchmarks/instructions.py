@@ -1,0 +1,84 @@
+"""Instructions per primitive of an eager gradient, counted by valgrind's callgrind.
+
+Timings on a shared VM move by 10-25% from run to run; an instruction count repeats exactly
+for the same code, inputs and environment, so it shows a change of 1% in the per-op cost.
+Each workload is counted twice, with N and 3N gradients, and the difference is divided by
+2N times the number of primitives, which cancels start-up and imports.
+
+    python benchmarks/instructions.py              # W1c and W5
+    python benchmarks/instructions.py --workloads W1c --repeats 2
+
+Needs valgrind (``apt-get install valgrind``). The count is taken with one BLAS thread, a
+fixed hash seed, address-space randomization off (``setarch -R``, where it is allowed) and
+the cyclic collector frozen, so that only tapegrad's own work varies.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+#: the child: N gradients of one workload, after one warm-up call
+CHILD = """
+import gc, sys
+sys.path[:0] = [{root!r}, {here!r}]
+import numpy as np
+import tapegrad
+from workloads import WORKLOADS
+w = WORKLOADS[{name!r}]
+args = w.inputs()
+f = w.numpy_function()
+tapegrad.grad(f, *args, wrt=w.wrt)
+gc.collect(); gc.freeze(); gc.disable()
+for _ in range({calls}):
+    tapegrad.grad(f, *args, wrt=w.wrt)
+"""
+
+
+def count(name, calls):
+    """Instructions callgrind counts for a child process that runs `calls` gradients of `name`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = pathlib.Path(tmp, "child.py")
+        script.write_text(CHILD.format(root=str(HERE.parent), here=str(HERE), name=name, calls=calls))
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
+               sys.executable, str(script)]
+        if shutil.which("setarch"):
+            cmd = ["setarch", os.uname().machine, "-R"] + cmd
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or not found:
+            sys.exit(f"callgrind failed for {name}:\n{done.stderr[-2000:]}")
+        return int(found.group(1))
+
+
+def main(argv=None):
+    sys.path.insert(0, str(HERE))
+    from workloads import WORKLOADS
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workloads", default="W1c,W5", help="comma-separated, from W1c, W5, W1, W2")
+    ap.add_argument("--repeats", type=int, default=1, help="N: count N and 3N gradients")
+    a = ap.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed: apt-get install valgrind")
+    for name in a.workloads.split(","):
+        w = WORKLOADS[name]
+        n_ops = w.n_ops
+        if n_ops is None:
+            sys.exit(f"{name} has no primitive count; pick one of W1, W1c, W2, W5")
+        n = a.repeats * max(1, 4000 // n_ops)  # about 4000 primitives per N
+        low, high = count(name, n), count(name, 3 * n)
+        print(f"{name}: {(high - low) / (2 * n * n_ops):,.0f} instructions per primitive "
+              f"({n_ops} primitives a gradient, {n} and {3 * n} gradients counted)")
+
+
+if __name__ == "__main__":
+    main()
