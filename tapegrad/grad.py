@@ -90,11 +90,11 @@ class GradContext(BaseContext):
                 return BaseContext.record(self, tape, fn, args, kwargs)
             else:
                 bv = b
-            y, pb = rule(av, bv)
+            pair = rule(av, bv)
             targs = (fn, a, b)
         elif len(args) == 1 and type(args[0]) is Tracer and args[0]._tape is tape:
             a = args[0]
-            y, pb = rule(a._val)
+            pair = rule(a._val)
             targs = (fn, a._var)
         else:
             vals = []
@@ -109,8 +109,9 @@ class GradContext(BaseContext):
                 else:
                     vals.append(a)
                     targs.append(a)
-            y, pb = rule(*vals)
+            pair = rule(*vals)
             targs = tuple(targs)
+        y, pb = pair  # the rule's (value, pullback) is the rrule op's value as it is
         # the three pushes of Tape.push_call, written out: this is the hottest path there is
         ops = tape.ops
         n = len(ops)
@@ -118,7 +119,7 @@ class GradContext(BaseContext):
         rc.fn = rrule
         rc.args = targs
         rc.kwargs = None
-        rc.val = (y, pb)
+        rc.val = pair
         rc.note = ""
         rc.id = n + 1
         rv = rc.var = _new(Variable)
