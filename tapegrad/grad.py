@@ -39,13 +39,12 @@ from .errors import (
 )
 from .registry import _NONDIFF, _RULES, Thunk, getitem, rrule
 from .tangents import NO_TANGENT, ZERO, accum
-from .tape import Call, Constant, Input, Variable, paused_gc
+from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
 
 __all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "set_or_add_deriv"]
 
 
-_new = object.__new__  # creating slotted objects without a Python-level __init__ call
 _ndarray, _float64 = np.ndarray, np.float64
 
 
@@ -204,6 +203,10 @@ def _positional(fn, args, kwargs, kind=Tracer):
     return bound.args, bound.kwargs
 
 
+#: value types whose shares add with + (accum handles the rest: zeros, tuples, dicts, ...)
+_PLAIN = {float, np.ndarray, np.float64}
+
+
 def set_or_add_deriv(tape, derivs, var, dx):
     """Store `dx` as the derivative of `var`, or push an accumulation if it already has one."""
     old = derivs.get(var)
@@ -214,9 +217,6 @@ def set_or_add_deriv(tape, derivs, var, dx):
         # two numbers or two arrays (the common case) add directly; accum knows the rest
         val = a + b if type(a) is type(b) and type(a) in _PLAIN else accum(a, b)
         derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
-
-
-_PLAIN = {float, np.ndarray, np.float64}
 
 
 def _shape(x):
@@ -297,16 +297,17 @@ def step_back(tape, var, derivs, release=False):
         if td is Thunk:
             dval = dval.fn()
             td = type(dval)
+        # a tangent must have its argument's shape (the common types are tested first)
+        xval = arg._op.val
         if td is _ndarray:
-            xval = arg._op.val
-            if type(xval) is _ndarray and dval.shape != xval.shape:
-                _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
+            misshapen = type(xval) is _ndarray and dval.shape != xval.shape
         elif td is float or td is _float64:
-            if type(arg._op.val) is _ndarray and arg._op.val.shape:
-                _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
+            misshapen = type(xval) is _ndarray and xval.shape != ()
         elif dval is ZERO or dval is NO_TANGENT:
             continue
-        elif type(arg._op.val) is _ndarray and _shape(dval) != arg._op.val.shape:
+        else:
+            misshapen = type(xval) is _ndarray and _shape(dval) != xval.shape
+        if misshapen:
             _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
         op = _new(Call)
         op.fn = getitem
@@ -394,9 +395,13 @@ class Pullback:
         self.tape = tape
         self.value = value
         self._n_forward = len(tape)
-        self._release = False
 
     def __call__(self, dy=None):
+        return self._sweep(dy, release=False)
+
+    def _sweep(self, dy, release):
+        """The reverse sweep from `dy`; with `release`, values leave the tape as it passes
+        them (`grad`, whose tape nobody reads afterwards)."""
         from .structures import LeafSpec, tangent_of
 
         tape = self.tape
@@ -416,7 +421,7 @@ class Pullback:
             _check_seed(y, dy, name)
         del tape.ops[self._n_forward:]
         with paused_gc():
-            derivs = back(tape, dy, self._release)
+            derivs = back(tape, dy, release)
         #: Variable of each input -> Variable of its derivative, after the last call
         self.derivatives = derivs
         concrete = tape.meta.get("concrete", ())
@@ -478,8 +483,7 @@ def grad(f, *args, seed=None, **kwargs):
     # pass would walk every op of a tape that reference counting is about to free anyway.
     with paused_gc():
         value, back_ = pullback(f, *args, **kwargs)
-        back_._release = True  # the tape is dropped after this one sweep: free values as it goes
-        grads = back_(seed)
+        grads = back_._sweep(seed, release=True)  # the tape goes after this one sweep
         del back_
     return value, grads
 

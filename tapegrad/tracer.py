@@ -158,7 +158,8 @@ class Tracer(ArrayLike):
             )
         kwargs.pop("out", None)
         if method == "__call__":
-            if len(inputs) == 1 and not kwargs:  # np.sin(t): the one place it can come from
+            # a one-input ufunc (np.sin(t)): its only input is this Tracer, so its tape records it
+            if len(inputs) == 1 and not kwargs:
                 tape = self._tape
                 if not tape.closed:
                     return tape.ctx.record(tape, ufunc, inputs, None)
