@@ -18,7 +18,10 @@ Speed, where it shows in the code (benchmarks/README.md has the measurements):
 - `grad` keeps Python's cyclic collector paused until its tape has been freed (reference
   counting frees it; `Tape.__del__` breaks the op/Variable cycles), and its sweep drops each
   value from the tape once nothing later in the sweep reads it (``release``), which keeps
-  large intermediates from piling up. `pullback` keeps every value: its tape is the user's.
+  large intermediates from piling up. Its tape records large arrays as stand-ins
+  (``GradContext(keep_values=False)``), and rules keep stand-ins of the arguments they need
+  only the shape of, so an intermediate lives as long as it would in plain numpy unless a
+  pullback needs it. `pullback` keeps every value: its tape is the user's.
 """
 from __future__ import annotations
 
@@ -37,7 +40,8 @@ from .errors import (
     type_str,
     user_location,
 )
-from .registry import _NONDIFF, _RULES, Thunk, getitem, rrule
+from . import registry
+from .registry import _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
@@ -54,13 +58,20 @@ class GradContext(BaseContext):
     A function is a primitive when it has a rule or is marked non-differentiable. A
     `primitive`-marked user function without a rule is traced through; any other function
     without a rule raises `NoRuleError`.
+
+    With ``keep_values=False`` (what `grad` uses) the tape holds a large array result only as
+    a `stand_in` of its shape and dtype, for a tape that nothing but its own sweep reads.
     """
 
-    def __init__(self):
+    def __init__(self, keep_values=True):
         #: value Variable -> (rrule call Variable, pullback Variable)
         self.pullbacks = {}
         # a subclass that changes what is primitive takes the general path of BaseContext
         self._general = type(self).is_primitive is not GradContext.is_primitive
+        #: False for a tape that only its own sweep reads (`grad`'s): a large array result is
+        #: recorded as a `stand_in` (its shape and dtype), so that the tape does not keep it
+        #: alive; whichever pullbacks need the values keep them in their closures
+        self.keep_values = keep_values
 
     def is_primitive(self, fn, *args) -> bool:
         return fn in _RULES or fn in _NONDIFF or not is_marked_primitive(fn)
@@ -111,6 +122,10 @@ class GradContext(BaseContext):
             pair = rule(*vals)
             targs = tuple(targs)
         y, pb = pair  # the rule's (value, pullback) is the rrule op's value as it is
+        kept = y
+        if type(y) is _ndarray and not self.keep_values and y.nbytes >= registry.STAND_IN_BYTES:
+            kept = stand_in(y)
+            pair = (kept, pb)
         # the three pushes of Tape.push_call, written out: this is the hottest path there is
         ops = tape.ops
         n = len(ops)
@@ -127,7 +142,7 @@ class GradContext(BaseContext):
         yc.fn = getitem
         yc.args = (rv, 0)
         yc.kwargs = None
-        yc.val = y
+        yc.val = kept
         yc.note = ""
         yc.id = n + 2
         yv = yc.var = _new(Variable)
@@ -167,9 +182,10 @@ class GradContext(BaseContext):
                 args, kwargs = _positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         y, pb = rule(*vals, **kwargs) if kwargs else rule(*vals)
+        kept = y if self.keep_values else stand_in(y)
         push = tape.push_call
-        rv = push(rrule, (fn, *targs), kwargs or None, (y, pb))
-        yv = push(getitem, (rv, 0), None, y)
+        rv = push(rrule, (fn, *targs), kwargs or None, (kept, pb))
+        yv = push(getitem, (rv, 0), None, kept)
         pv = push(getitem, (rv, 1), None, pb)
         self.pullbacks[yv] = (rv, pv)
         return wrap_result(self, tape, yv, y, fn)
@@ -476,15 +492,19 @@ def grad(f, *args, seed=None, **kwargs):
     >>> tapegrad.grad(lambda x: np.sin(np.cos(x)), 0.9)
     (0.5823447254418763, (ZeroTangent(), -0.6367993086184733))
 
-    The tape is private to the call, so its values are freed as the sweep leaves them behind
-    (as PyTorch's ``backward()`` frees saved tensors); use `pullback` to keep and read it.
+    The tape is private to the call, so it records a large array result only by its shape
+    and dtype (`tapegrad.registry.stand_in`): an intermediate that no pullback needs is freed
+    as soon as `f` drops it, as plain numpy would free it. The values the pullbacks keep are
+    freed as the sweep leaves them behind (as PyTorch's ``backward()`` frees saved tensors).
+    Use `pullback` to keep the whole tape and read it.
     """
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     with paused_gc():
-        value, back_ = pullback(f, *args, **kwargs)
+        value, tape = trace(f, *args, ctx=GradContext(keep_values=False), **kwargs)
+        back_ = Pullback(f, args, tape, value)
         grads = back_._sweep(seed, release=True)  # the tape goes after this one sweep
-        del back_
+        del back_, tape
     return value, grads
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "unbroadcast",
     "Thunk",
     "getitem",
+    "stand_in",
 ]
 
 _RULES: dict = {}
@@ -145,6 +146,30 @@ def getitem(tangents, i):
     """``tangents[i]``, evaluating it first if a rule left it as a `Thunk`."""
     t = tangents[i]
     return t.fn() if type(t) is Thunk else t
+
+
+#: arrays of at least this many bytes are worth replacing by a stand-in (see `stand_in`);
+#: the test suite sets it to 0, so that every pullback there runs on stand-ins
+STAND_IN_BYTES = 1 << 14
+
+# what a stand-in's elements read as: all bits set, a NaN for floats (-1 for integers), so
+# that a pullback reading the elements it should not gives a loud NaN gradient, not zeros
+_NAN_BYTES = b"\xff" * 64
+
+
+def stand_in(x):
+    """`x`, or, for a large numeric array, a stand-in of its shape and dtype that holds no memory.
+
+    A rule's pullback often needs an argument only for its shape and dtype (to undo a
+    broadcast, to spread a sum back). Keeping ``stand_in(x)`` instead of `x` lets the array
+    be freed as soon as the user's code drops it, instead of when the sweep reaches the rule:
+    that is what keeps the memory of an eager gradient near the hand-written one's. The
+    stand-in is a read-only ndarray whose strides are all 0; its elements are NaN (not
+    meant to be read), and it costs about 1 µs to make, so small arrays are kept as they are.
+    """
+    if type(x) is np.ndarray and x.nbytes >= STAND_IN_BYTES and x.dtype.kind in "biufc":
+        return np.ndarray(x.shape, x.dtype, _NAN_BYTES, 0, (0,) * x.ndim)
+    return x
 
 
 _NUMBERS = (float, int, complex, bool)

@@ -2,6 +2,7 @@
 import gc
 import pathlib
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -136,6 +137,52 @@ def test_pullback_keeps_every_value_that_grad_frees():
     back(1.0)
     back(1.0)
     assert all(op.val is not None for op in back.tape)
+
+
+def _intermediate_is_freed_during_f(run):
+    """Whether `run` (grad or pullback) lets go of an intermediate as soon as f drops it.
+    Neither rule needs the intermediate's values: multiply keeps its inputs, sum its shape."""
+    freed = []
+
+    def f(x):
+        a = x * 2.0
+        ref = weakref.ref(a._val)
+        s = np.sum(a)
+        del a
+        freed.append(ref() is None)
+        return s
+
+    value, grads = run(f, np.arange(4.0))
+    assert value == 12.0 and np.array_equal(grads[1], np.full(4, 2.0))
+    return freed[0]
+
+
+def test_grad_keeps_only_the_shape_of_an_intermediate_no_pullback_needs():
+    """grad's tape records a large array result as a stand-in and sum keeps a stand-in of its
+    input, so the intermediate goes as soon as f drops it; pullback's tape, which the user can
+    read, keeps it. (conftest.py makes every array "large".)"""
+    assert _intermediate_is_freed_during_f(grad)
+
+    def with_pullback(f, x):
+        y, back = pullback(f, x)
+        return y, back(1.0)
+
+    assert not _intermediate_is_freed_during_f(with_pullback)
+
+
+def test_stand_in_has_the_shape_and_dtype_and_no_memory(monkeypatch):
+    x = np.ones((3, 4), dtype=np.float32)
+    s = tapegrad.registry.stand_in(x)
+    assert type(s) is np.ndarray and s.shape == (3, 4) and s.dtype == np.float32
+    assert s.strides == (0, 0) and not s.flags.writeable
+    assert np.isnan(s).all()  # a pullback that reads it gets NaN, not a plausible number
+    assert tapegrad.registry.stand_in(2.5) == 2.5
+    objects = np.array([1, "a"], dtype=object)
+    assert tapegrad.registry.stand_in(objects) is objects
+    monkeypatch.setattr(tapegrad.registry, "STAND_IN_BYTES", 1 << 14)
+    assert tapegrad.registry.stand_in(x) is x  # 48 bytes: kept as it is
+    big = np.ones(2048)
+    assert tapegrad.registry.stand_in(big).strides == (0,)
 
 
 def test_exception_in_f_carries_the_partial_tape():

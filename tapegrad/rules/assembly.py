@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..registry import rrule
+from ..registry import rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 from .indexing import scatter_add
@@ -36,6 +36,13 @@ def _like_sequence(pieces, arrays):
     return np.stack(pieces)
 
 
+def _stand_ins(arrays):
+    """The joined arrays as stand-ins (their pullbacks need only shapes and dtypes), in their container."""
+    if type(arrays) is list or type(arrays) is tuple:
+        return type(arrays)([stand_in(x) for x in arrays])
+    return stand_in(arrays)
+
+
 def _as_shape(fn, x):
     """The shape `fn` (atleast_2d, ...) gives x, from a stand-in that holds no data."""
     return np.shape(fn(np.broadcast_to(0.0, np.shape(x))))
@@ -44,6 +51,8 @@ def _as_shape(fn, x):
 @rrule(np.concatenate)
 def concatenate_rrule(arrays, *args, **kwargs):
     axis = bind(np.concatenate, (arrays, *args), kwargs).get("axis", 0)
+    y = np.concatenate(arrays, *args, **kwargs)
+    arrays = _stand_ins(arrays)
 
     def concatenate_pullback(dy):
         if axis is None:  # numpy joined the flattened arrays
@@ -52,13 +61,14 @@ def concatenate_rrule(arrays, *args, **kwargs):
         pieces = _cut(dy, arrays, shapes, normalize_axis(axis, np.ndim(dy)))
         return NO_TANGENT, pieces, *no_tangents(args)
 
-    return np.concatenate(arrays, *args, **kwargs), concatenate_pullback
+    return y, concatenate_pullback
 
 
 @rrule(np.stack)
 def stack_rrule(arrays, *args, **kwargs):
     y = np.stack(arrays, *args, **kwargs)
     axis = normalize_axis(bind(np.stack, (arrays, *args), kwargs).get("axis", 0), np.ndim(y))
+    arrays = _stand_ins(arrays)
 
     def stack_pullback(dy):
         # each array became one slot of the new axis

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from ..arraylike import ArrayLike
-from ..registry import rrule, unbroadcast
+from ..registry import rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 
@@ -69,6 +69,9 @@ def scatter_add_rrule(dy, shape, index, dtype):
 
 @rrule(operator.getitem)
 def getitem_rrule(x, index):
+    y = x[index]
+    x = stand_in(x)  # only its shape and dtype are needed (a tuple stays as it is)
+
     def getitem_pullback(dy):
         if isinstance(x, (tuple, list)):
             # an element (or slice) of a tuple result: ZeroTangent() for the elements not read
@@ -83,7 +86,7 @@ def getitem_rrule(x, index):
             return NO_TANGENT, type(x)(*dx) if named else type(x)(dx), NO_TANGENT
         return NO_TANGENT, scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy)), NO_TANGENT
 
-    return x[index], getitem_pullback
+    return y, getitem_pullback
 
 
 # --- take ---

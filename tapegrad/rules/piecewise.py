@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Thunk, rrule, unbroadcast
+from ..registry import Thunk, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 
 # --- absolute value ---
@@ -145,6 +145,8 @@ def where_rrule(condition, *xy):
 
         return np.where(condition), where_indices_pullback
     x, y = xy
+    z = np.where(condition, x, y)
+    x, y = stand_in(x), stand_in(y)  # only their shapes are needed
 
     def where_pullback(dz):
         return (
@@ -154,7 +156,7 @@ def where_rrule(condition, *xy):
             Thunk(lambda: unbroadcast(np.where(condition, 0.0, dz), y)),
         )
 
-    return np.where(condition, x, y), where_pullback
+    return z, where_pullback
 
 
 # --- sign transfer ---

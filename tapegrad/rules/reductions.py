@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..registry import Thunk, register_rrule, rrule
+from ..registry import Thunk, register_rrule, rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import (
     as_tuple,
@@ -49,6 +49,8 @@ def _count(x, axes) -> int:
 def sum_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.sum, x, args, kwargs)
     where = b.get("where")
+    y = np.sum(x, *args, **kwargs)
+    x = stand_in(x)  # only its shape and dtype are needed
 
     def sum_pullback(dy):
         dx = _spread(dy, x, axes, keepdims)
@@ -56,13 +58,15 @@ def sum_rrule(x, *args, **kwargs):
             dx = dx * where
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
-    return np.sum(x, *args, **kwargs), sum_pullback
+    return y, sum_pullback
 
 
 @rrule(np.mean)
 def mean_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.mean, x, args, kwargs)
     where = b.get("where")
+    y = np.mean(x, *args, **kwargs)
+    x = stand_in(x)  # only its shape and dtype are needed
 
     def mean_pullback(dy):
         if where is None:
@@ -73,7 +77,7 @@ def mean_rrule(x, *args, **kwargs):
             dx = _spread(dy, x, axes, keepdims) * keep / np.sum(keep, axis=axes, keepdims=True)
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
-    return np.mean(x, *args, **kwargs), mean_pullback
+    return y, mean_pullback
 
 
 @rrule(np.nansum)
