@@ -312,8 +312,20 @@ def status_cell(r):
             "unavailable": "unavailable"}.get(r["status"], r["status"])
 
 
+def paired_ratio(res, a, b):
+    """Median over the repeats of a's gradient sample over b's from the same repeat.
+
+    The two samples of one repeat are taken moments apart, so a slow spell of the machine
+    that spans a repeat slows both and leaves their ratio alone; a ratio of two medians
+    does not cancel it. None when either framework was not timed.
+    """
+    ra, rb = res.get(a, {}), res.get(b, {})
+    if ra.get("status") != "ok" or rb.get("status") != "ok" or "gradient" not in ra or "gradient" not in rb:
+        return None
+    return statistics.median(x / y for x, y in zip(ra["gradient"], rb["gradient"]))
+
+
 def workload_table(w, res, frameworks):
-    hand = res.get("numpy", {}).get("gradient_median")
     rows = ["| framework | forward | gradient | gradient/forward | gradient/hand | "
             "µs per op (gradient) | gradient spread (IQR) | peak memory, tracemalloc | peak RSS growth |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -330,7 +342,8 @@ def workload_table(w, res, frameworks):
         spread = f"±{50 * r['gradient_spread']:.0f}%" if "gradient_spread" in r else "—"
         rows.append(
             f"| {fw.label} | {fmt_time(fwd)} | {fmt_time(g)} | {fmt_ratio(g / fwd)} | "
-            f"{fmt_ratio(g / hand) if hand else '—'} | {per_op} | {spread} | {tm} | {fmt_mem(r.get('rss'), RSS_FLOOR)} |")
+            f"{fmt_ratio(paired_ratio(res, fw.name, 'numpy'))} | {per_op} | {spread} | {tm} | "
+            f"{fmt_mem(r.get('rss'), RSS_FLOOR)} |")
     return "\n".join(rows)
 
 
@@ -338,7 +351,6 @@ def summary_table(results, frameworks):
     head = "| workload | " + " | ".join(fw.label for fw in frameworks) + " |"
     rows = [head, "|---|" + "---:|" * len(frameworks)]
     for name, res in results.items():
-        hand = res.get("numpy", {}).get("gradient_median")
         cells = []
         for fw in frameworks:
             r = res.get(fw.name)
@@ -348,8 +360,8 @@ def summary_table(results, frameworks):
                 cells.append(status_cell(r))
             else:
                 g = r["gradient_median"]
-                cells.append(f"{fmt_time(g)} ({fmt_ratio(g / hand)})" if hand and fw.name != "numpy"
-                             else fmt_time(g))
+                hand = paired_ratio(res, fw.name, "numpy") if fw.name != "numpy" else None
+                cells.append(f"{fmt_time(g)} ({fmt_ratio(hand)})" if hand is not None else fmt_time(g))
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -359,14 +371,7 @@ def ratio_table(results, base, others):
     rows = ["| workload | " + " | ".join(f"{FRAMEWORKS[base].label} / {FRAMEWORKS[o].label}" for o in others) + " |",
             "|---|" + "---:|" * len(others)]
     for name, res in results.items():
-        b = res.get(base, {})
-        cells = []
-        for o in others:
-            r = res.get(o, {})
-            if b.get("status") == "ok" and r.get("status") == "ok":
-                cells.append(fmt_ratio(b["gradient_median"] / r["gradient_median"]))
-            else:
-                cells.append("—")
+        cells = [fmt_ratio(paired_ratio(res, base, o)) for o in others]
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -443,12 +448,14 @@ def build_report(results, frameworks, unavailable, quick, repeats, target, elaps
     out = ["# tapegrad benchmark results", "",
            "Written by `benchmarks/run.py`; benchmarks/README.md says how to read it.", ""]
     out += environment_lines(frameworks, unavailable, quick, repeats, target, elapsed)
-    out += ["", "## Summary: gradient time (median), × the hand-written gradient", "",
+    out += ["", "## Summary: gradient time (median), × the hand-written gradient (median of paired "
+            "ratios, see below)", "",
             summary_table(results, frameworks), ""]
     others = [o for o in ("numpy", "autograd", "torch", "jax", "jax-jit")
               if any(f.name == o for f in frameworks)]
     if any(f.name == "tapegrad" for f in frameworks) and others:
-        out += ["## tapegrad's gradient time ÷ each peer's (below 1: tapegrad is faster)", "",
+        out += ["## tapegrad's gradient time ÷ each peer's (below 1: tapegrad is faster; medians of "
+                "paired ratios)", "",
                 ratio_table(results, "tapegrad", others), ""]
     out += ["## Per workload", ""]
     for name, res in results.items():
@@ -488,6 +495,10 @@ def build_report(results, frameworks, unavailable, quick, repeats, target, elaps
             "plain arrays, torch under no_grad, jax eager or jitted). gradient: value and gradient "
             "(tapegrad.grad, autograd.value_and_grad, loss.backward(), jax.value_and_grad). "
             "gradient/hand: this gradient time over the hand-written gradient's.",
+            "- Ratios between frameworks (gradient/hand, the ratio table, the × in the summary) "
+            "are medians of paired ratios: in each repeat, one framework's sample over the "
+            "other's from the same repeat. A slow spell of the machine slows both samples of a "
+            "repeat and cancels in their ratio; it would not cancel in a ratio of two medians.",
             "- µs per op: gradient time divided by the workload's count of primitive ops.",
             "- peak memory, tracemalloc: the peak of allocations traced by tracemalloc during one "
             "gradient call above what was allocated before it (numpy-based frameworks only: "
