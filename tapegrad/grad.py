@@ -41,7 +41,7 @@ from .errors import (
     user_location,
 )
 from . import registry
-from .registry import _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
+from .registry import _NEEDS, _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
@@ -100,7 +100,12 @@ class GradContext(BaseContext):
                 return BaseContext.record(self, tape, fn, args, kwargs)
             else:
                 bv = b
-            pair = rule(av, bv)
+            # a constant's tangent will not be read: a rule that asks is told (for arrays,
+            # where it lets the rule keep less; two numbers cost nothing to keep)
+            if (a is av or b is bv) and (type(av) is _ndarray or type(bv) is _ndarray) and fn in _NEEDS:
+                pair = rule(av, bv, needs=(a is not av, b is not bv))
+            else:
+                pair = rule(av, bv)
             targs = (fn, a, b)
         elif len(args) == 1 and type(args[0]) is Tracer and args[0]._tape is tape:
             a = args[0]
@@ -119,7 +124,10 @@ class GradContext(BaseContext):
                 else:
                     vals.append(a)
                     targs.append(a)
-            pair = rule(*vals)
+            if fn in _NEEDS:
+                pair = rule(*vals, needs=tuple(type(t) is Variable for t in targs[1:]))
+            else:
+                pair = rule(*vals)
             targs = tuple(targs)
         y, pb = pair  # the rule's (value, pullback) is the rrule op's value as it is
         kept = y
@@ -181,7 +189,11 @@ class GradContext(BaseContext):
             if _holds_tracer(kwargs.values(), tape):
                 args, kwargs = _positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
-        y, pb = rule(*vals, **kwargs) if kwargs else rule(*vals)
+        rule_kwargs = kwargs
+        if fn in _NEEDS:  # which arguments are traced: only their tangents will be read
+            rule_kwargs = {**kwargs, "needs": tuple(
+                type(t) is Variable or (type(t) in (list, tuple) and _holds_variable(t)) for t in targs)}
+        y, pb = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         kept = y if self.keep_values else stand_in(y)
         push = tape.push_call
         rv = push(rrule, (fn, *targs), kwargs or None, (kept, pb))

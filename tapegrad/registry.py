@@ -12,6 +12,8 @@ everywhere.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .tangents import NO_TANGENT, ZERO
@@ -33,6 +35,8 @@ __all__ = [
 _RULES: dict = {}
 _FRULES: dict = {}
 _NONDIFF: set = set()
+#: functions whose rule takes the keyword ``needs`` (see `rrule`)
+_NEEDS: set = set()
 
 
 def frule(fn):
@@ -68,7 +72,19 @@ def register_rrule(fn, rule):
     """Register `rule` as the reverse rule of `fn` (replacing any earlier one) and return it."""
     _RULES[fn] = rule
     _NONDIFF.discard(fn)
+    if _takes_needs(rule):
+        _NEEDS.add(fn)
+    else:
+        _NEEDS.discard(fn)
     return rule
+
+
+def _takes_needs(rule) -> bool:
+    try:
+        p = inspect.signature(rule).parameters.get("needs")
+    except (TypeError, ValueError):
+        return False
+    return p is not None and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is None
 
 
 def find_rrule(fn):
@@ -97,6 +113,15 @@ def rrule(fn, *args, **kwargs):
     >>> y, back = tapegrad.rrule(cube, 2.0)
     >>> y, back(1.0)
     (8.0, (NoTangent(), 12.0))
+
+    A rule may take a parameter ``needs=None`` after its positional arguments (keyword-only,
+    or an ordinary parameter: CPython calls a function with keyword-only parameters a little
+    more slowly). When some of the arguments are constants of the
+    tape, a gradient passes ``needs=`` one boolean per positional argument, by keyword:
+    False where the argument is a constant, so its tangent will not be read. The rule may return `NO_TANGENT` for it and, above all,
+    keep less: ``x * c`` with a constant ``c`` needs ``c`` to differentiate with respect to
+    ``x`` but not ``x`` itself, so a large ``x`` can go as soon as the user's code drops it.
+    ``needs=None`` (a direct call) means every tangent may be read.
     """
     if not args and not kwargs:
 
@@ -115,6 +140,7 @@ def nondifferentiable(*fns):
     for fn in fns:
         _RULES.pop(fn, None)
         _FRULES.pop(fn, None)
+        _NEEDS.discard(fn)
         _NONDIFF.add(fn)
     return fns[0] if len(fns) == 1 else fns
 
