@@ -137,8 +137,34 @@ class _Writer:
         return f"{self.bind(fn, short_name(fn))}({', '.join(args + kw)})"
 
 
+#: a name bound to an array of at least this many bytes is deleted after its last use, so that
+#: numpy frees the array there: a large intermediate kept to the end of the function costs page
+#: faults on every call once malloc has handed its memory back (on logistic regression, 320
+#: faults a call against none)
+FREE_BYTES = 1 << 16
+
+
+def _last_uses(tape, keep):
+    """{op index: Variables whose last use is that op}, for the large arrays worth deleting."""
+    last = {}
+    for i, op in enumerate(tape.ops):
+        if type(op) is Call:
+            for v in op.used_vars():
+                last[v] = i
+    out = {}
+    for v, i in last.items():
+        val = v._op.val
+        if (type(v._op) is not Input and v not in keep and type(val) is np.ndarray
+                and val.nbytes >= FREE_BYTES):
+            out.setdefault(i, []).append(v)
+    return out
+
+
 def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
     """The tape as the source of a Python function ``name(<one parameter per input>)``.
+
+    A name bound to a large array (`FREE_BYTES`) is deleted after its last use, as the array
+    would be freed in the user's own code.
 
     Examples
     --------
@@ -153,7 +179,8 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
     """
     w = _writer or _Writer(tape)
     params, lines = [], []
-    for op in tape.ops:
+    dead_after = _last_uses(tape, set(outputs or ()) | {tape.result})
+    for i, op in enumerate(tape.ops):
         note = note_text(op.note)
         if type(op) is Input:
             pname = w.fresh(note if note else ("fn" if op.id == 1 else f"x{op.id}"))
@@ -171,6 +198,8 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
         if note:
             text = f"{text}  # {note}"
         lines.append(text)
+        if i in dead_after:
+            lines.append("del " + ", ".join(w.names[v] for v in sorted(dead_after[i], key=lambda v: v.id)))
     if outputs is None:
         ret = w.names[tape.result] if tape.result is not None else "None"
     else:

@@ -161,3 +161,33 @@ def test_float_of_a_traced_count_is_guarded_and_of_a_traced_float_refused():
     assert "guard int(%3) == 3" in str(tape)
     with pytest.raises(tapegrad.ConcreteValueError, match=r"float\(\) of the traced value %2::float64"):
         grad(lambda x: float(x) * 2, 1.0)
+
+
+def test_source_deletes_a_large_array_after_its_last_use():
+    """A name bound to an array of FREE_BYTES or more is deleted after its last use, so numpy
+    frees it there; small values, inputs and the result keep their names."""
+    x = np.linspace(0.0, 1.0, 10_000)  # 80 KB
+
+    def f(x):
+        a = np.exp(x)
+        b = a * 2.0
+        return np.sum(b) + np.sum(x * 0.5)
+
+    _, tape = trace(f, x)
+    src = to_source(tape, "f")
+    assert src == (
+        "def f(fn, x):\n"
+        "    v3 = np.exp(x)\n"
+        "    v4 = v3 * 2.0\n"
+        "    del v3\n"
+        "    v5 = np.sum(v4)\n"
+        "    del v4\n"
+        "    v6 = x * 0.5\n"
+        "    v7 = np.sum(v6)\n"
+        "    del v6\n"
+        "    v8 = v5 + v7\n"
+        "    return v8"
+    )
+    assert tapegrad.compile_tape(tape)(f, x) == pytest.approx(f(x), rel=1e-15)
+    _, tape = trace(lambda x: np.exp(x) * 2.0, x)  # the result keeps its name
+    assert "del v4" not in to_source(tape) and "del v3" in to_source(tape)
