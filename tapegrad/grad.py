@@ -42,6 +42,7 @@ from .errors import (
 )
 from . import registry
 from .registry import _NEEDS, _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
+from .structures import LeafSpec, tangent_of
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
@@ -389,6 +390,8 @@ def back(tape, seed, release=False):
 
 
 def _default_seed(y, where):
+    if type(y) is float:
+        return 1.0
     if np.ndim(y) != 0:
         raise SeedError(
             f"{where} returned {type_str(y)}, not a scalar, so the gradient taken at "
@@ -430,8 +433,6 @@ class Pullback:
     def _sweep(self, dy, release):
         """The reverse sweep from `dy`; with `release`, values leave the tape as it passes
         them (`grad`, whose tape nobody reads afterwards)."""
-        from .structures import LeafSpec, tangent_of
-
         tape = self.tape
         y = self.value
         name = getattr(self.f, "__name__", "f")

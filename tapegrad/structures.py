@@ -342,6 +342,8 @@ def leaf_gradient(dval, x, concrete):
     if isinstance(x, ArrayLike) or isinstance(dval, ArrayLike):
         return dval  # inside an enclosing trace or forward mode: keep the value, convert nothing
     if type(x) is float or type(x) is int:
+        if type(dval) is float:
+            return dval
         return float(np.real(dval)) if np.ndim(dval) == 0 else dval
     if isinstance(x, np.ndarray):
         out = np.asarray(dval)

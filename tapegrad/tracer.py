@@ -28,6 +28,7 @@ from .errors import (
 )
 from .arraylike import VIEWS, ArrayLike, note_view
 from .guards import guard_bool, guard_index, guard_int
+from .structures import LeafSpec, StructureTracer
 from .tape import Constant, Input, Tape, paused_gc
 
 
@@ -352,11 +353,11 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
       %5 = add(%2, %4)::float64
       %6 = divide(%2, %5)::float64
     """
-    from .context import BaseContext
-    from .outputs import build, flatten_output
-    from .structures import LeafSpec, StructureTracer
+    if ctx is None:
+        from .context import BaseContext  # (context imports this module)
 
-    tape = Tape(BaseContext() if ctx is None else ctx)
+        ctx = BaseContext()
+    tape = Tape(ctx)
     stack = active_tapes()
     tape.level = len(stack) + 1
     tape.push(Input(f))
@@ -406,6 +407,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 f"write into that"
             ) from exc
         if type(out) is not Tracer:
+            from .outputs import build, flatten_output  # (outputs imports this module)
+
             ospec, leaves = flatten_output(out, lambda v: type(v) is Tracer)
             if ospec is not None and any(type(v) is Tracer for v in leaves):
                 out = record_call(build, (ospec, *leaves), None)

@@ -67,8 +67,8 @@ def as_tuple(axis) -> tuple:
 
 def expand_reduced(dy, axes, keepdims):
     """Put the reduced axes back into `dy` (length 1), so that it broadcasts against the input."""
-    if keepdims or not axes:
-        return dy
+    if keepdims or not axes or type(dy) is float or getattr(dy, "ndim", None) == 0:
+        return dy  # (a scalar broadcasts against the input as it is)
     return np.expand_dims(dy, axes)
 
 
