@@ -116,9 +116,10 @@ def rrule(fn, *args, **kwargs):
 
     A rule may take a parameter ``needs=None`` after its positional arguments (keyword-only,
     or an ordinary parameter: CPython calls a function with keyword-only parameters a little
-    more slowly). When some of the arguments are constants of the
-    tape, a gradient passes ``needs=`` one boolean per positional argument, by keyword:
-    False where the argument is a constant, so its tangent will not be read. The rule may return `NO_TANGENT` for it and, above all,
+    more slowly). When some of the arguments are constants of the tape (and not all of them
+    are numbers, which cost nothing to keep), a gradient passes ``needs=``, one boolean per
+    positional argument: False where the argument is a constant,
+    so its tangent will not be read. The rule may return `NO_TANGENT` for it and, above all,
     keep less: ``x * c`` with a constant ``c`` needs ``c`` to differentiate with respect to
     ``x`` but not ``x`` itself, so a large ``x`` can go as soon as the user's code drops it.
     ``needs=None`` (a direct call) means every tangent may be read.
