@@ -15,7 +15,7 @@ import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 
 from ..errors import TapegradError
-from ..registry import rrule
+from ..registry import rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO
 from .linalg import _col, _row, _sum_of
 from .products import _dtype, _like, _mT
@@ -98,6 +98,7 @@ def _triangular_lt(l, b):
 def cholesky_rrule(a, **kwargs):
     upper = kwargs.get("upper", False)
     c = np.linalg.cholesky(a, **kwargs)
+    a = stand_in(a)  # only its shape and dtype are needed: the factor carries the rest
 
     def cholesky_pullback(dc):
         # upper=True returns U = Lᵀ
@@ -116,6 +117,7 @@ def cholesky_rrule(a, **kwargs):
 def eigh_rrule(a, *rest, **kwargs):
     res = np.linalg.eigh(a, *rest, **kwargs)
     w, v = res
+    a = stand_in(a)  # only its shape and dtype are needed
 
     def eigh_pullback(dy):
         dw, dv = (ZERO, ZERO) if dy is ZERO else dy
@@ -137,6 +139,7 @@ def eigh_rrule(a, *rest, **kwargs):
 @rrule(np.linalg.eigvalsh)
 def eigvalsh_rrule(a, *rest, **kwargs):
     w, v = np.linalg.eigh(a, *rest, **kwargs)  # the eigenvectors are the gradient's basis
+    a = stand_in(a)  # only its shape and dtype are needed
 
     def eigvalsh_pullback(dw):
         # d wᵢ = vᵢᵀ dA vᵢ, finite also where eigenvalues repeat

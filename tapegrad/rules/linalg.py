@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Thunk, rrule
+from ..registry import Thunk, rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO
 from .products import _like, _mT
 
@@ -61,6 +61,7 @@ def inv_rrule(a):
 def solve_rrule(a, b):
     x = np.linalg.solve(a, b)
     vector = np.ndim(b) == 1  # numpy 2: b is a vector only when it is 1-d
+    b = stand_in(b)  # only its shape and dtype are needed
 
     def solve_pullback(dx):
         # x = A⁻¹ b:  b̄ = A⁻ᵀ x̄,  Ā = -b̄ xᵀ

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg as _sl
 
 from ..errors import TapegradError
-from ..registry import Thunk, rrule
+from ..registry import Thunk, rrule, stand_in
 from ..scipy_linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from .decompositions import _sym, cholesky_grad
@@ -47,6 +47,7 @@ def solve_triangular_rrule(a, b, *rest, **kwargs):
     o = _options(_sl.solve_triangular, (a, b, *rest), kwargs)
     t, lower, unit = _transposed(o["trans"]), o["lower"], o["unit_diagonal"]
     x = solve_triangular(a, b, trans=o["trans"], lower=lower, unit_diagonal=unit, check_finite=o["check_finite"])
+    b = stand_in(b)  # only its shape and dtype are needed
 
     def solve_triangular_pullback(dx):
         # x = op(A)⁻¹ b:  b̄ = op(A)⁻ᵀ x̄,  op(A)̄ = -b̄ xᵀ; only the triangle read varies
@@ -77,6 +78,7 @@ def _chol_factor_grad(c, dc, lower):
 def cholesky_rrule(a, *rest, **kwargs):
     o = _options(_sl.cholesky, (a, *rest), kwargs)
     c = cholesky(a, lower=o["lower"], check_finite=o["check_finite"])
+    a = stand_in(a)  # only its shape and dtype are needed
 
     def cholesky_pullback(dc):
         return NO_TANGENT, _like(_chol_factor_grad(c, dc, o["lower"]), a), *(NO_TANGENT for _ in rest)
@@ -89,6 +91,7 @@ def cho_factor_rrule(a, *rest, **kwargs):
     o = _options(_sl.cho_factor, (a, *rest), kwargs)
     lower = o["lower"]
     c, low = cho_factor(a, lower=lower, check_finite=o["check_finite"])
+    a = stand_in(a)  # only its shape and dtype are needed
 
     def cho_factor_pullback(dy):
         dc = ZERO if dy is ZERO else dy[0]
