@@ -74,6 +74,16 @@ def subtract_rrule(x, y):
     return z, subtract_pullback
 
 
+def _product_to(dz, y, x):
+    """``unbroadcast(dz * y, x)``; for a scalar x (``variance * K``), a dot product, which
+    makes no array of dz's size (four times faster on a 300x300 matrix). Decided on shapes and
+    dtypes only, so that a traced pullback (a compiled gradient) takes the same path."""
+    if getattr(x, "ndim", 0) == 0 and getattr(dz, "ndim", 0) > 0 and dz.shape == getattr(y, "shape", None) \
+            and dz.dtype.kind == "f" == y.dtype.kind:
+        return unbroadcast(np.dot(np.ravel(dz), np.ravel(y)), x)
+    return unbroadcast(dz * y, x)
+
+
 def _needed(needs, z):
     """(need x's tangent, need y's tangent, keep only stand-ins of what is not needed)."""
     if needs is None:
@@ -106,8 +116,8 @@ def _multiply_arrays(x, y, needs):
     def multiply_pullback(dz):
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz * y, x)) if need_x else NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz * x, y)) if need_y else NO_TANGENT,
+            Thunk(lambda: _product_to(dz, y, x)) if need_x else NO_TANGENT,
+            Thunk(lambda: _product_to(dz, x, y)) if need_y else NO_TANGENT,
         )
 
     return z, multiply_pullback
@@ -139,7 +149,7 @@ def _divide_arrays(x, y, needs):
             # np.divide, not /: a Python float y may be 0.0, where / raises and numpy gives inf
             Thunk(lambda: unbroadcast(np.divide(dz, y), x)) if need_x else NO_TANGENT,
             # summed down to y's shape first: a scalar y costs one pass over dz, not three
-            Thunk(lambda: np.divide(-unbroadcast(dz * z, y), y)) if need_y else NO_TANGENT,
+            Thunk(lambda: np.divide(-_product_to(dz, z, y), y)) if need_y else NO_TANGENT,
         )
 
     return out, divide_pullback

@@ -348,3 +348,20 @@ def test_scalar_arithmetic_rules_round_as_the_ufuncs_do(x, y, kx, ky, fn):
                   np.divide: (np.divide(1.5, y), np.divide(-1.5 * expected, y))}[fn]
     np.testing.assert_array_equal(dx, ex)
     np.testing.assert_array_equal(dy, ey)
+
+
+def test_scalar_times_array_tangent_is_a_dot_product(rng):
+    """d/ds sum(w * s * K) and d/ds sum(w * K / s): the scalar's tangent is sum(dz * K), taken as a dot
+    product (no array of K's size); closed forms, and the compiled gradient agrees exactly."""
+    import tapegrad
+
+    K = rng.standard_normal((30, 40))
+    w = rng.standard_normal((30, 40))
+    f = lambda s, K, w: np.sum(w * (s * K)) + np.sum(w * (K / s))
+    _, (_, ds, _, _) = grad(f, 2.0, K, w, wrt=0)
+    assert type(ds) is float
+    assert ds == pytest.approx(np.sum(w * K) - np.sum(w * K) / 4.0, rel=1e-13)
+    g = tapegrad.compiled_grad(f, wrt=0)
+    assert g(2.0, K, w)[1][1] == ds
+    assert g.source(2.0, K, w).count("np.dot(") == 2  # one for s * K, one for K / s
+    check_grad(f, 2.0, K, w)  # raises if reverse mode and central differences disagree
