@@ -117,6 +117,8 @@ def describe_call(fn, args, kwargs) -> str:
         if isinstance(a, (list, tuple)):
             inner = ", ".join(one(x) for x in a)
             return f"[{inner}]" if isinstance(a, list) else f"({inner})"
+        if isinstance(a, type):  # dtype=np.float32
+            return qualified_name(a)
         return type_str(a) if hasattr(a, "shape") or callable(a) else repr(a)
 
     parts = [one(a) for a in args]

@@ -194,7 +194,11 @@ class GradContext(BaseContext):
         if fn in _NEEDS:  # which arguments are traced: only their tangents will be read
             rule_kwargs = {**kwargs, "needs": tuple(
                 type(t) is Variable or (type(t) in (list, tuple) and _holds_variable(t)) for t in targs)}
-        y, pb = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
+        try:
+            y, pb = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
+        except TypeError:
+            _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs)
+            raise
         kept = y if self.keep_values else stand_in(y)
         push = tape.push_call
         rv = push(rrule, (fn, *targs), kwargs or None, (kept, pb))
@@ -202,6 +206,24 @@ class GradContext(BaseContext):
         pv = push(getitem, (rv, 1), None, pb)
         self.pullbacks[yv] = (rv, pv)
         return wrap_result(self, tape, yv, y, fn)
+
+
+def _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs):
+    """After a TypeError from a rule: if the call does not fit the rule's signature (np.multiply
+    with dtype=, which numpy takes and the rule does not), say so and what to do instead."""
+    try:
+        inspect.signature(rule).bind(*vals, **rule_kwargs)
+    except TypeError:
+        names = [k for k in kwargs if k not in inspect.signature(rule).parameters]
+        unknown = ", ".join(f"{k}=" for k in names) or "these arguments"
+        raise NoRuleError(
+            f"{describe_call(fn, args, kwargs)} at {user_location()}: the rule of "
+            f"{qualified_name(fn)} does not take {unknown}; leave it out (for dtype=, convert "
+            f"the result with .astype), or register a rule that takes it with "
+            f"@tapegrad.rrule({qualified_name(fn)})"
+        ) from None
+    except ValueError:  # no signature to check against
+        pass
 
 
 def _concrete_ints(kwargs, tape):

@@ -98,6 +98,24 @@ def test_no_rule_error_names_function_types_place_and_fix():
     assert "@tapegrad.rrule(scipy.special.erfcx)" in msg
 
 
+def test_keyword_a_rule_does_not_take_is_named_with_the_fix():
+    """numpy takes dtype= on a ufunc and the rule does not: the error says so instead of a bare
+    TypeError from inside tapegrad; a TypeError the rule itself raises is passed on unchanged."""
+    def model(x):
+        return np.sum(np.multiply(x, 2.0, dtype=np.float32))
+
+    with pytest.raises(NoRuleError) as err:
+        grad(model, np.ones(3))
+    msg = str(err.value)
+    assert msg.startswith("numpy.multiply(%2::float64[3], 2.0, dtype=numpy.float32) at "
+                          "test_context_and_errors.py:")
+    assert msg.endswith("the rule of numpy.multiply does not take dtype=; leave it out (for "
+                        "dtype=, convert the result with .astype), or register a rule that "
+                        "takes it with @tapegrad.rrule(numpy.multiply)")
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        grad(lambda x: np.sum(np.sum(x, axis=1.5)), np.ones((2, 2)))
+
+
 def test_non_scalar_result_needs_a_seed():
     """grad of an array result without a seed says to pass a seed of the result's shape."""
     with pytest.raises(SeedError, match=r"sin returned float64\[3\], not a scalar, so the gradient "
