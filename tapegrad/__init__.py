@@ -28,7 +28,8 @@ from .registry import (
 )
 from .context import BaseContext, primitive
 from .tracer import Tracer, trace
-from .grad import GradContext, Pullback, back, grad, gradient, pullback, set_or_add_deriv, step_back
+from .grad import (GradContext, Pullback, back, back_values, grad, gradient, pullback, set_or_add_deriv,
+                   step_back)
 from .printing import format_tape
 from .tangents import Tangent
 from .structures import fill_zeros, update
@@ -53,7 +54,7 @@ __all__ = [
     "rrule", "register_rrule", "find_rrule", "nondifferentiable", "is_nondifferentiable",
     "registered_rules", "unbroadcast", "Thunk",
     "BaseContext", "GradContext", "primitive", "Tracer", "trace",
-    "grad", "gradient", "pullback", "Pullback", "back", "step_back", "set_or_add_deriv",
+    "grad", "gradient", "pullback", "Pullback", "back", "back_values", "step_back", "set_or_add_deriv",
     "format_tape", "check_grad", "ngradient", "Tangent", "fill_zeros", "update",
     "to_source", "compile_tape", "GuardError", "simplify", "prune", "cse", "optimize",
     "compiled_grad", "CompiledGrad", "Dual", "frule", "jvp", "jacobian", "hessian", "hvp",

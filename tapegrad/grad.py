@@ -9,16 +9,22 @@ the first; for each value that has received a derivative push ``pullback(dy)`` a
 per argument that is a Variable; `set_or_add_deriv` stores the first share of a derivative
 and pushes an `accum` for every further share. The backward program is pushed onto the same
 tape and run as it is pushed, so the tape ends up holding the whole forward-and-backward
-program.
+program: `pullback` and a trace of `grad` show it.
+
+`grad` itself runs the same sweep without recording it (`back_values`): its tape is private
+and freed at once, so the backward ops were never read, and building them (an op, a
+Variable, an argument tuple and a note per read) was half the cost of a gradient. The
+pullbacks run, and their tangents are read and summed, in the same order as in `back`, so a
+traced `grad` (a compiled gradient, a higher derivative) records the same program.
 
 Speed, where it shows in the code (benchmarks/README.md has the measurements):
-- `GradContext.record` and `step_back` build their ops inline (``object.__new__`` and slot
-  stores, no ``__init__`` call): those two functions are the per-primitive cost of a gradient,
-  and a helper call per op would add about 3% to it.
+- `GradContext.record` and `back_values` are the per-primitive cost of a gradient: the first
+  builds its three ops inline (``object.__new__`` and slot stores, no ``__init__`` call), the
+  second tests the common tangent types first, with no helper call per argument.
 - `grad` keeps Python's cyclic collector paused until its tape has been freed (reference
-  counting frees it; `Tape.__del__` breaks the op/Variable cycles), and its sweep drops each
-  value from the tape once nothing later in the sweep reads it (``release``), which keeps
-  large intermediates from piling up. Its tape records large arrays as stand-ins
+  counting frees it; `Tape.__del__` breaks the op/Variable cycles), and `back_values` drops
+  each value from the tape once nothing later in the sweep reads it, which keeps large
+  intermediates from piling up. Its tape records large arrays as stand-ins
   (``GradContext(keep_values=False)``), and rules keep stand-ins of the arguments they need
   only the shape of, so an intermediate lives as long as it would in plain numpy unless a
   pullback needs it. `pullback` keeps every value: its tape is the user's.
@@ -47,7 +53,8 @@ from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
 
-__all__ = ["GradContext", "grad", "gradient", "pullback", "back", "step_back", "set_or_add_deriv"]
+__all__ = ["GradContext", "grad", "gradient", "pullback", "back", "back_values", "step_back",
+           "set_or_add_deriv"]
 
 
 _ndarray, _float64 = np.ndarray, np.float64
@@ -258,15 +265,19 @@ def _positional(fn, args, kwargs, kind=Tracer):
 _PLAIN = {float, np.ndarray, np.float64}
 
 
+def _sum_shares(a, b):
+    """Two shares of one derivative, added: two numbers or two arrays (the common case) add
+    directly; `accum` knows the rest (zeros, tuples, dicts, ...)."""
+    return a + b if type(a) is type(b) and type(a) in _PLAIN else accum(a, b)
+
+
 def set_or_add_deriv(tape, derivs, var, dx):
     """Store `dx` as the derivative of `var`, or push an accumulation if it already has one."""
     old = derivs.get(var)
     if old is None:
         derivs[var] = dx
     else:
-        a, b = old._op.val, dx._op.val
-        # two numbers or two arrays (the common case) add directly; accum knows the rest
-        val = a + b if type(a) is type(b) and type(a) in _PLAIN else accum(a, b)
+        val = _sum_shares(old._op.val, dx._op.val)
         derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
 
 
@@ -275,27 +286,46 @@ def _shape(x):
     return () if s is None else tuple(s)
 
 
+def _tangent(dxs_val, index, arg, holder, rule_fn):
+    """``dxs_val[index]`` as the tangent of `arg` (a Thunk evaluated), or None for a zero or
+    no-tangent; a tangent not of its argument's shape raises, naming the rule."""
+    dval = getitem(dxs_val, index)
+    if dval is ZERO or dval is NO_TANGENT:
+        return None
+    xval = arg._op.val
+    if type(xval) is _ndarray and _shape(dval) != xval.shape:
+        raise _misshapen_error(dval, xval, arg, holder, index, rule_fn)
+    return dval
+
+
+def _misshapen_error(dval, xval, arg, holder, index, rule_fn):
+    return RuleError(
+        f"the pullback of {qualified_name(rule_fn)} (for {holder}, in the gradient taken at "
+        f"{user_location()}) returned a tangent of shape {_shape(dval)} for argument "
+        f"{index}, {arg}::{type_str(xval)}; fix the rule registered with "
+        f"@tapegrad.rrule({qualified_name(rule_fn)}) to return tangents shaped like its "
+        f"arguments (tapegrad.unbroadcast sums away broadcast axes)"
+    )
+
+
 def _read_tangents(tape, reads, dxs, dxs_val, holder, arg, index, rule_fn):
-    """Push the read of ``dxs[index]`` for `arg` (a Variable, or a list/tuple holding some)."""
+    """Append ``(arg, tangent)`` to `reads` for `arg`, a Variable or a list/tuple holding some.
+
+    With a tape, each tangent is pushed as a read of ``dxs[index]`` and appended as its
+    Variable; with ``tape=None`` (the unrecorded sweep of `grad`) as its value.
+    """
     if type(arg) is Variable:
-        dval = getitem(dxs_val, index)
-        if dval is ZERO or dval is NO_TANGENT:
+        dval = _tangent(dxs_val, index, arg, holder, rule_fn)
+        if dval is None:
             return
-        xval = arg._op.val
-        if isinstance(xval, np.ndarray) and _shape(dval) != xval.shape:
-            raise RuleError(
-                f"the pullback of {qualified_name(rule_fn)} (for {holder}, in the gradient taken at "
-                f"{user_location()}) returned a tangent of shape {_shape(dval)} for argument "
-                f"{index}, {arg}::{type_str(xval)}; fix the rule registered with "
-                f"@tapegrad.rrule({qualified_name(rule_fn)}) to return tangents shaped like its "
-                f"arguments (tapegrad.unbroadcast sums away broadcast axes)"
-            )
-        reads.append((arg, tape.push_call(getitem, (dxs, index), None, dval, ("d%s/d%s", holder, arg))))
+        if tape is not None:
+            dval = tape.push_call(getitem, (dxs, index), None, dval, ("d%s/d%s", holder, arg))
+        reads.append((arg, dval))
     elif type(arg) in (list, tuple) and _holds_variable(arg):
         dval = getitem(dxs_val, index)
         if dval is ZERO or dval is NO_TANGENT:
             return
-        sub = tape.push(Call(getitem, (dxs, index), None, dval))
+        sub = None if tape is None else tape.push(Call(getitem, (dxs, index), None, dval))
         for j, a in enumerate(arg):
             _read_tangents(tape, reads, sub, dval, holder, a, j, rule_fn)
 
@@ -304,87 +334,36 @@ def _holds_variable(seq):
     return any(type(a) is Variable or (type(a) in (list, tuple) and _holds_variable(a)) for a in seq)
 
 
-def step_back(tape, var, derivs, release=False):
+def step_back(tape, var, derivs):
     """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate.
 
-    With `release`, the values this step is the last to need (the primitive's value and its
-    pullback before the pullback runs, then the cotangent `dy` and the pullback's result) are
-    dropped from the tape.
+    The pullback call and one read per traced argument are pushed. The first share of a
+    derivative is stored at once; the ``accum`` of each further share (and the reads inside
+    list arguments) come after all the reads.
     """
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
     dy = derivs[var]
-    pullback_fn = pv._op.val
-    if release:
-        # the pullback keeps what it needs in its closure: whatever else the value held goes
-        # now, before the pullback allocates its results
-        rv._op.val = var._op.val = pv._op.val = None
-    dxs_val = pullback_fn(dy._op.val)
-    del pullback_fn
+    dxs_val = pv._op.val(dy._op.val)
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         raise _pullback_arity_error(var, args, dxs_val)
-    # the pushes are written out (Tape.push_call does the same): this is the sweep's per-op cost
-    ops = tape.ops
-    op = _new(Call)
-    op.fn = pv
-    op.args = (dy,)
-    op.kwargs = None
-    op.val = dxs_val
-    op.note = ("pullback for %s", var)
-    ops.append(op)
-    op.id = len(ops)
-    dxs = op.var = _new(Variable)
-    dxs._op = op
-    later = None
+    dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
+    later = []
     for i in range(1, len(args)):
         arg = args[i]
         if type(arg) is not Variable:
-            if type(arg) is list or type(arg) is tuple:
-                later = later or []
-                _read_tangents(tape, later, dxs, dxs_val, var, arg, i, args[0])
+            _read_tangents(tape, later, dxs, dxs_val, var, arg, i, args[0])
             continue
-        dval = dxs_val[i]
-        td = type(dval)
-        if td is Thunk:
-            dval = dval.fn()
-            td = type(dval)
-        # a tangent must have its argument's shape (the common types are tested first)
-        xval = arg._op.val
-        if td is _ndarray:
-            misshapen = type(xval) is _ndarray and dval.shape != xval.shape
-        elif td is float or td is _float64:
-            misshapen = type(xval) is _ndarray and xval.shape != ()
-        elif dval is ZERO or dval is NO_TANGENT:
+        dval = _tangent(dxs_val, i, arg, var, args[0])
+        if dval is None:
             continue
-        else:
-            misshapen = type(xval) is _ndarray and _shape(dval) != xval.shape
-        if misshapen:
-            _read_tangents(tape, [], dxs, dxs_val, var, arg, i, args[0])  # raises, naming the rule
-        op = _new(Call)
-        op.fn = getitem
-        op.args = (dxs, i)
-        op.kwargs = None
-        op.val = dval
-        op.note = ("d%s/d%s", var, arg)
-        ops.append(op)
-        op.id = len(ops)
-        dx = op.var = _new(Variable)
-        dx._op = op
-        # set-or-add: a first share is stored at once; the adds are pushed after all the reads
-        if arg not in derivs:
-            derivs[arg] = dx
-        elif later is None:
-            later = [(arg, dx)]
-        else:
+        dx = tape.push_call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
+        if arg in derivs:
             later.append((arg, dx))
-    if later is not None:
-        for arg, dx in later:
-            old = derivs.get(arg)
-            set_or_add_deriv(tape, derivs, arg, dx)
-            if release and old is not None:  # the two shares live on in their sum only
-                old._op.val = dx._op.val = None
-    if release:
-        dy._op.val = dxs._op.val = None
+        else:
+            derivs[arg] = dx
+    for arg, dx in later:
+        set_or_add_deriv(tape, derivs, arg, dx)
 
 
 def _pullback_arity_error(var, args, dxs_val):
@@ -399,7 +378,7 @@ def _pullback_arity_error(var, args, dxs_val):
     )
 
 
-def back(tape, seed, release=False):
+def back(tape, seed):
     """The reverse sweep over `tape` from its result; returns ``{Variable: derivative Variable}``."""
     result = tape.result
     derivs = {result: tape.push(Constant(seed, note="seed"))}
@@ -407,7 +386,79 @@ def back(tape, seed, release=False):
     # the recorded primitives, newest first: the pullbacks dict keeps recording order
     for var in reversed(tape.ctx.pullbacks):
         if var in derivs and var._op.id <= last:
-            step_back(tape, var, derivs, release)
+            step_back(tape, var, derivs)
+    return derivs
+
+
+def back_values(tape, seed):
+    """The sweep of `back` without recording it: ``{input Variable: derivative value}``.
+
+    `grad` uses it: its tape is private, so nobody would read the backward ops, and building
+    them was half the cost of a gradient. The pullbacks are called, their tangents read and
+    summed in the same order as `back` does, so a trace of `grad` (a compiled gradient, a
+    higher derivative) records the same program. Each value leaves the tape as soon as
+    nothing later needs it: a primitive's value and pullback before the pullback runs, a
+    derivative once it has been passed on, so large intermediates do not pile up.
+    """
+    pullbacks = tape.ctx.pullbacks
+    result = tape.result
+    derivs = {result: seed}
+    last = result._op.id
+    for var in reversed(pullbacks):
+        dy = derivs.pop(var, None)
+        if dy is None or var._op.id > last:
+            continue
+        rv, pv = pullbacks[var]
+        args = rv._op.args
+        pullback_fn = pv._op.val
+        # the pullback keeps what it needs in its closure; the rest goes before it allocates
+        rv._op.val = var._op.val = pv._op.val = None
+        dxs_val = pullback_fn(dy)
+        del pullback_fn, dy
+        if type(dxs_val) is not tuple or len(dxs_val) != len(args):
+            raise _pullback_arity_error(var, args, dxs_val)
+        later = None
+        for i in range(1, len(args)):
+            arg = args[i]
+            if type(arg) is not Variable:
+                if type(arg) is list or type(arg) is tuple:
+                    later = later or []
+                    _read_tangents(None, later, None, dxs_val, var, arg, i, args[0])
+                continue
+            # `_tangent`, written out with the common types first: this loop is the sweep's
+            # per-primitive cost
+            dval = dxs_val[i]
+            td = type(dval)
+            if td is Thunk:
+                dval = dval.fn()
+                td = type(dval)
+            xval = arg._op.val
+            if td is _ndarray:
+                misshapen = type(xval) is _ndarray and dval.shape != xval.shape
+            elif td is float or td is _float64:
+                misshapen = type(xval) is _ndarray and xval.shape != ()
+            elif dval is ZERO or dval is NO_TANGENT:
+                continue
+            else:
+                misshapen = type(xval) is _ndarray and _shape(dval) != xval.shape
+            if misshapen:
+                raise _misshapen_error(dval, xval, arg, var, i, args[0])
+            # set-or-add: a first share is stored at once, the sums come after all the reads
+            if arg not in derivs:
+                derivs[arg] = dval
+            elif later is None:
+                later = [(arg, dval)]
+            else:
+                later.append((arg, dval))
+        if later is not None:
+            for arg, dval in later:
+                old = derivs.get(arg)
+                if old is None:
+                    derivs[arg] = dval
+                elif type(old) is type(dval) and type(old) in _PLAIN:  # `_sum_shares`, written out
+                    derivs[arg] = old + dval
+                else:
+                    derivs[arg] = accum(old, dval)
     return derivs
 
 
@@ -450,11 +501,11 @@ class Pullback:
         self._n_forward = len(tape)
 
     def __call__(self, dy=None):
-        return self._sweep(dy, release=False)
+        return self._sweep(dy, record=True)
 
-    def _sweep(self, dy, release):
-        """The reverse sweep from `dy`; with `release`, values leave the tape as it passes
-        them (`grad`, whose tape nobody reads afterwards)."""
+    def _sweep(self, dy, record):
+        """The reverse sweep from `dy`: recorded onto the tape (`back`), or, for `grad`, whose
+        tape nobody reads afterwards, computed without recording (`back_values`)."""
         tape = self.tape
         y = self.value
         name = getattr(self.f, "__name__", "f")
@@ -471,15 +522,18 @@ class Pullback:
         elif not structured:
             _check_seed(y, dy, name)
         del tape.ops[self._n_forward:]
-        with paused_gc():
-            derivs = back(tape, dy, release)
-        #: Variable of each input -> Variable of its derivative, after the last call
-        self.derivatives = derivs
-        concrete = tape.meta.get("concrete", ())
+        if record:
+            with paused_gc():
+                derivs = back(tape, dy)
+            #: Variable of each input -> Variable of its derivative, after the last call
+            self.derivatives = derivs
 
-        def derivative_of(var):
-            d = derivs.get(var)
-            return None if d is None else d._op.val
+            def derivative_of(var):
+                d = derivs.get(var)
+                return None if d is None else d._op.val
+        else:
+            derivative_of = back_values(tape, dy).get  # (grad keeps the collector paused)
+        concrete = tape.meta.get("concrete", ())
 
         fspec, argspecs, kwspecs = tape.meta["inputs"]
         memo = {}
@@ -529,16 +583,17 @@ def grad(f, *args, seed=None, **kwargs):
 
     The tape is private to the call, so it records a large array result only by its shape
     and dtype (`tapegrad.registry.stand_in`): an intermediate that no pullback needs is freed
-    as soon as `f` drops it, as plain numpy would free it. The values the pullbacks keep are
-    freed as the sweep leaves them behind (as PyTorch's ``backward()`` frees saved tensors).
-    Use `pullback` to keep the whole tape and read it.
+    as soon as `f` drops it, as plain numpy would free it. The reverse sweep runs without
+    being recorded (`back_values`), and the values the pullbacks keep are freed as it leaves
+    them behind (as PyTorch's ``backward()`` frees saved tensors). Use `pullback` to keep the
+    whole forward-and-backward tape and read it; the gradients are the same, bit for bit.
     """
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     with paused_gc():
         value, tape = trace(f, *args, ctx=GradContext(keep_values=False), **kwargs)
         back_ = Pullback(f, args, tape, value)
-        grads = back_._sweep(seed, release=True)  # the tape goes after this one sweep
+        grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
         del back_, tape
     return value, grads
 
