@@ -47,6 +47,11 @@ def add_rrule(x, y):
         return x + y, add_pullback
 
     z = np.add(x, y)
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
+        def add_pullback(dz):  # nothing was broadcast: both tangents are dz, and nothing is kept
+            return NO_TANGENT, dz, dz
+
+        return z, add_pullback
     if type(z) is np.ndarray and z.nbytes >= registry.STAND_IN_BYTES:  # skip two calls when small
         x, y = stand_in(x), stand_in(y)  # only their shapes are needed
 
@@ -65,6 +70,11 @@ def subtract_rrule(x, y):
         return x - y, subtract_pullback
 
     z = np.subtract(x, y)
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
+        def subtract_pullback(dz):  # nothing was broadcast, and nothing is kept
+            return NO_TANGENT, dz, Thunk(lambda: np.negative(dz))
+
+        return z, subtract_pullback
     if type(z) is np.ndarray and z.nbytes >= registry.STAND_IN_BYTES:  # skip two calls when small
         x, y = stand_in(x), stand_in(y)  # only their shapes are needed
 
@@ -112,6 +122,16 @@ def _multiply_arrays(x, y, needs):
     need_x, need_y, large = _needed(needs, z)
     if large:  # dx = dz y and dy = dz x: a constant's partner is needed only for its shape
         x, y = (x if need_y else stand_in(x)), (y if need_x else stand_in(y))
+
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
+        def multiply_pullback(dz):  # nothing was broadcast: nothing to sum
+            return (
+                NO_TANGENT,
+                Thunk(lambda: dz * y) if need_x else NO_TANGENT,
+                Thunk(lambda: dz * x) if need_y else NO_TANGENT,
+            )
+
+        return z, multiply_pullback
 
     def multiply_pullback(dz):
         return (
