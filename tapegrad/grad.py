@@ -459,6 +459,10 @@ def back_values(tape, seed):
                     derivs[arg] = old + dval
                 else:
                     derivs[arg] = accum(old, dval)
+            later = old = None
+        # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
+        # hold the cotangent) and the shares would stay alive through the next pullback
+        dxs_val = dval = None
     return derivs
 
 

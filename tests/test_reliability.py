@@ -218,6 +218,28 @@ def test_a_rule_with_needs_learns_which_arguments_are_traced():
     assert seen == [(True, False), (False, True), None, None, None]
 
 
+def test_grad_sweep_lets_summed_shares_go_before_the_next_pullback():
+    """y gets two shares from y * y; once summed, neither share (nor the step's tangent tuple)
+    may stay alive through exp's pullback: the peak is five arrays of x's size, not six."""
+    import tracemalloc
+
+    x = np.linspace(0.0, 1.0, 100_000)
+
+    def f(x):
+        y = np.exp(x)
+        return np.sum(np.sin(y * y))
+
+    grad(f, x)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        grad(f, x)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < 5.1 * x.nbytes
+
+
 def test_stand_in_has_the_shape_and_dtype_and_no_memory(monkeypatch):
     x = np.ones((3, 4), dtype=np.float32)
     s = tapegrad.registry.stand_in(x)
