@@ -143,7 +143,7 @@ def _current_value(var):
 
 
 class Tape:
-    """A list of ops with a result; the forward (and, after `grad`, backward) program.
+    """A list of ops with a result; the forward (and, after a recorded sweep, backward) program.
 
     ``tape[3]`` and ``tape[var]`` both give the op printed as ``%3``. `push` appends an op and
     returns its Variable; a Call pushed without a value is run at once on the values recorded so
