@@ -107,12 +107,15 @@ class _Writer:
             return self.bind(v, "result_structure")
         if isinstance(v, np.ndarray) and v.dtype.kind in "biufc" and v.size:
             dtype = "" if v.dtype == np.float64 else f", dtype=np.{v.dtype.name}"
-            if v.size <= 6:  # a small constant reads best as its values
-                return f"np.array({v.tolist()!r}{dtype})"
             first = v.flat[0]
-            if np.all(v == first) and np.isfinite(first):  # one value repeated (a broadcast seed):
+            if 0 in v.strides and np.all(v == first) and np.isfinite(first):
+                # one value broadcast (a seed spread by a pullback): written as the same O(1)
+                # broadcast, not as a fresh array, whose memory order numpy's ufuncs would pass
+                # on, so that a later matmul rounds as the traced one did
                 value = repr(first.item()) if v.dtype == np.float64 else f"np.{v.dtype.name}({first.item()!r})"
-                return f"np.broadcast_to({value}, {v.shape!r})"  # O(1), as numpy's own broadcast
+                return f"np.broadcast_to({value}, {v.shape!r})"
+            if v.size <= 6 and v.flags.c_contiguous:  # a small constant reads best as its values
+                return f"np.array({v.tolist()!r}{dtype})"
         return self.bind(v, f"c_{type(v).__name__.lower()}")
 
     def call(self, op):

@@ -191,3 +191,19 @@ def test_source_deletes_a_large_array_after_its_last_use():
     assert tapegrad.compile_tape(tape)(f, x) == pytest.approx(f(x), rel=1e-15)
     _, tape = trace(lambda x: np.exp(x) * 2.0, x)  # the result keeps its name
     assert "del v4" not in to_source(tape) and "del v3" in to_source(tape)
+
+
+def test_a_broadcast_constant_stays_a_broadcast_in_the_source():
+    """A constant that is one value broadcast (a seed spread by a pullback) is written as
+    np.broadcast_to, not as a fresh array: numpy's ufuncs pass the memory order of their
+    inputs on, and a matmul of a differently ordered array can round differently, so the
+    compiled program would not equal the traced one bit for bit (found by the fuzzer)."""
+    x = np.asfortranarray(np.arange(4.0).reshape(2, 2))
+    c = np.broadcast_to(1.0, (2, 2))
+
+    def f(x):
+        return x + c
+
+    _, tape = trace(f, x, wrt=0)  # c, which f captures, is a constant
+    assert to_source(tape, "g") == "def g(fn, x):\n    v3 = x + np.broadcast_to(1.0, (2, 2))\n    return v3"
+    assert tapegrad.compile_tape(tape)(f, x).strides == f(x).strides == (8, 16)
