@@ -76,9 +76,7 @@ class GradContext(BaseContext):
         self.pullbacks = {}
         # a subclass that changes what is primitive takes the general path of BaseContext
         self._general = type(self).is_primitive is not GradContext.is_primitive
-        #: False for a tape that only its own sweep reads (`grad`'s): a large array result is
-        #: recorded as a `stand_in` (its shape and dtype), so that the tape does not keep it
-        #: alive; whichever pullbacks need the values keep them in their closures
+        #: False: large array results are recorded as stand-ins (see the class docstring)
         self.keep_values = keep_values
 
     def is_primitive(self, fn, *args) -> bool:
