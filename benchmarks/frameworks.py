@@ -120,9 +120,9 @@ class Tapegrad(Framework):
         return getattr(self.tg, "__version__", "?")
 
     def solve_triangular(self):
-        """``(function, note)``: tapegrad.scipy_linalg's, else scipy's if it has a rule, else a fallback."""
+        """``(function, note)``: tapegrad.scipy.linalg's, else scipy's if it has a rule, else a fallback."""
         try:
-            mod = importlib.import_module("tapegrad.scipy_linalg")
+            mod = importlib.import_module("tapegrad.scipy.linalg")
             return mod.solve_triangular, None
         except (ImportError, AttributeError):
             pass
@@ -131,7 +131,7 @@ class Tapegrad(Framework):
         try:
             if self.tg.find_rrule(scipy.linalg.solve_triangular) is not None:
                 return scipy.linalg.solve_triangular, (
-                    "tapegrad.scipy_linalg does not exist yet; used scipy.linalg.solve_triangular, "
+                    "tapegrad.scipy.linalg does not exist yet; used scipy.linalg.solve_triangular, "
                     "which has a tapegrad rule")
         except Exception:
             pass
@@ -139,7 +139,7 @@ class Tapegrad(Framework):
         def solve_lower(L, y, lower=True):
             return np.linalg.solve(L, y)
 
-        return solve_lower, ("tapegrad.scipy_linalg.solve_triangular does not exist yet: tapegrad "
+        return solve_lower, ("tapegrad.scipy.linalg.solve_triangular does not exist yet: tapegrad "
                              "(forward and gradient) used np.linalg.solve(L, y) instead")
 
     def prepare(self, workload, args, quick=False):
@@ -147,7 +147,7 @@ class Tapegrad(Framework):
         extra = {}
         if "solve_triangular" in workload.extra:
             extra["solve_triangular"], note = self.solve_triangular()
-            notes.append(note or "solve_triangular: tapegrad.scipy_linalg.solve_triangular")
+            notes.append(note or "solve_triangular: tapegrad.scipy.linalg.solve_triangular")
         f = workload.build(np, **extra)
         wrt = workload.wrt
         grad = self.tg.grad

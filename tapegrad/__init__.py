@@ -30,17 +30,17 @@ from .context import BaseContext, primitive
 from .tracer import Tracer, trace
 from .grad import (GradContext, Pullback, back, back_values, grad, gradient, pullback, set_or_add_deriv,
                    step_back)
-from .printing import format_tape
+from .show.printing import format_tape
 from .tangents import Tangent
 from .structures import fill_zeros, update
 from . import outputs  # noqa: F401  (registers the rule of build)
-from .codegen import compile_tape, to_source
-from .guards import GuardError
-from .passes import cse, optimize, prune, simplify
-from .compiled import CompiledGrad, compiled_grad
+from .program.codegen import compile_tape, to_source
+from .program.guards import GuardError
+from .program.passes import cse, optimize, prune, simplify
+from .program.compiled import CompiledGrad, compiled_grad
 from .forward import Dual, hessian, hvp, jacobian, jvp
-from .explain import explain, explain_text
-from .drawing import draw, render, to_dot
+from .show.explain import explain, explain_text
+from .show.drawing import draw, render, to_dot
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
 

@@ -28,7 +28,7 @@ def demo(out=sys.stdout):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:
-        from tapegrad.cli import main
+        from tapegrad.show.cli import main
 
         sys.exit(main())
     demo()

@@ -131,7 +131,7 @@ class BaseContext:
 
     def is_primitive(self, fn, *args) -> bool:
         """True when `fn` should become one op of the tape: anything but a marked function
-        without a rule (one with a rule, such as tapegrad.scipy_linalg's, stays whole)."""
+        without a rule (one with a rule, such as tapegrad.scipy.linalg's, stays whole)."""
         return not is_marked_primitive(fn) or fn in _RULES
 
     def record_primitive(self, tape, fn, *args, **kwargs):

@@ -76,7 +76,7 @@ _REPLACEMENTS: dict = {}
 def register_replacement(original: str, replacement: str) -> None:
     """Name tapegrad's replacement for a function that cannot see traced values.
 
-    ``register_replacement("scipy.linalg.solve_triangular", "tapegrad.scipy_linalg.solve_triangular")``:
+    ``register_replacement("scipy.linalg.solve_triangular", "tapegrad.scipy.linalg.solve_triangular")``:
     when a Tracer reaches the original (which converts it to a plain array), the error names
     the replacement.
     """

@@ -280,7 +280,7 @@ class Tape:
                 try:
                     env[op.var] = op.run(value_of)
                 except Exception as exc:
-                    from .guards import GUARDS, GuardError
+                    from .program.guards import GUARDS, GuardError
 
                     if isinstance(exc, GuardError) and op.fn in GUARDS:
                         raise GuardError(
@@ -296,7 +296,7 @@ class Tape:
         return tuple(env[v] for v in outputs)
 
     def __repr__(self):
-        from .printing import format_tape
+        from .show.printing import format_tape
 
         return format_tape(self)
 
@@ -305,11 +305,11 @@ class Tape:
 
     def summary(self) -> str:
         """Op counts by kind and the most used functions: readable for a tape of any length."""
-        from .printing import summarize
+        from .show.printing import summarize
 
         return summarize(self)
 
     def _repr_html_(self):  # notebooks: the same lines as the text, as a table
-        from .printing import format_html
+        from .show.printing import format_html
 
         return format_html(self)

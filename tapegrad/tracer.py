@@ -27,7 +27,7 @@ from .errors import (
     user_location,
 )
 from .arraylike import VIEWS, ArrayLike, note_view
-from .guards import guard_bool, guard_index, guard_int
+from .program.guards import guard_bool, guard_index, guard_int
 from .structures import LeafSpec, StructureTracer
 from .tape import Constant, Input, Tape, paused_gc
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad.cli import main
+from tapegrad.show.cli import main
 
 
 def test_explain_worked_by_hand(capsys):

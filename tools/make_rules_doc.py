@@ -2,7 +2,7 @@
 import pathlib
 
 import tapegrad  # noqa: F401  (registers the rules)
-from tapegrad.listing import rules_markdown
+from tapegrad.show.listing import rules_markdown
 
 if __name__ == "__main__":
     path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "rules.md"

@@ -89,7 +89,7 @@ def _cholesky_grad_blas(l, dl):
 
 def _triangular_lt(l, b):
     """L⁻ᵀ B for a lower-triangular L, through the traceable triangular solve."""
-    from ..scipy_linalg import solve_triangular
+    from ..scipy.linalg import solve_triangular
 
     return solve_triangular(l, b, trans=1, lower=True)
 

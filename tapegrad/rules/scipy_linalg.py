@@ -1,4 +1,4 @@
-"""Rules for the scipy.linalg replacements in `tapegrad.scipy_linalg`.
+"""Rules for the scipy.linalg replacements in `tapegrad.scipy.linalg`.
 
 The rules and their pullbacks call the replacements, not scipy, so that a Tracer can record
 them again. The ``overwrite_*`` flags are dropped: the pullbacks need the inputs intact.
@@ -10,7 +10,7 @@ import scipy.linalg as _sl
 
 from ..errors import TapegradError
 from ..registry import Thunk, rrule, stand_in
-from ..scipy_linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
+from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from .decompositions import _sym, cholesky_grad
 from ._shapes import cached_signature

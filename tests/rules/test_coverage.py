@@ -3,7 +3,7 @@ import importlib.util
 import pathlib
 
 import tapegrad
-from tapegrad.listing import rules_markdown
+from tapegrad.show.listing import rules_markdown
 from tapegrad.registry import _RULES
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent

@@ -1,11 +1,11 @@
-"""Rules for the scipy.linalg replacements in tapegrad.scipy_linalg, and the error that points to them."""
+"""Rules for the scipy.linalg replacements in tapegrad.scipy.linalg, and the error that points to them."""
 import numpy as np
 import pytest
 import scipy.linalg
 
 import tapegrad
 from tapegrad import check_grad
-from tapegrad import scipy_linalg as tsl
+from tapegrad.scipy import linalg as tsl
 
 DTYPES = [np.float64, np.float32]
 
@@ -130,7 +130,7 @@ def test_scipy_original_on_traced_value_names_replacement(name, rng):
     f = SCIPY_CALLS[name]
     with pytest.raises(tapegrad.ConcreteValueError) as info:
         tapegrad.gradient(lambda a: np.sum(f(a, np.ones(3))), spd(rng))
-    assert f"scipy.linalg.{name} cannot see traced values: use tapegrad.scipy_linalg.{name} instead" in str(info.value)
+    assert f"scipy.linalg.{name} cannot see traced values: use tapegrad.scipy.linalg.{name} instead" in str(info.value)
 
 
 # --- a Gaussian process's negative log likelihood ---

@@ -10,11 +10,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from .errors import type_str
-from .guards import GUARDS
+from ..errors import type_str
+from ..program.guards import GUARDS
 from .printing import format_value, group_ops
-from .tangents import accum
-from .tape import Call, Constant, Input, Variable, note_text
+from ..tangents import accum
+from ..tape import Call, Constant, Input, Variable, note_text
 
 __all__ = ["to_dot", "render", "draw", "Drawing"]
 

@@ -12,7 +12,7 @@ is differentiable and the flag or pivots are not, so ``cho_solve(cho_factor(A), 
 Examples
 --------
 >>> import numpy as np, tapegrad
->>> from tapegrad import scipy_linalg as tsl
+>>> from tapegrad.scipy import linalg as tsl
 >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
 >>> def f(A, b):
 ...     x = tsl.cho_solve(tsl.cho_factor(A), b)
@@ -27,8 +27,8 @@ import functools
 
 import scipy.linalg as _sl
 
-from .context import primitive
-from .errors import register_replacement
+from ..context import primitive
+from ..errors import register_replacement
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve"]
 
@@ -36,8 +36,8 @@ __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "l
 def _special(values):
     """The first Tracer among `values` (also inside tuples and lists), else the first other
     ArrayLike (a dual number), else None."""
-    from .arraylike import ArrayLike
-    from .tracer import Tracer
+    from ..arraylike import ArrayLike
+    from ..tracer import Tracer
 
     found = None
     for v in values:
@@ -56,7 +56,7 @@ def _special(values):
 def _factor_primitive(fn):
     """`primitive` for a function whose first argument is a factorization tuple such as
     ``(c, lower)``: the traced factor is inside the tuple, where `primitive` does not look."""
-    from .tracer import Tracer, record_call
+    from ..tracer import Tracer, record_call
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -81,7 +81,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     Examples
     --------
     >>> import numpy as np, tapegrad
-    >>> from tapegrad.scipy_linalg import solve_triangular
+    >>> from tapegrad.scipy.linalg import solve_triangular
     >>> L = np.array([[2.0, 0.0], [1.0, 4.0]])
     >>> tapegrad.gradient(lambda b: np.sum(solve_triangular(L, b, lower=True)), np.ones(2))[0]
     array([0.375, 0.25 ])
@@ -100,7 +100,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     Examples
     --------
     >>> import numpy as np, tapegrad
-    >>> from tapegrad.scipy_linalg import cho_factor
+    >>> from tapegrad.scipy.linalg import cho_factor
     >>> A = np.array([[4.0, 2.0], [2.0, 5.0]])
     >>> c, lower = cho_factor(A, lower=True)
     >>> c[1, 1], lower
@@ -117,7 +117,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from tapegrad.scipy_linalg import cho_factor, cho_solve
+    >>> from tapegrad.scipy.linalg import cho_factor, cho_solve
     >>> A = np.array([[4.0, 2.0], [2.0, 5.0]])
     >>> cho_solve(cho_factor(A), np.array([6.0, 7.0]))
     array([1., 1.])
@@ -135,7 +135,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     Examples
     --------
     >>> import numpy as np, tapegrad
-    >>> from tapegrad.scipy_linalg import cholesky
+    >>> from tapegrad.scipy.linalg import cholesky
     >>> tapegrad.gradient(lambda a: np.sum(cholesky(a)), np.array([[4.0]]))[0]
     array([[0.25]])
     """
@@ -149,7 +149,7 @@ def expm(A):
     Examples
     --------
     >>> import numpy as np, tapegrad
-    >>> from tapegrad.scipy_linalg import expm
+    >>> from tapegrad.scipy.linalg import expm
     >>> g = tapegrad.gradient(lambda a: np.trace(expm(a)), np.zeros((2, 2)))[0]
     >>> np.allclose(g, np.eye(2))
     True
@@ -166,7 +166,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from tapegrad.scipy_linalg import lu_factor
+    >>> from tapegrad.scipy.linalg import lu_factor
     >>> lu, piv = lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
     >>> piv
     array([1, 1], dtype=int32)
@@ -181,7 +181,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from tapegrad.scipy_linalg import lu_factor, lu_solve
+    >>> from tapegrad.scipy.linalg import lu_factor, lu_solve
     >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
     >>> lu_solve(lu_factor(A), np.array([3.0, 7.0]))
     array([1., 1.])
@@ -201,7 +201,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     Examples
     --------
     >>> import numpy as np, tapegrad
-    >>> from tapegrad.scipy_linalg import solve
+    >>> from tapegrad.scipy.linalg import solve
     >>> A = np.array([[2.0, 0.0], [0.0, 4.0]])
     >>> tapegrad.gradient(lambda b: np.sum(solve(A, b)), np.ones(2))[0]
     array([0.5 , 0.25])
@@ -211,5 +211,5 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
 
 for _name in __all__:
-    register_replacement(f"scipy.linalg.{_name}", f"tapegrad.scipy_linalg.{_name}")
+    register_replacement(f"scipy.linalg.{_name}", f"tapegrad.scipy.linalg.{_name}")
 del _name

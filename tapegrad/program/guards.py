@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from .errors import TapegradError
+from ..errors import TapegradError
 
 __all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "GUARDS"]
 

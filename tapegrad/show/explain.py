@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import short_name
-from .grad import pullback
-from .registry import getitem, rrule
-from .tangents import accum
-from .tape import Call, Constant, Input, Variable
+from ..errors import short_name
+from ..grad import pullback
+from ..registry import getitem, rrule
+from ..tangents import accum
+from ..tape import Call, Constant, Input, Variable
 
 __all__ = ["explain", "explain_text"]
 

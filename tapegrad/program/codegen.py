@@ -18,11 +18,11 @@ import re
 
 import numpy as np
 
-from .errors import qualified_name, short_name
+from ..errors import qualified_name, short_name
 from .guards import GUARDS
-from .outputs import OutputSpec
-from .tangents import NO_TANGENT, ZERO
-from .tape import Call, Constant, Input, Variable, note_text
+from ..outputs import OutputSpec
+from ..tangents import NO_TANGENT, ZERO
+from ..tape import Call, Constant, Input, Variable, note_text
 
 __all__ = ["to_source", "compile_tape"]
 

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from .guards import GUARDS
-from .tape import Call, Constant, Input, Tape, Variable
+from ..tape import Call, Constant, Input, Tape, Variable
 
 __all__ = ["simplify", "prune", "cse", "optimize"]
 

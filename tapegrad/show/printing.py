@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import short_name, type_str
-from .guards import GUARDS
-from .registry import getitem
-from .tape import Call, Constant, Input, Variable, note_text
+from ..errors import short_name, type_str
+from ..program.guards import GUARDS
+from ..registry import getitem
+from ..tape import Call, Constant, Input, Variable, note_text
 
 __all__ = ["format_tape", "format_value", "format_html", "group_ops", "summarize"]
 
@@ -100,7 +100,7 @@ def group_ops(ops):
     kind is "rrule" (an rrule call with its value and pullback reads), "pullback" (a pullback
     call with its tangent reads) or "op" (anything else, alone); text is the compact line.
     """
-    from .registry import rrule
+    from ..registry import rrule
 
     i = 0
     while i < len(ops):
@@ -159,8 +159,8 @@ def summarize(tape) -> str:
     """A few lines about a tape of any length: op counts by kind and the most used functions."""
     from collections import Counter
 
-    from .registry import rrule
-    from .tangents import accum
+    from ..registry import rrule
+    from ..tangents import accum
 
     kinds = Counter()
     fns = Counter()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import inspect
 
-from .errors import qualified_name
-from .registry import _FRULES, _NONDIFF, _RULES
+from ..errors import qualified_name
+from ..registry import _FRULES, _NONDIFF, _RULES
 
 __all__ = ["rules_markdown", "rule_rows"]
 

@@ -1,0 +1,1 @@
+"""Showing tapes to people: text dumps, explanations, pictures, the rule listing, the command line."""
