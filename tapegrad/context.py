@@ -10,8 +10,10 @@ functions. Subclass it to keep a function whole or to record extra information.
 """
 from __future__ import annotations
 
+import functools
+
 from .errors import NoRuleError, qualified_name, type_str, user_location
-from .registry import _RULES
+from .pytree import find_nested
 from .tape import Call
 from .arraylike import ArrayLike
 from .tracer import Tracer, record_call, wrap_result
@@ -19,13 +21,20 @@ from .tracer import Tracer, record_call, wrap_result
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "lift", "describe_call"]
 
 
-def primitive(fn):
+def primitive(fn=None, *, traceable=True):
     """Mark a function so that a Tracer sees its calls as one unit.
 
-    Called on plain values it just runs. Called with traced values, the active context
-    decides: a context that treats it as primitive records one op (with a rule registered by
-    `tapegrad.rrule`, a gradient context differentiates it with that rule); otherwise its body
-    is traced through.
+    Called on plain values it just runs. Called with traced values (also inside tuples and
+    lists), the active context decides: a context that treats it as primitive records one op
+    (with a rule registered by `tapegrad.rrule`, a gradient context differentiates it with
+    that rule); otherwise its body is traced through. Called with dual numbers, it applies
+    its forward rule.
+
+    ``traceable=False`` says that the body cannot be traced, because it hands its inputs to a
+    library that converts them with ``np.asarray`` (scipy's functions do): every context then
+    records it as one op. This is how the replacements in `tapegrad.scipy` are made, and it
+    works on a function of another library as it is: ``primitive(scipy.special.polygamma,
+    traceable=False)``.
 
     Examples
     --------
@@ -44,35 +53,30 @@ def primitive(fn):
       %3 = softplus(%2)::float64
       %4 = multiply(2, %3)::float64
     """
-    import functools
+    if fn is None:
+        return functools.partial(primitive, traceable=traceable)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        special = _find_arraylike((*args, *kwargs.values()))
+        special = find_nested((*args, *kwargs.values()), ArrayLike)
         if special is not None:
-            if _find_arraylike((*args, *kwargs.values()), Tracer) is not None:
+            if find_nested((*args, *kwargs.values()), Tracer) is not None:
                 return record_call(wrapper, args, kwargs)
             return special._dispatch(wrapper, args, kwargs)  # a dual number: its forward rule
         return fn(*args, **kwargs)
 
-    wrapper.__tapegrad_primitive__ = True
+    wrapper.__tapegrad_primitive__ = "whole" if not traceable else "traceable"
     return wrapper
 
 
-def _find_arraylike(items, kind=ArrayLike):
-    """The first traced or dual value among items, looking inside tuples and lists too."""
-    for a in items:
-        if isinstance(a, kind):
-            return a
-        if type(a) in (tuple, list):
-            found = _find_arraylike(a, kind)
-            if found is not None:
-                return found
-    return None
-
-
 def is_marked_primitive(fn) -> bool:
-    return getattr(fn, "__tapegrad_primitive__", False)
+    """True for a function made by `primitive`."""
+    return getattr(fn, "__tapegrad_primitive__", None) is not None
+
+
+def is_traceable(fn) -> bool:
+    """True for a `primitive` whose body a context may trace through (not ``traceable=False``)."""
+    return getattr(fn, "__tapegrad_primitive__", None) == "traceable"
 
 
 def lift(args, tape):
@@ -130,9 +134,9 @@ class BaseContext:
     """Records every primitive as a plain call; traces through `primitive`-marked functions."""
 
     def is_primitive(self, fn, *args) -> bool:
-        """True when `fn` should become one op of the tape: anything but a marked function
-        without a rule (one with a rule, such as tapegrad.scipy.linalg's, stays whole)."""
-        return not is_marked_primitive(fn) or fn in _RULES
+        """True when `fn` should become one op of the tape: anything but a `primitive`-marked
+        function whose body can be traced (the replacements in tapegrad.scipy stay whole)."""
+        return not is_traceable(fn)
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         """Push ``fn(*args, **kwargs)`` onto `tape` and return the traced result."""

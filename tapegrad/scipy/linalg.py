@@ -23,8 +23,6 @@ True
 """
 from __future__ import annotations
 
-import functools
-
 import scipy.linalg as _sl
 
 from ..context import primitive
@@ -33,45 +31,7 @@ from ..errors import register_replacement
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve"]
 
 
-def _special(values):
-    """The first Tracer among `values` (also inside tuples and lists), else the first other
-    ArrayLike (a dual number), else None."""
-    from ..arraylike import ArrayLike
-    from ..tracer import Tracer
-
-    found = None
-    for v in values:
-        if type(v) is Tracer:
-            return v
-        if type(v) in (tuple, list):
-            inner = _special(v)
-            if type(inner) is Tracer:
-                return inner
-            found = found or inner
-        elif found is None and isinstance(v, ArrayLike):
-            found = v
-    return found
-
-
-def _factor_primitive(fn):
-    """`primitive` for a function whose first argument is a factorization tuple such as
-    ``(c, lower)``: the traced factor is inside the tuple, where `primitive` does not look."""
-    from ..tracer import Tracer, record_call
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        special = _special((*args, *kwargs.values()))
-        if type(special) is Tracer:
-            return record_call(wrapper, args, kwargs)
-        if special is not None:  # a dual number: the forward rule
-            return special._dispatch(wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    wrapper.__tapegrad_primitive__ = True
-    return wrapper
-
-
-@primitive
+@primitive(traceable=False)
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
     """`scipy.linalg.solve_triangular` that traced values can go through.
 
@@ -90,7 +50,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
                                 overwrite_b=overwrite_b, check_finite=check_finite)
 
 
-@primitive
+@primitive(traceable=False)
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     """`scipy.linalg.cho_factor` that traced values can go through: ``(c, lower)``.
 
@@ -109,7 +69,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     return _sl.cho_factor(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
 
 
-@_factor_primitive
+@primitive(traceable=False)
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """`scipy.linalg.cho_solve` that traced values can go through: solves ``A x = b`` from
     ``cho_factor(A)``, with gradients for the factor and for `b`.
@@ -125,7 +85,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     return _sl.cho_solve(c_and_lower, b, overwrite_b=overwrite_b, check_finite=check_finite)
 
 
-@primitive
+@primitive(traceable=False)
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """`scipy.linalg.cholesky` that traced values can go through (upper factor by default).
 
@@ -142,7 +102,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     return _sl.cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
 
 
-@primitive
+@primitive(traceable=False)
 def expm(A):
     """`scipy.linalg.expm` that traced values can go through.
 
@@ -157,7 +117,7 @@ def expm(A):
     return _sl.expm(A)
 
 
-@primitive
+@primitive(traceable=False)
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """`scipy.linalg.lu_factor` that traced values can go through: ``(lu, piv)``.
 
@@ -174,7 +134,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     return _sl.lu_factor(a, overwrite_a=overwrite_a, check_finite=check_finite)
 
 
-@_factor_primitive
+@primitive(traceable=False)
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """`scipy.linalg.lu_solve` that traced values can go through, with gradients for `lu` and `b`.
 
@@ -189,7 +149,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     return _sl.lu_solve(lu_and_piv, b, trans=trans, overwrite_b=overwrite_b, check_finite=check_finite)
 
 
-@primitive
+@primitive(traceable=False)
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
           transposed=False):
     """`scipy.linalg.solve` that traced values can go through.
