@@ -5,7 +5,7 @@
 (0.18181818181818182, (ZeroTangent(), 0.0743801652892562, -0.09917355371900827))
 """
 from .tape import Call, Constant, Input, Op, Tape, Variable
-from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent, accum
+from .tangents import NO_TANGENT, NoTangent, ZERO, ZeroTangent, accum
 from .errors import (
     ConcreteValueError,
     EscapedTracerError,
@@ -16,7 +16,7 @@ from .errors import (
     TapegradError,
 )
 from .registry import (
-    Thunk,
+
     find_rrule,
     is_nondifferentiable,
     nondifferentiable,
@@ -31,7 +31,7 @@ from .tracer import Tracer, trace
 from .grad import (GradContext, Pullback, back, back_values, grad, gradient, pullback, set_or_add_deriv,
                    step_back)
 from .show.printing import format_tape
-from .tangents import Tangent
+from .tangents import Tangent, Thunk
 from .structures import fill_zeros, update
 from . import outputs  # noqa: F401  (registers the rule of build)
 from .program.codegen import compile_tape, to_source

@@ -28,8 +28,8 @@ from .errors import (
     type_str,
     user_location,
 )
-from .registry import _FRULES, _NONDIFF, _RULES, frule, getitem
-from .tangents import NO_TANGENT, ZERO
+from .registry import FRULES, NONDIFF, RULES, frule
+from .tangents import NO_TANGENT, ZERO, getitem
 from .tracer import _STATIC, Tracer, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
@@ -148,12 +148,12 @@ def dual_call(fn, args, kwargs):
 
         args, kwargs = _positional(fn, args, kwargs, Dual)
     vals, dargs = _split(args)
-    rule = _FRULES.get(fn)
+    rule = FRULES.get(fn)
     if rule is not None:
         y, dy = rule(dargs, *vals, **kwargs)
-    elif fn in _RULES:
+    elif fn in RULES:
         y, dy = derived_frule(fn, vals, dargs, kwargs)
-    elif fn in _NONDIFF:
+    elif fn in NONDIFF:
         return fn(*vals, **kwargs)
     elif is_marked_primitive(fn):
         return fn.__wrapped__(*args, **kwargs)  # no rule: run its body on the Duals
@@ -228,7 +228,7 @@ def derived_frule(fn, vals, dargs, kwargs):
     """The forward rule of `fn` from its reverse rule: J·d is the gradient of u -> <pullback(u), d>."""
     from .grad import grad
 
-    y, pb = _RULES[fn](*vals, **kwargs)
+    y, pb = RULES[fn](*vals, **kwargs)
     live = [(i + 1, d) for i, d in enumerate(dargs) if d is not ZERO]
     if not live:
         return y, ZERO

@@ -47,9 +47,9 @@ from .errors import (
     user_location,
 )
 from . import registry
-from .registry import _NEEDS, _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
+from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
 from .structures import LeafSpec, tangent_of
-from .tangents import NO_TANGENT, ZERO, accum
+from .tangents import NO_TANGENT, Thunk, ZERO, accum, getitem
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
 
@@ -80,13 +80,13 @@ class GradContext(BaseContext):
         self.keep_values = keep_values
 
     def is_primitive(self, fn, *args) -> bool:
-        return fn in _RULES or fn in _NONDIFF or not is_marked_primitive(fn)
+        return fn in RULES or fn in NONDIFF or not is_marked_primitive(fn)
 
     def record(self, tape, fn, args, kwargs):
         # The common case, a function with a rule called on positional values, is recorded
         # here in one piece; anything else (and any subclass that changes the decision) takes
         # the general path of BaseContext.record.
-        rule = _RULES.get(fn)
+        rule = RULES.get(fn)
         if rule is None or kwargs or self._general:
             return BaseContext.record(self, tape, fn, args, kwargs)
         # each argument: its value for the rule, and what the tape records (its Variable).
@@ -108,7 +108,7 @@ class GradContext(BaseContext):
                 bv = b
             # a constant's tangent will not be read: a rule that asks is told (for arrays,
             # where it lets the rule keep less; two numbers cost nothing to keep)
-            if (a is av or b is bv) and (type(av) is _ndarray or type(bv) is _ndarray) and fn in _NEEDS:
+            if (a is av or b is bv) and (type(av) is _ndarray or type(bv) is _ndarray) and fn in NEEDS:
                 pair = rule(av, bv, needs=(a is not av, b is not bv))
             else:
                 pair = rule(av, bv)
@@ -130,7 +130,7 @@ class GradContext(BaseContext):
                 else:
                     vals.append(a)
                     targs.append(a)
-            if fn in _NEEDS:
+            if fn in NEEDS:
                 pair = rule(*vals, needs=tuple(type(t) is Variable for t in targs[1:]))
             else:
                 pair = rule(*vals)
@@ -181,9 +181,9 @@ class GradContext(BaseContext):
         return out
 
     def record_primitive(self, tape, fn, *args, **kwargs):
-        rule = _RULES.get(fn)
+        rule = RULES.get(fn)
         if rule is None:
-            if fn in _NONDIFF:
+            if fn in NONDIFF:
                 return BaseContext.record_primitive(self, tape, fn, *args, **kwargs)
             raise NoRuleError(
                 f"no rrule for {describe_call(fn, args, kwargs)} at {user_location()}; register "
@@ -196,7 +196,7 @@ class GradContext(BaseContext):
                 args, kwargs = _positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         rule_kwargs = kwargs
-        if fn in _NEEDS:  # which arguments are traced: only their tangents will be read
+        if fn in NEEDS:  # which arguments are traced: only their tangents will be read
             rule_kwargs = {**kwargs, "needs": tuple(
                 type(t) is Variable or (type(t) in (list, tuple) and _holds_variable(t)) for t in targs)}
         try:

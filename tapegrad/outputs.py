@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tangents import NO_TANGENT, ZERO, Tangent
+from .tangents import NO_TANGENT, Tangent, ZERO
 
 __all__ = ["OutputSpec", "flatten_output", "unflatten_output", "flatten_cotangent", "build"]
 

@@ -27,16 +27,19 @@ __all__ = [
     "is_nondifferentiable",
     "registered_rules",
     "unbroadcast",
-    "Thunk",
-    "getitem",
     "stand_in",
 ]
 
-_RULES: dict = {}
-_FRULES: dict = {}
-_NONDIFF: set = set()
+# The tables. Other modules read them (the contexts look a function up on every call) and
+# change them only through the functions below.
+#: fn -> its reverse rule
+RULES: dict = {}
+#: fn -> its forward rule, where one is written (forward mode derives the others)
+FRULES: dict = {}
+#: the non-differentiable functions: recorded, and derivatives stop at them
+NONDIFF: set = set()
 #: functions whose rule takes the keyword ``needs`` (see `rrule`)
-_NEEDS: set = set()
+NEEDS: set = set()
 
 
 def frule(fn):
@@ -61,8 +64,8 @@ def frule(fn):
     """
 
     def register(rule):
-        _FRULES[fn] = rule
-        _NONDIFF.discard(fn)
+        FRULES[fn] = rule
+        NONDIFF.discard(fn)
         return rule
 
     return register
@@ -70,12 +73,12 @@ def frule(fn):
 
 def register_rrule(fn, rule):
     """Register `rule` as the reverse rule of `fn` (replacing any earlier one) and return it."""
-    _RULES[fn] = rule
-    _NONDIFF.discard(fn)
+    RULES[fn] = rule
+    NONDIFF.discard(fn)
     if _takes_needs(rule):
-        _NEEDS.add(fn)
+        NEEDS.add(fn)
     else:
-        _NEEDS.discard(fn)
+        NEEDS.discard(fn)
     return rule
 
 
@@ -89,7 +92,7 @@ def _takes_needs(rule) -> bool:
 
 def find_rrule(fn):
     """The rule registered for `fn`, or None."""
-    return _RULES.get(fn)
+    return RULES.get(fn)
 
 
 def rrule(fn, *args, **kwargs):
@@ -130,7 +133,7 @@ def rrule(fn, *args, **kwargs):
             return register_rrule(fn, rule)
 
         return register
-    rule = _RULES.get(fn)
+    rule = RULES.get(fn)
     if rule is None:
         return None
     return rule(*args, **kwargs)
@@ -139,40 +142,22 @@ def rrule(fn, *args, **kwargs):
 def nondifferentiable(*fns):
     """Mark functions as non-differentiable: recorded on tapes, derivatives stop at them."""
     for fn in fns:
-        _RULES.pop(fn, None)
-        _FRULES.pop(fn, None)
-        _NEEDS.discard(fn)
-        _NONDIFF.add(fn)
+        RULES.pop(fn, None)
+        FRULES.pop(fn, None)
+        NEEDS.discard(fn)
+        NONDIFF.add(fn)
     return fns[0] if len(fns) == 1 else fns
 
 
 def is_nondifferentiable(fn) -> bool:
-    return fn in _NONDIFF
+    return fn in NONDIFF
 
 
 def registered_rules() -> dict:
     """A copy of the registry: ``{fn: rule}``, plus the non-differentiable functions as ``{fn: None}``."""
-    out = dict(_RULES)
-    out.update(dict.fromkeys(_NONDIFF))
+    out = dict(RULES)
+    out.update(dict.fromkeys(NONDIFF))
     return out
-
-
-class Thunk:
-    """A tangent computed only if the sweep reads it (see `getitem`)."""
-
-    __slots__ = ("fn",)
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __repr__(self):
-        return "Thunk(computed when read)"
-
-
-def getitem(tangents, i):
-    """``tangents[i]``, evaluating it first if a rule left it as a `Thunk`."""
-    t = tangents[i]
-    return t.fn() if type(t) is Thunk else t
 
 
 #: arrays of at least this many bytes are worth replacing by a stand-in (see `stand_in`);

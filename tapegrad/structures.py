@@ -23,7 +23,7 @@ import types
 
 import numpy as np
 
-from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, _map
+from .tangents import NO_TANGENT, NoTangent, Tangent, ZERO, ZeroTangent, _map
 from .arraylike import ArrayLike
 
 __all__ = ["Tangent", "fill_zeros", "update", "StructureTracer", "leaf_gradient"]

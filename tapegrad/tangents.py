@@ -1,4 +1,4 @@
-"""Tangent values: the two kinds of "no derivative", `Tangent` for objects, and accumulation.
+"""Tangent values: the two kinds of "no derivative", `Thunk`, `Tangent` for objects, accumulation.
 
 `ZeroTangent()` is the additive identity: the derivative is zero because no path reaches the
 value. `NoTangent()` says the value cannot have a derivative (an index, a string, a count).
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "accum", "is_zero",
-           "scale_tangent"]
+__all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "Thunk", "getitem", "accum",
+           "is_zero", "scale_tangent"]
 
 
 class ZeroTangent:
@@ -81,6 +81,24 @@ class NoTangent:
 
 ZERO = ZeroTangent()
 NO_TANGENT = NoTangent()
+
+
+class Thunk:
+    """A tangent computed only if the sweep reads it (see `getitem`)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __repr__(self):
+        return "Thunk(computed when read)"
+
+
+def getitem(tangents, i):
+    """``tangents[i]``, evaluating it first if a rule left it as a `Thunk`."""
+    t = tangents[i]
+    return t.fn() if type(t) is Thunk else t
 
 
 def is_zero(t) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import registry
-from ..registry import Thunk, rrule, stand_in, unbroadcast
-from ..tangents import NO_TANGENT, ZERO
+from ..registry import rrule, stand_in, unbroadcast
+from ..tangents import NO_TANGENT, Thunk, ZERO
 
 
 def _is_integer(v):

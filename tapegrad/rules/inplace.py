@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..context import primitive
-from ..registry import Thunk, rrule, unbroadcast
-from ..tangents import NO_TANGENT
+from ..registry import rrule, unbroadcast
+from ..tangents import NO_TANGENT, Thunk
 
 # --- writes ---
 

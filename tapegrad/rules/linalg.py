@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Thunk, rrule, stand_in
-from ..tangents import NO_TANGENT, ZERO
+from ..registry import rrule, stand_in
+from ..tangents import NO_TANGENT, Thunk, ZERO
 from .products import _like, _mT
 
 

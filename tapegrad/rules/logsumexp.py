@@ -15,8 +15,8 @@ import numpy as np
 import scipy.special as sp
 
 from ..errors import register_replacement
-from ..registry import Thunk, rrule, unbroadcast
-from ..tangents import NO_TANGENT, ZERO
+from ..registry import rrule, unbroadcast
+from ..tangents import NO_TANGENT, Thunk, ZERO
 from .special import call_as_primitive
 
 __all__ = ["logsumexp", "softmax", "log_softmax"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import Thunk, rrule, stand_in, unbroadcast
-from ..tangents import NO_TANGENT, ZERO
+from ..registry import rrule, stand_in, unbroadcast
+from ..tangents import NO_TANGENT, Thunk, ZERO
 
 # --- absolute value ---
 

@@ -9,8 +9,8 @@ import string
 
 import numpy as np
 
-from ..registry import Thunk, rrule, unbroadcast
-from ..tangents import NO_TANGENT
+from ..registry import rrule, unbroadcast
+from ..tangents import NO_TANGENT, Thunk
 
 # --- helpers shared with the linalg rules ---
 

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from ..registry import Thunk, register_rrule, rrule, stand_in
-from ..tangents import NO_TANGENT, ZERO
+from ..registry import register_rrule, rrule, stand_in
+from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._shapes import (
     as_tuple,
     bind,

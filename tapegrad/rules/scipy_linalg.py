@@ -9,9 +9,9 @@ import numpy as np
 import scipy.linalg as _sl
 
 from ..errors import TapegradError
-from ..registry import Thunk, rrule, stand_in
+from ..registry import rrule, stand_in
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
-from ..tangents import NO_TANGENT, ZERO
+from ..tangents import NO_TANGENT, Thunk, ZERO
 from .decompositions import _sym, cholesky_grad
 from ._shapes import cached_signature
 from .linalg import _col, _row

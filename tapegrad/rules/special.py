@@ -15,8 +15,8 @@ import scipy.special as sp
 
 from ..arraylike import ArrayLike
 from ..errors import register_replacement
-from ..registry import Thunk, rrule, unbroadcast
-from ..tangents import NO_TANGENT
+from ..registry import rrule, unbroadcast
+from ..tangents import NO_TANGENT, Thunk
 
 __all__ = ["polygamma"]
 

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from ..registry import Thunk, rrule, unbroadcast
-from ..tangents import NO_TANGENT
+from ..registry import rrule, unbroadcast
+from ..tangents import NO_TANGENT, Thunk
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..errors import short_name
 from ..grad import pullback
-from ..registry import getitem, rrule
-from ..tangents import accum
+from ..registry import rrule
+from ..tangents import accum, getitem
 from ..tape import Call, Constant, Input, Variable
 
 __all__ = ["explain", "explain_text"]

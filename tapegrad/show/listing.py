@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 from ..errors import qualified_name
-from ..registry import _FRULES, _NONDIFF, _RULES
+from ..registry import FRULES, NONDIFF, RULES
 
 __all__ = ["rules_markdown", "rule_rows"]
 
@@ -41,10 +41,10 @@ def _name(fn) -> str:
 def rule_rows():
     """``[(name, differentiable arguments, forward rule, note), ...]`` sorted by name."""
     rows = []
-    for fn, rule in _RULES.items():
+    for fn, rule in RULES.items():
         if not (rule.__module__ or "").startswith("tapegrad"):
             continue  # a rule registered by the user, not one of tapegrad's
-        forward = "explicit" if fn in _FRULES else "derived"
+        forward = "explicit" if fn in FRULES else "derived"
         rows.append((_name(fn), _differentiable_args(rule), forward, _note(rule)))
     return sorted(rows)
 
@@ -65,7 +65,7 @@ def rules_markdown() -> str:
         "|---|---|---|---|",
     ]
     lines += [f"| `{n}` | {a} | {f} | {note} |" for n, a, f, note in rule_rows()]
-    nondiff = sorted(qualified_name(fn) for fn in _NONDIFF)
+    nondiff = sorted(qualified_name(fn) for fn in NONDIFF)
     lines += [
         "",
         f"## Non-differentiable functions ({len(nondiff)})",

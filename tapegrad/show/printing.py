@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import short_name, type_str
 from ..program.guards import GUARDS
-from ..registry import getitem
+from ..tangents import getitem
 from ..tape import Call, Constant, Input, Variable, note_text
 
 __all__ = ["format_tape", "format_value", "format_html", "group_ops", "summarize"]
