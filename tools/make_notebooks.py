@@ -324,7 +324,7 @@ BUILD_YOUR_OWN_AD = [
     """),
     code("""
     from tapegrad import Call, Constant, Variable
-    from tapegrad.registry import getitem
+    from tapegrad.tangents import getitem
 
     def sweep(tape, store):
         forward_ops = list(tape.ops)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tapegrad import NO_TANGENT, ZERO, check_grad, grad, gradient, rrule
-from tapegrad.registry import getitem
+from tapegrad.tangents import getitem
 
 from _rule_tables import DTYPES, SHAPES, middle, name, sample
 

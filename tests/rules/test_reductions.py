@@ -4,7 +4,7 @@ import pytest
 
 import tapegrad
 from tapegrad import check_grad, grad
-from tapegrad.registry import getitem
+from tapegrad.tangents import getitem
 
 REDUCTIONS = [np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.ptp, np.std, np.var,
               np.nansum, np.nanmean]

@@ -6,7 +6,7 @@ import scipy.special as sp
 
 import tapegrad
 from tapegrad import ConcreteValueError, NO_TANGENT, check_grad, grad, gradient, rrule, trace
-from tapegrad.registry import getitem
+from tapegrad.tangents import getitem
 
 from _rule_tables import DTYPES, SHAPES, middle, name, sample
 from tapegrad.rules.logsumexp import log_softmax, logsumexp, softmax
