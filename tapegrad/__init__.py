@@ -3,9 +3,11 @@
 >>> import tapegrad
 >>> tapegrad.grad(lambda a, b: a / (a + b * b), 2.0, 3.0)
 (0.18181818181818182, (ZeroTangent(), 0.0743801652892562, -0.09917355371900827))
+
+The names here are the user's API (gradients, forward mode, checks, structures, errors) and
+the teaching API (tapes, contexts, the sweep's pieces, printing, programs). Writing rules
+takes `tapegrad.extend`; `tapegrad.scipy` holds traceable replacements for scipy functions.
 """
-from .tape import Call, Constant, Input, Op, Tape, Variable
-from .tangents import NO_TANGENT, NoTangent, ZERO, ZeroTangent, accum
 from .errors import (
     ConcreteValueError,
     EscapedTracerError,
@@ -15,48 +17,47 @@ from .errors import (
     StaleViewError,
     TapegradError,
 )
-from .registry import (
-
-    find_rrule,
-    is_nondifferentiable,
-    nondifferentiable,
-    register_rrule,
-    registered_rules,
-    frule,
-    rrule,
-    unbroadcast,
-)
+from .tape import Call, Constant, Input, Tape, Variable
+from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, Thunk, ZeroTangent, accum
+from .registry import find_rrule, frule, nondifferentiable, rrule
 from .context import BaseContext, primitive
-from .tracer import Tracer, trace
-from .grad import (GradContext, Pullback, back, back_values, grad, gradient, pullback, set_or_add_deriv,
-                   step_back)
-from .show.printing import format_tape
-from .tangents import Tangent, Thunk
+from .tracer import trace
 from .structures import fill_zeros, update
-from . import outputs  # noqa: F401  (registers the rule of build)
-from .program.codegen import compile_tape, to_source
-from .program.guards import GuardError
-from .program.passes import cse, optimize, prune, simplify
-from .program.compiled import CompiledGrad, compiled_grad
+from .sweep import back, set_or_add_deriv, step_back
+from .grad import GradContext, grad, gradient, pullback
 from .forward import Dual, hessian, hvp, jacobian, jvp
+from .checks import check_grad, ngradient
+from .program.guards import GuardError
+from .program.codegen import compile_tape, to_source
+from .program.passes import cse, optimize, prune, simplify
+from .program.compiled import compiled_grad
+from .show.printing import format_tape
 from .show.explain import explain, explain_text
 from .show.drawing import draw, render, to_dot
-from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
+from . import extend, scipy  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tape", "Variable", "Op", "Input", "Constant", "Call",
-    "ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "accum",
-    "TapegradError", "NoRuleError", "SeedError", "EscapedTracerError", "ConcreteValueError",
-    "StaleViewError", "RuleError",
-    "rrule", "register_rrule", "find_rrule", "nondifferentiable", "is_nondifferentiable",
-    "registered_rules", "unbroadcast", "Thunk",
-    "BaseContext", "GradContext", "primitive", "Tracer", "trace",
-    "grad", "gradient", "pullback", "Pullback", "back", "back_values", "step_back", "set_or_add_deriv",
-    "format_tape", "check_grad", "ngradient", "Tangent", "fill_zeros", "update",
-    "to_source", "compile_tape", "GuardError", "simplify", "prune", "cse", "optimize",
-    "compiled_grad", "CompiledGrad", "Dual", "frule", "jvp", "jacobian", "hessian", "hvp",
-    "explain", "to_dot", "render", "draw",
+    # gradients and forward mode
+    "trace", "grad", "gradient", "pullback", "compiled_grad",
+    "Dual", "jvp", "jacobian", "hessian", "hvp",
+    "check_grad", "ngradient",
+    # tangents and structures
+    "ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "Tangent", "Thunk", "accum",
+    "fill_zeros", "update",
+    # making functions differentiable (more in tapegrad.extend)
+    "primitive", "rrule", "frule", "nondifferentiable", "find_rrule",
+    # errors
+    "TapegradError", "NoRuleError", "RuleError", "SeedError", "EscapedTracerError",
+    "ConcreteValueError", "StaleViewError", "GuardError",
+    # the tape, the contexts and the sweep, to read and to build with
+    "Tape", "Variable", "Input", "Constant", "Call",
+    "BaseContext", "GradContext", "back", "step_back", "set_or_add_deriv",
+    # showing and rewriting tapes
+    "format_tape", "explain", "explain_text", "to_dot", "render", "draw",
+    "to_source", "compile_tape", "simplify", "prune", "cse", "optimize",
+    # subpackages
+    "extend", "scipy",
 ]

@@ -11,14 +11,16 @@ functions. Subclass it to keep a function whole or to record extra information.
 from __future__ import annotations
 
 import functools
+import inspect
 
-from .errors import NoRuleError, qualified_name, type_str, user_location
-from .pytree import find_nested
+from .errors import NoRuleError, TapegradError, qualified_name, type_str, user_location
+from .pytree import any_nested, find_nested, map_nested
 from .tape import Call
 from .arraylike import ArrayLike
 from .tracer import Tracer, record_call, wrap_result
 
-__all__ = ["BaseContext", "primitive", "is_marked_primitive", "lift", "describe_call"]
+__all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "positional",
+           "describe_call"]
 
 
 def primitive(fn=None, *, traceable=True):
@@ -82,9 +84,9 @@ def is_traceable(fn) -> bool:
 def lift(args, tape):
     """Split call arguments into (values, tape arguments).
 
-    A Tracer of `tape` becomes its value and its Variable; lists and tuples holding such
-    Tracers are split the same way, one level down at a time. Anything else, including a
-    Tracer of an enclosing (outer) trace, is a constant from this tape's point of view.
+    A Tracer of `tape` becomes its value and its Variable, also inside lists and tuples.
+    Anything else, including a Tracer of an enclosing (outer) trace, is a constant from this
+    tape's point of view.
     """
     vals = []
     targs = []
@@ -93,24 +95,29 @@ def lift(args, tape):
         if t is Tracer and a._tape is tape:
             vals.append(a._val)
             targs.append(a._var)
-        elif (t is list or t is tuple) and a and _holds_tracer(a, tape):
-            v, ta = lift(a, tape)
-            vals.append(t(v))
-            targs.append(t(ta))
+        elif (t is list or t is tuple) and a and any_nested(a, lambda x: type(x) is Tracer and x._tape is tape):
+            vals.append(t(map_nested(lambda x: x._val if type(x) is Tracer and x._tape is tape else x, a)))
+            targs.append(t(map_nested(lambda x: x._var if type(x) is Tracer and x._tape is tape else x, a)))
         else:
             vals.append(a)
             targs.append(a)
     return vals, targs
 
 
-def _holds_tracer(seq, tape):
-    for a in seq:
-        t = type(a)
-        if t is Tracer and a._tape is tape:
-            return True
-        if (t is list or t is tuple) and _holds_tracer(a, tape):
-            return True
-    return False
+def positional(fn, args, kwargs, kind=Tracer):
+    """Move traced (or, with ``kind=Dual``, dual) keyword arguments of a call into position, so
+    that their tangents are returned; raise when the signature does not allow it."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()  # so that a traced keyword after missing ones moves into position
+    except (TypeError, ValueError):
+        bound = None
+    if bound is None or any(type(v) is kind for v in bound.kwargs.values()):
+        raise TapegradError(
+            f"{describe_call(fn, args, kwargs)} at {user_location()} passes a traced value by "
+            f"keyword; pass it by position so that its gradient can be returned"
+        )
+    return bound.args, bound.kwargs
 
 
 def describe_call(fn, args, kwargs) -> str:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arraylike import VIEWS, ArrayLike, note_view
-from .context import describe_call, is_marked_primitive
+from .context import describe_call, is_marked_primitive, positional
+from .grad import grad, gradient, pullback
 from .errors import (
     ConcreteValueError,
     NoRuleError,
@@ -30,7 +31,7 @@ from .errors import (
 )
 from .registry import FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, getitem
-from .tracer import _STATIC, Tracer, record_call
+from .tracer import _STATIC, Tracer, plain_scalar, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
 
@@ -144,9 +145,7 @@ def dual_call(fn, args, kwargs):
         return record_call(fn, args, kwargs)
     kwargs = kwargs or {}
     if _has(kwargs.values(), Dual):
-        from .grad import _positional  # dual values passed by keyword move into position
-
-        args, kwargs = _positional(fn, args, kwargs, Dual)
+        args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
     vals, dargs = _split(args)
     rule = FRULES.get(fn)
     if rule is not None:
@@ -226,8 +225,6 @@ def _pair(t, d):
 
 def derived_frule(fn, vals, dargs, kwargs):
     """The forward rule of `fn` from its reverse rule: J·d is the gradient of u -> <pullback(u), d>."""
-    from .grad import grad
-
     y, pb = RULES[fn](*vals, **kwargs)
     live = [(i + 1, d) for i, d in enumerate(dargs) if d is not ZERO]
     if not live:
@@ -283,8 +280,6 @@ def jvp(f, args, tangents):
         if np.shape(a) != np.shape(t):
             raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
         duals.append(Dual(a, t))
-    from .tracer import plain_scalar
-
     out = f(*duals)
     return plain_scalar(_primal_of(out)), plain_scalar(_tangent_of(out, out))
 
@@ -303,8 +298,6 @@ def jacobian(f, x, mode: str = "rev"):
     array([[4., 3.],
            [8., 6.]])
     """
-    from .grad import pullback
-
     x = np.asarray(x, dtype=np.result_type(x, float)) if not isinstance(x, ArrayLike) else x
     n = int(np.prod(np.shape(x)))
     if mode == "fwd":
@@ -340,8 +333,6 @@ def hessian(f, x):
     array([[4., 2.],
            [2., 0.]])
     """
-    from .grad import gradient
-
     return jacobian(lambda x: gradient(f, x)[0], x, mode="fwd")
 
 
@@ -354,6 +345,4 @@ def hvp(f, x, v):
     >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    from .grad import gradient
-
     return jvp(lambda x: gradient(f, x)[0], (x,), (v,))[1]

@@ -1,0 +1,222 @@
+"""The reverse sweep: from the seed back to the inputs, one pullback per recorded primitive.
+
+A gradient tape (see `tapegrad.grad.GradContext`) remembers, for each primitive's value, the
+Variable of its pullback. The sweep walks those values from the newest to the oldest; for
+each one that has received a derivative ``dy`` it
+
+1. calls the pullback on ``dy``, which returns ``(dfn, *dargs)``: the function's own
+   tangent, then one per positional argument;
+2. reads the tangent of every argument that is a Variable (`read_tangent`: a `Thunk` is
+   evaluated only here, ZERO and NO_TANGENT carry nothing, a tangent not of its argument's
+   shape is a bug in the rule and raises);
+3. stores each tangent as the derivative of its argument, or adds it to the derivative
+   already there (`set_or_add_deriv`: the first share is stored, every further share is
+   added with `accum`).
+
+`back` records all of this onto the tape itself (a pullback call, one read per tangent,
+one `accum` per further share), so the tape ends up holding the whole forward-and-backward
+program. `back_values` runs the same steps on values alone: `grad`'s tape is private, so
+nobody would read the backward ops, and building them was half the cost of a gradient. The
+two share every piece above and run the pullbacks, reads and sums in the same order, so
+`grad` equals `pullback` bit for bit and a trace of `grad` (a compiled gradient, a higher
+derivative) records the same program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import RuleError, qualified_name, type_str, user_location
+from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
+from .tape import Constant, Variable
+
+__all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "add_shares"]
+
+_ndarray, _float64 = np.ndarray, np.float64
+
+#: value types whose shares add with + (accum handles the rest: zeros, tuples, dicts, ...)
+_PLAIN = {float, np.ndarray, np.float64}
+
+
+def add_shares(a, b):
+    """Two shares of one derivative, added: two numbers or two arrays (the common case) add
+    directly; `accum` knows the rest (zeros, tuples, dicts, ...)."""
+    return a + b if type(a) is type(b) and type(a) in _PLAIN else accum(a, b)
+
+
+def set_or_add_deriv(tape, derivs, var, dx):
+    """Store `dx` as the derivative of `var`, or push an accumulation if it already has one."""
+    old = derivs.get(var)
+    if old is None:
+        derivs[var] = dx
+    else:
+        val = add_shares(old._op.val, dx._op.val)
+        derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
+
+
+def read_tangent(dxs, index, arg, holder, rule_fn):
+    """``dxs[index]`` as the tangent of the Variable `arg` (a Thunk evaluated), or None for a
+    zero or no-tangent; a tangent not of its argument's shape raises, naming the rule.
+
+    The type tests come most common first: this is the sweep's per-argument cost.
+    """
+    dval = dxs[index]
+    td = type(dval)
+    if td is Thunk:
+        dval = dval.fn()
+        td = type(dval)
+    xval = arg._op.val
+    if td is _ndarray:
+        misshapen = type(xval) is _ndarray and dval.shape != xval.shape
+    elif td is float or td is _float64:
+        misshapen = type(xval) is _ndarray and xval.shape != ()
+    elif dval is ZERO or dval is NO_TANGENT:
+        return None
+    else:
+        misshapen = type(xval) is _ndarray and np.shape(dval) != xval.shape
+    if misshapen:
+        raise RuleError(
+            f"the pullback of {qualified_name(rule_fn)} (for {holder}, in the gradient taken at "
+            f"{user_location()}) returned a tangent of shape {np.shape(dval)} for argument "
+            f"{index}, {arg}::{type_str(xval)}; fix the rule registered with "
+            f"@tapegrad.rrule({qualified_name(rule_fn)}) to return tangents shaped like its "
+            f"arguments (tapegrad.extend.unbroadcast sums away broadcast axes)"
+        )
+    return dval
+
+
+def _read_nested(tape, shares, dxs, dxs_val, holder, arg, index, rule_fn):
+    """Append ``(Variable, tangent)`` to `shares` for each Variable inside the list or tuple
+    argument `arg` (``np.stack([a, b])``), whose tangent is a sequence of the same shape.
+
+    With a tape each read is pushed (``dxs`` is the Variable of the tangents) and the share is
+    its Variable; with ``tape=None`` the share is the value.
+    """
+    dval = getitem(dxs_val, index)
+    if dval is ZERO or dval is NO_TANGENT:
+        return
+    sub = None if tape is None else tape.push_call(getitem, (dxs, index), None, dval)
+    for j, a in enumerate(arg):
+        if type(a) is Variable:
+            d = read_tangent(dval, j, a, holder, rule_fn)
+            if d is not None:
+                if tape is not None:
+                    d = tape.push_call(getitem, (sub, j), None, d, ("d%s/d%s", holder, a))
+                shares.append((a, d))
+        elif type(a) in (list, tuple):
+            _read_nested(tape, shares, sub, dval, holder, a, j, rule_fn)
+
+
+def _call_pullback(pullback_fn, dy, var, args):
+    """``pullback_fn(dy)``, checked to return one tangent per argument plus the function's own."""
+    dxs = pullback_fn(dy)
+    if type(dxs) is not tuple or len(dxs) != len(args):
+        argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
+                             for a in args[1:])
+        raise RuleError(
+            f"the pullback of {qualified_name(args[0])}({argtypes}) (for {var}, in the gradient "
+            f"taken at {user_location()}) returned {type_str(dxs)} of length "
+            f"{len(dxs) if hasattr(dxs, '__len__') else '?'}; fix the rule registered with "
+            f"@tapegrad.rrule({qualified_name(args[0])}) to return a tuple of {len(args)}: the "
+            f"function's own tangent (NO_TANGENT), then one per positional argument"
+        )
+    return dxs
+
+
+# --- the recorded sweep ---
+
+
+def step_back(tape, var, derivs):
+    """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate.
+
+    The pullback call and one read per traced argument are pushed. The first share of a
+    derivative is stored at once; the ``accum`` of each further share (and the reads inside
+    list arguments) come after all the reads.
+    """
+    rv, pv = tape.ctx.pullbacks[var]
+    args = rv._op.args
+    dy = derivs[var]
+    dxs_val = _call_pullback(pv._op.val, dy._op.val, var, args)
+    dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
+    later = []
+    for i in range(1, len(args)):
+        arg = args[i]
+        if type(arg) is not Variable:
+            if type(arg) is list or type(arg) is tuple:
+                _read_nested(tape, later, dxs, dxs_val, var, arg, i, args[0])
+            continue
+        dval = read_tangent(dxs_val, i, arg, var, args[0])
+        if dval is None:
+            continue
+        dx = tape.push_call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
+        if arg in derivs:
+            later.append((arg, dx))
+        else:
+            derivs[arg] = dx
+    for arg, dx in later:
+        set_or_add_deriv(tape, derivs, arg, dx)
+
+
+def back(tape, seed):
+    """The reverse sweep over `tape` from its result; returns ``{Variable: derivative Variable}``."""
+    result = tape.result
+    derivs = {result: tape.push(Constant(seed, note="seed"))}
+    last = result._op.id
+    # the recorded primitives, newest first: the pullbacks dict keeps recording order
+    for var in reversed(tape.ctx.pullbacks):
+        if var in derivs and var._op.id <= last:
+            step_back(tape, var, derivs)
+    return derivs
+
+
+# --- the same sweep on values alone ---
+
+
+def back_values(tape, seed):
+    """The sweep of `back` without recording it: ``{Variable: derivative value}``.
+
+    `grad` uses it (see the module docstring). Each value leaves the tape as soon as nothing
+    later needs it: a primitive's value and pullback before the pullback runs, a derivative
+    once it has been passed on, so large intermediates do not pile up.
+    """
+    pullbacks = tape.ctx.pullbacks
+    result = tape.result
+    derivs = {result: seed}
+    last = result._op.id
+    for var in reversed(pullbacks):
+        dy = derivs.pop(var, None)
+        if dy is None or var._op.id > last:
+            continue
+        rv, pv = pullbacks[var]
+        args = rv._op.args
+        pullback_fn = pv._op.val
+        # the pullback keeps what it needs in its closure; the rest goes before it allocates
+        rv._op.val = var._op.val = pv._op.val = None
+        dxs_val = _call_pullback(pullback_fn, dy, var, args)
+        del pullback_fn, dy
+        later = None
+        for i in range(1, len(args)):
+            arg = args[i]
+            if type(arg) is not Variable:
+                if type(arg) is list or type(arg) is tuple:
+                    later = later or []
+                    _read_nested(None, later, None, dxs_val, var, arg, i, args[0])
+                continue
+            dval = read_tangent(dxs_val, i, arg, var, args[0])
+            if dval is None:
+                continue
+            # set-or-add as in step_back: a first share at once, the sums after all the reads
+            if arg not in derivs:
+                derivs[arg] = dval
+            elif later is None:
+                later = [(arg, dval)]
+            else:
+                later.append((arg, dval))
+        if later is not None:
+            for arg, dval in later:
+                old = derivs.get(arg)
+                derivs[arg] = dval if old is None else add_shares(old, dval)
+            later = old = None
+        # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
+        # hold the cotangent) and the shares would stay alive through the next pullback
+        dxs_val = dval = None
+    return derivs
