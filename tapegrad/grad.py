@@ -30,6 +30,8 @@ from .tracer import Tracer, trace, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 
+_ndarray = np.ndarray
+
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
 
@@ -45,9 +47,20 @@ class GradContext(BaseContext):
         #: value Variable -> (rrule call Variable, pullback Variable)
         self.pullbacks = {}
         self.keep_values = keep_values
+        # a subclass that changes what is a primitive is asked about every call
+        self._decides = type(self).is_primitive is not GradContext.is_primitive
 
     def is_primitive(self, fn, *args) -> bool:
         return fn in RULES or fn in NONDIFF or not is_traceable(fn)
+
+    def record(self, tape, fn, args, kwargs):
+        # A function with a rule is a primitive here, so the decision of BaseContext.record
+        # is skipped for it (it is the per-primitive cost of every gradient), unless a
+        # subclass decides otherwise.
+        rule = RULES.get(fn)
+        if rule is None or self._decides:
+            return BaseContext.record(self, tape, fn, args, kwargs)
+        return self.apply_rule(tape, fn, rule, args, kwargs)
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         rule = RULES.get(fn)
@@ -59,31 +72,41 @@ class GradContext(BaseContext):
                 f"one with @tapegrad.rrule({qualified_name(fn)}), or mark it "
                 f"tapegrad.nondifferentiable({qualified_name(fn)}) if its derivative is zero"
             )
+        return self.apply_rule(tape, fn, rule, args, kwargs)
+
+    def apply_rule(self, tape, fn, rule, args, kwargs):
+        """Record ``rrule(fn, *args)`` and its two reads; return the traced value of ``fn(*args)``."""
         if kwargs and any_nested(kwargs.values(), _traced_on(tape)):
             kwargs = _concrete_ints(kwargs, tape)
             if any_nested(kwargs.values(), _traced_on(tape)):
                 args, kwargs = positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         rule_kwargs = kwargs
-        if fn in NEEDS:
+        if fn in NEEDS and _ndarray in map(type, vals):
             # which arguments are traced: only their tangents will be read. Told when it helps,
             # a constant beside an array (two numbers cost nothing to keep)
             needs = tuple(type(t) is Variable or (type(t) in (list, tuple) and any_nested(t, _is_variable))
                           for t in targs)
-            if not all(needs) and any(type(v) is np.ndarray for v in vals):
+            if False in needs:
                 rule_kwargs = {**kwargs, "needs": needs}
         try:
-            y, pb = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
+            pair = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         except TypeError:
             _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs)
             raise
-        kept = y if self.keep_values else stand_in(y)
+        y, pb = pair  # the rule's (value, pullback) is the rrule op's value as it is
+        kept = y
+        if type(y) is _ndarray and not self.keep_values:
+            kept = stand_in(y)
+            pair = (kept, pb)
         push = tape.push_call
-        rv = push(rrule, (fn, *targs), kwargs or None, (kept, pb))
+        rv = push(rrule, (fn, *targs), kwargs or None, pair)
         yv = push(getitem, (rv, 0), None, kept)
         pv = push(getitem, (rv, 1), None, pb)
         self.pullbacks[yv] = (rv, pv)
-        return wrap_result(self, tape, yv, y, fn)
+        if isinstance(y, (tuple, list)):
+            return wrap_result(self, tape, yv, y, fn)
+        return Tracer(tape, yv, y)
 
 
 def _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs):
