@@ -4,14 +4,95 @@
 kwargs)``, which each subclass sets: a Tracer records the call on its tape, a Dual applies
 the forward rule. ``a * b`` is ``np.multiply(a, b)``, ``x.sum(axis=0)`` is
 ``np.sum(x, axis=0)``, ``x.T`` is ``np.transpose(x)``: what the user wrote, in numpy's names.
+numpy's ufuncs and functions reach `_dispatch` through ``__array_ufunc__`` and
+``__array_function__``; a function marked with `primitive` reaches it by itself. This is the
+only module that defines operators.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
-__all__ = ["ArrayLike", "VIEWS", "note_view"]
+from .errors import user_location
+from .pytree import find_nested
+
+__all__ = ["ArrayLike", "VIEWS", "SHAPE_FUNCTIONS", "note_view", "primitive", "is_marked_primitive",
+           "is_traceable", "updated"]
+
+
+def primitive(fn=None, *, traceable=True):
+    """Mark a function so that a Tracer sees its calls as one unit.
+
+    Called on plain values it just runs. Called with traced values (also inside tuples and
+    lists), the active context decides: a context that treats it as primitive records one op
+    (with a rule registered by `tapegrad.rrule`, a gradient context differentiates it with
+    that rule); otherwise its body is traced through. Called with dual numbers, it applies
+    its forward rule.
+
+    ``traceable=False`` says that the body cannot be traced, because it hands its inputs to a
+    library that converts them with ``np.asarray`` (scipy's functions do): every context then
+    records it as one op. This is how the replacements in `tapegrad.scipy` are made, and it
+    works on a function of another library as it is: ``primitive(scipy.special.polygamma,
+    traceable=False)``.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> @tapegrad.primitive
+    ... def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> class KeepSoftplus(tapegrad.BaseContext):
+    ...     def is_primitive(self, fn, *args):
+    ...         return fn is softplus or super().is_primitive(fn, *args)
+    >>> _, tape = tapegrad.trace(lambda x: 2 * softplus(x), 0.5, ctx=KeepSoftplus())
+    >>> print(tape)
+    Tape
+      inp %1::function lambda
+      inp %2::float64   # x
+      %3 = softplus(%2)::float64
+      %4 = multiply(2, %3)::float64
+    """
+    if fn is None:
+        return functools.partial(primitive, traceable=traceable)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        # a traced or dual value among the arguments decides (a dual value hands a call that
+        # also holds a traced one on to the trace)
+        special = find_nested((*args, *kwargs.values()), ArrayLike)
+        if special is not None:
+            return special._dispatch(wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__tapegrad_primitive__ = "traceable" if traceable else "whole"
+    return wrapper
+
+
+def is_marked_primitive(fn) -> bool:
+    """True for a function made by `primitive`."""
+    return getattr(fn, "__tapegrad_primitive__", None) is not None
+
+
+def is_traceable(fn) -> bool:
+    """True for a `primitive` whose body a context may trace through (not ``traceable=False``)."""
+    return getattr(fn, "__tapegrad_primitive__", None) == "traceable"
+
+
+@primitive(traceable=False)
+def updated(x, index, v):
+    """A copy of `x` with ``x[index] = v`` applied (numpy's assignment, broadcasting `v`): the
+    functional form of an in-place write, which traced and dual values record instead."""
+    out = np.array(x, copy=True)
+    out[index] = v
+    return out
+
+
+# numpy functions that depend only on shapes, which are fixed while tracing: they answer with
+# plain values and record nothing (as shapes are static in JAX).
+SHAPE_FUNCTIONS = frozenset((np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
+                             np.isrealobj, np.can_cast, np.min_scalar_type))
 
 # functions whose numpy result may share memory with their first argument
 VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
@@ -43,18 +124,6 @@ def note_view(view, base, fn, args):
         views.append(view)
 
 
-def _updated():
-    from .rules.inplace import updated  # the rules import this module: look it up when used
-
-    return updated
-
-
-def _where():
-    from .errors import user_location
-
-    return user_location()
-
-
 class ArrayLike:
     """Operators, attributes and methods of an ndarray, forwarded to numpy functions."""
 
@@ -64,6 +133,22 @@ class ArrayLike:
     @staticmethod
     def _dispatch(fn, args, kwargs):  # pragma: no cover - every subclass sets its own
         raise NotImplementedError
+
+    # --- numpy protocols ---
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise TypeError(
+                f"{ufunc.__name__}(..., out=...) at {user_location()} would write {self._label()} "
+                f"into an array in place; use the returned value instead"
+            )
+        kwargs.pop("out", None)
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return self._dispatch(fn, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in SHAPE_FUNCTIONS:
+            return func(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
+        return self._dispatch(func, args, kwargs)
 
     # --- containers ---
     def __len__(self):
@@ -128,15 +213,15 @@ class ArrayLike:
     # Subclasses provide _take(new) (adopt new's state), _label() and _make_stale(reason).
     def __setitem__(self, index, value):
         if not isinstance(self._val, np.ndarray):
-            raise TypeError(f"item assignment on the scalar {self._label()} at {_where()}")
+            raise TypeError(f"item assignment on the scalar {self._label()} at {user_location()}")
         self._check_writable("x[...] = v")
-        self._become(self._dispatch(_updated(), (self, index, value), None))
+        self._become(self._dispatch(updated, (self, index, value), None))
 
     def _check_writable(self, pattern):
         base = getattr(self, "_base", None)
         if base is not None and not base[2]:
             raise TypeError(
-                f"{pattern} at {_where()} writes into {self._label()}, a view made by "
+                f"{pattern} at {user_location()} writes into {self._label()}, a view made by "
                 f"{base[1].__name__}; numpy would write through to the original array, which "
                 f"tapegrad does not follow for this kind of view: update the original array "
                 f"instead (or take a copy first with x.copy())"
@@ -148,7 +233,7 @@ class ArrayLike:
         self._take(new)
         views = getattr(self, "_views", None)
         if views:
-            where = _where()
+            where = user_location()
             for v in views:
                 if v is not keep:
                     _stale_all(v, f"{v._label()} is a view of {old}, which was written in place at "
@@ -158,7 +243,7 @@ class ArrayLike:
         base = getattr(self, "_base", None)
         if base is not None:
             parent, index, _ = base
-            parent._become(parent._dispatch(_updated(), (parent, index, self), None), keep=self)
+            parent._become(parent._dispatch(updated, (parent, index, self), None), keep=self)
 
     def _inplace(self, ufunc, other):
         new = self._dispatch(ufunc, (self, other), None)
@@ -169,12 +254,12 @@ class ArrayLike:
         if np.shape(new_val) != self._val.shape:
             raise ValueError(
                 f"non-broadcastable output operand with shape {self._val.shape} doesn't match the "
-                f"broadcast shape {np.shape(new_val)} (in-place {ufunc.__name__} at {_where()})"
+                f"broadcast shape {np.shape(new_val)} (in-place {ufunc.__name__} at {user_location()})"
             )
         if np.result_type(new_val) != self._val.dtype:
             if not np.can_cast(np.result_type(new_val), self._val.dtype, "same_kind"):
                 raise TypeError(
-                    f"in-place {ufunc.__name__} at {_where()} cannot cast "
+                    f"in-place {ufunc.__name__} at {user_location()} cannot cast "
                     f"{np.result_type(new_val)} to {self._val.dtype} (numpy's same_kind rule)"
                 )
             new = self._dispatch(np.astype, (new, self._val.dtype), None)

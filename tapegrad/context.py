@@ -10,75 +10,16 @@ functions. Subclass it to keep a function whole or to record extra information.
 """
 from __future__ import annotations
 
-import functools
 import inspect
 
 from .errors import NoRuleError, TapegradError, qualified_name, type_str, user_location
-from .pytree import any_nested, find_nested, map_nested
+from .pytree import any_nested, map_nested
 from .tape import Call
-from .arraylike import ArrayLike
+from .arraylike import is_marked_primitive, is_traceable, primitive
 from .tracer import Tracer, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "positional",
            "describe_call"]
-
-
-def primitive(fn=None, *, traceable=True):
-    """Mark a function so that a Tracer sees its calls as one unit.
-
-    Called on plain values it just runs. Called with traced values (also inside tuples and
-    lists), the active context decides: a context that treats it as primitive records one op
-    (with a rule registered by `tapegrad.rrule`, a gradient context differentiates it with
-    that rule); otherwise its body is traced through. Called with dual numbers, it applies
-    its forward rule.
-
-    ``traceable=False`` says that the body cannot be traced, because it hands its inputs to a
-    library that converts them with ``np.asarray`` (scipy's functions do): every context then
-    records it as one op. This is how the replacements in `tapegrad.scipy` are made, and it
-    works on a function of another library as it is: ``primitive(scipy.special.polygamma,
-    traceable=False)``.
-
-    Examples
-    --------
-    >>> import numpy as np, tapegrad
-    >>> @tapegrad.primitive
-    ... def softplus(x):
-    ...     return np.log1p(np.exp(x))
-    >>> class KeepSoftplus(tapegrad.BaseContext):
-    ...     def is_primitive(self, fn, *args):
-    ...         return fn is softplus or super().is_primitive(fn, *args)
-    >>> _, tape = tapegrad.trace(lambda x: 2 * softplus(x), 0.5, ctx=KeepSoftplus())
-    >>> print(tape)
-    Tape
-      inp %1::function lambda
-      inp %2::float64   # x
-      %3 = softplus(%2)::float64
-      %4 = multiply(2, %3)::float64
-    """
-    if fn is None:
-        return functools.partial(primitive, traceable=traceable)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        special = find_nested((*args, *kwargs.values()), ArrayLike)
-        if special is not None:
-            if find_nested((*args, *kwargs.values()), Tracer) is not None:
-                return record_call(wrapper, args, kwargs)
-            return special._dispatch(wrapper, args, kwargs)  # a dual number: its forward rule
-        return fn(*args, **kwargs)
-
-    wrapper.__tapegrad_primitive__ = "whole" if not traceable else "traceable"
-    return wrapper
-
-
-def is_marked_primitive(fn) -> bool:
-    """True for a function made by `primitive`."""
-    return getattr(fn, "__tapegrad_primitive__", None) is not None
-
-
-def is_traceable(fn) -> bool:
-    """True for a `primitive` whose body a context may trace through (not ``traceable=False``)."""
-    return getattr(fn, "__tapegrad_primitive__", None) == "traceable"
 
 
 def lift(args, tape):

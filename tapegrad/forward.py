@@ -31,7 +31,7 @@ from .errors import (
 )
 from .registry import FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, getitem
-from .tracer import _STATIC, Tracer, plain_scalar, record_call
+from .tracer import Tracer, plain_scalar, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
 
@@ -49,6 +49,10 @@ class Dual(ArrayLike):
 
     __slots__ = ("_val", "delta", "_base", "_views")
 
+    @staticmethod
+    def _dispatch(fn, args, kwargs):
+        return dual_call(fn, args, kwargs)
+
     def __init__(self, val, delta):
         self._val = val
         self.delta = delta
@@ -56,18 +60,6 @@ class Dual(ArrayLike):
     @property
     def val(self):
         return self._val
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise TypeError(f"{ufunc.__name__}(..., out=...) cannot write a dual value in place")
-        kwargs.pop("out", None)
-        fn = ufunc if method == "__call__" else getattr(ufunc, method)
-        return dual_call(fn, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        if func in _STATIC:
-            return func(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
-        return dual_call(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
         raise ConcreteValueError(
@@ -94,11 +86,33 @@ class Dual(ArrayLike):
     def __repr__(self):
         return f"Dual({_show(self._val)}, {_show(self.delta)})"
 
+    # --- in-place writes (see ArrayLike.__setitem__) ---
+    def _take(self, new):
+        if type(new) is Dual:
+            self._val, self.delta = new._val, new.delta
+        else:
+            self._val, self.delta = new, np.zeros_like(new)
+
+    def _label(self):
+        return f"the dual value {type_str(self._val)}"
+
+    def _make_stale(self, reason):
+        self.delta = _Stale(reason)
+
 
 def _show(v):
     if isinstance(v, np.generic):
         return repr(v.item())
     return repr(v)
+
+
+class _Stale:
+    """The variation of a dual view whose base was written in place: any use raises."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = reason
 
 
 # --- applying forward rules ---
@@ -166,34 +180,6 @@ def dual_call(fn, args, kwargs):
     if fn in VIEWS and type(out) is Dual and type(args[0]) is Dual:
         note_view(out, args[0], fn, args)
     return out
-
-
-Dual._dispatch = staticmethod(dual_call)
-
-
-class _Stale:
-    """The variation of a dual view whose base was written in place: any use raises."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason):
-        self.reason = reason
-
-
-def _dual_take(self, new):
-    if type(new) is Dual:
-        self._val, self.delta = new._val, new.delta
-    else:
-        self._val, self.delta = new, np.zeros_like(new)
-
-
-def _dual_stale(self, reason):
-    self.delta = _Stale(reason)
-
-
-Dual._take = _dual_take
-Dual._label = lambda self: f"the dual value {type_str(self._val)}"
-Dual._make_stale = _dual_stale
 
 
 def _like_seq(seq, items):

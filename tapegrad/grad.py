@@ -88,7 +88,7 @@ class GradContext(BaseContext):
             needs = tuple(type(t) is Variable or (type(t) in (list, tuple) and any_nested(t, _is_variable))
                           for t in targs)
             if False in needs:
-                rule_kwargs = {**kwargs, "needs": needs}
+                rule_kwargs = {**(kwargs or {}), "needs": needs}
         try:
             pair = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         except TypeError:

@@ -29,6 +29,7 @@ from .errors import (
 from .arraylike import VIEWS, ArrayLike, note_view
 from .program.guards import guard_bool, guard_index, guard_int
 from .structures import LeafSpec, StructureTracer
+from .pytree import nested
 from .tape import Constant, Input, Tape, paused_gc
 
 
@@ -67,7 +68,11 @@ def _escaped(tracer):
 
 
 def record_call(fn, args, kwargs):
-    """Record ``fn(*args, **kwargs)`` on the innermost tape among the Tracers in the call."""
+    """Record ``fn(*args, **kwargs)`` on the innermost tape among the Tracers in the call.
+
+    Every operation on a Tracer comes here (it is the Tracer's `_dispatch`): the operators
+    and methods of `ArrayLike`, numpy's protocols, `primitive`-marked functions.
+    """
     tape = None
     for a in args:
         t = type(a)
@@ -76,39 +81,26 @@ def record_call(fn, args, kwargs):
             if tape is None or at.level > tape.level:
                 tape = at
         elif (t is list or t is tuple) and a:
-            tape = _innermost(a, tape)
+            tape = _innermost(nested(a), tape)
     if kwargs:
-        tape = _innermost(kwargs.values(), tape)
+        tape = _innermost(nested(kwargs.values()), tape)
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
         return fn(*args, **kwargs)
     if tape.closed:
-        raise _escaped(_first_tracer(args, kwargs, tape))
+        raise _escaped(next(a for a in nested((*args, *(kwargs or {}).values()))
+                            if type(a) is Tracer and a._tape is tape))
     out = tape.ctx.record(tape, fn, args, kwargs)
     if fn in VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
         note_view(out, args[0], fn, args)
     return out
 
 
-def _innermost(seq, tape):
-    for a in seq:
-        t = type(a)
-        if t is Tracer:
-            if tape is None or a._tape.level > tape.level:
-                tape = a._tape
-        elif (t is list or t is tuple) and a:
-            tape = _innermost(a, tape)
+def _innermost(items, tape):
+    """The innermost of `tape` and the tapes of the Tracers among `items`."""
+    for a in items:
+        if type(a) is Tracer and (tape is None or a._tape.level > tape.level):
+            tape = a._tape
     return tape
-
-
-def _first_tracer(args, kwargs, tape):
-    for a in list(args) + list((kwargs or {}).values()):
-        if type(a) is Tracer and a._tape is tape:
-            return a
-        if isinstance(a, (list, tuple)):
-            found = _first_tracer(a, None, tape)
-            if found is not None:
-                return found
-    return None
 
 
 #: functions whose tuple result stays one traced value (the packed result of a traced function)
@@ -128,12 +120,6 @@ def wrap_result(ctx, tape, var, y, fn=None):
     return out
 
 
-# numpy functions that depend only on shapes, which are fixed while tracing: they answer with
-# plain values and record nothing (as shapes are static in JAX).
-_STATIC = {fn: fn for fn in (np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
-                             np.isrealobj, np.can_cast, np.min_scalar_type)}
-
-
 class Tracer(ArrayLike):
     """A value being traced: it records every numpy operation applied to it on its tape.
 
@@ -143,36 +129,15 @@ class Tracer(ArrayLike):
     """
 
     __slots__ = ("_tape", "_var", "_val", "_base", "_views")
-    __array_priority__ = 1000
+
+    _dispatch = staticmethod(record_call)
 
     def __init__(self, tape, var, val):
         self._tape = tape
         self._var = var
         self._val = val
 
-    # --- numpy protocols ---
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise TypeError(
-                f"{ufunc.__name__}(..., out=...) at {user_location()} would write a traced value "
-                f"into an array in place; use the returned value instead"
-            )
-        kwargs.pop("out", None)
-        if method == "__call__":
-            # a one-input ufunc (np.sin(t)): its only input is this Tracer, so its tape records it
-            if len(inputs) == 1 and not kwargs:
-                tape = self._tape
-                if not tape.closed:
-                    return tape.ctx.record(tape, ufunc, inputs, None)
-            return record_call(ufunc, inputs, kwargs)
-        return record_call(getattr(ufunc, method), inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        static = _STATIC.get(func)
-        if static is not None:
-            return static(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
-        return record_call(func, args, kwargs)
-
+    # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
     def __array__(self, dtype=None, copy=None):
         raise ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
@@ -239,52 +204,16 @@ class Tracer(ArrayLike):
 
     __hash__ = object.__hash__
 
+    # --- in-place writes (see ArrayLike.__setitem__) ---
+    def _take(self, new):
+        self._var = new._var
+        self._val = new._val
 
-Tracer._dispatch = staticmethod(record_call)
+    def _label(self):
+        return repr(self._var)
 
-
-def _tracer_binary(ufunc, name):
-    """``t <op> other`` and ``other <op> t`` for a Tracer: straight to the context when `other`
-    is a constant or a Tracer of the same tape (the usual case); record_call otherwise."""
-    def forward(self, other):
-        tape = self._tape
-        to = type(other)
-        if (to is Tracer and other._tape is tape or to is float or to is int
-                or to is np.ndarray or to is np.float64) and not tape.closed:
-            return tape.ctx.record(tape, ufunc, (self, other), None)
-        return record_call(ufunc, (self, other), None)
-
-    def reflected(self, other):
-        tape = self._tape
-        to = type(other)
-        if (to is float or to is int or to is np.ndarray or to is np.float64) and not tape.closed:
-            return tape.ctx.record(tape, ufunc, (other, self), None)
-        return record_call(ufunc, (other, self), None)
-
-    forward.__name__ = f"__{name}__"
-    reflected.__name__ = f"__r{name}__"
-    return forward, reflected
-
-
-for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
-    _f, _r = _tracer_binary(_uf, _name)
-    setattr(Tracer, f"__{_name}__", _f)
-    setattr(Tracer, f"__r{_name}__", _r)
-
-
-def _tracer_take(self, new):
-    self._var = new._var
-    self._val = new._val
-
-
-def _tracer_stale(self, reason):
-    self._tape = _StaleTape(reason)
-
-
-Tracer._take = _tracer_take
-Tracer._label = lambda self: repr(self._var)
-Tracer._make_stale = _tracer_stale
+    def _make_stale(self, reason):
+        self._tape = _StaleTape(reason)
 
 
 def _param_names(f, n):

@@ -4,7 +4,7 @@ import pytest
 
 import tapegrad
 from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient
-from tapegrad.rules.inplace import updated
+from tapegrad.arraylike import updated
 
 # rules these tests drive through check_grad (see tests/rules/test_coverage.py)
 EXERCISED = {updated}

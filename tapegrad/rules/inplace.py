@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import primitive
+from ..arraylike import updated
 from ..registry import rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 
 # --- writes ---
-
-
-@primitive
-def updated(x, index, v):
-    """A copy of `x` with ``x[index] = v`` applied (numpy's assignment, broadcasting `v`)."""
-    out = np.array(x, copy=True)
-    out[index] = v
-    return out
 
 
 @rrule(updated)
