@@ -43,6 +43,7 @@ from .show.explain import explain, explain_text
 from .show.drawing import draw, render, to_dot
 from .checks import check_grad, ngradient
 from . import rules  # noqa: F401  (registers the rules)
+from . import scipy  # noqa: F401  (tapegrad.scipy.linalg and tapegrad.scipy.special, the replacements)
 
 __version__ = "0.1.0"
 
