@@ -62,6 +62,12 @@ def _static_axis(axis):
     return operator.index(axis)
 
 
+def _along(recorded, x, axis):
+    """``recorded(x, axis=axis)`` with a static axis, given by name only when there is one."""
+    axis = _static_axis(axis)
+    return recorded(x) if axis is None else recorded(x, axis=axis)
+
+
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """`scipy.special.logsumexp` that traced values can go through (same arguments and results).
 
@@ -95,8 +101,7 @@ def softmax(x, axis=None):
     >>> softmax(np.log(np.array([1.0, 3.0])))
     array([0.25, 0.75])
     """
-    axis = _static_axis(axis)
-    return _softmax(x) if axis is None else _softmax(x, axis=axis)
+    return _along(_softmax, x, axis)
 
 
 def log_softmax(x, axis=None):
@@ -109,8 +114,7 @@ def log_softmax(x, axis=None):
     >>> np.exp(log_softmax(np.log(np.array([1.0, 3.0]))))
     array([0.25, 0.75])
     """
-    axis = _static_axis(axis)
-    return _log_softmax(x) if axis is None else _log_softmax(x, axis=axis)
+    return _along(_log_softmax, x, axis)
 
 
 @primitive(traceable=False)
