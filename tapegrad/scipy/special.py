@@ -40,7 +40,7 @@ def _recorded(fn):
     """
     recorded = primitive(fn, traceable=False)
     recorded.__module__ = __name__
-    # scipy's docstring, examples included, is scipy's to test
+    # not scipy's docstring, whose examples would run as this module's doctests
     recorded.__doc__ = f"``scipy.special.{fn.__name__}`` as one primitive: what `{fn.__name__}` records."
     return recorded
 
