@@ -1,25 +1,17 @@
-"""Rules for scipy.special's log-sum-exp family: logsumexp, softmax and log_softmax.
+"""Rules for the log-sum-exp family of `tapegrad.scipy.special`: logsumexp, softmax and log_softmax.
 
-These are plain Python functions in scipy, not ufuncs, and they convert their input with
-``np.asarray`` (through scipy's array-API layer) before numpy sees it, so a Tracer passed to
-them raises `ConcreteValueError`: neither ``__array_function__`` nor ``__array_ufunc__`` is
-reached. The rules are registered for scipy's functions, and the functions of the same names
-here (`logsumexp`, `softmax`, `log_softmax`) record scipy's function as one primitive when a
-Tracer is among their arguments; the error raised by scipy's own function names them.
+scipy's functions convert their input with ``np.asarray`` before numpy sees it, so a Tracer
+cannot reach them; the replacements of the same names record scipy's function, wrapped as
+one primitive, and the rules are registered on what they record. The rules and their
+pullbacks call it again, so that a Tracer records them at second order.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
-import scipy.special as sp
 
-from ..errors import register_replacement
 from ..registry import rrule, unbroadcast
-from ..tangents import NO_TANGENT, Thunk, ZERO
-from .special import call_as_primitive
-
-__all__ = ["logsumexp", "softmax", "log_softmax"]
+from ..scipy.special import log_softmax_op, logsumexp_op, softmax_op
+from ..tangents import NO_TANGENT, ZERO, Thunk
 
 
 def _restore_axes(y, ndim, axis, keepdims):
@@ -30,67 +22,15 @@ def _restore_axes(y, ndim, axis, keepdims):
     return np.expand_dims(y, tuple(sorted(int(a) % ndim for a in axes)))
 
 
-# --- traceable entry points ---
-
-
-def _static_axis(axis):
-    """An axis as plain ints: a traced int (an axis captured by the traced function) is read
-    once, as the shapes it indexes are fixed while tracing."""
-    if axis is None:
-        return None
-    if isinstance(axis, (tuple, list)):
-        return tuple(operator.index(a) for a in axis)
-    return operator.index(axis)
-
-
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """`scipy.special.logsumexp` that traced values can reach (same arguments and results).
-
-    Examples
-    --------
-    >>> import numpy as np, tapegrad
-    >>> from tapegrad.rules.logsumexp import logsumexp
-    >>> tapegrad.gradient(lambda a: logsumexp(a), np.log(np.array([1.0, 3.0])))[0]  # softmax
-    array([0.25, 0.75])
-    """
-    axis = _static_axis(axis)
-    # b goes by position (with axis before it), so that a traced b receives its gradient
-    args = (a,) if b is None else (a, axis, b)
-    kwargs = {"axis": axis} if b is None and axis is not None else {}
-    if keepdims:
-        kwargs["keepdims"] = keepdims
-    if return_sign:
-        kwargs["return_sign"] = return_sign
-    return call_as_primitive(sp.logsumexp, args, kwargs)
-
-
-def softmax(x, axis=None):
-    """`scipy.special.softmax` that traced values can reach."""
-    axis = _static_axis(axis)
-    return call_as_primitive(sp.softmax, (x,), {} if axis is None else {"axis": axis})
-
-
-def log_softmax(x, axis=None):
-    """`scipy.special.log_softmax` that traced values can reach."""
-    axis = _static_axis(axis)
-    return call_as_primitive(sp.log_softmax, (x,), {} if axis is None else {"axis": axis})
-
-
-for _name in __all__:
-    register_replacement(f"scipy.special.{_name}", f"tapegrad.rules.logsumexp.{_name}")
-
-
-# --- rules ---
-
 _LOGSUMEXP_PARAMS = ("axis", "b", "keepdims", "return_sign")
 
 
-@rrule(sp.logsumexp)
+@rrule(logsumexp_op)
 def logsumexp_rrule(a, *rest, **kwargs):
     params = dict(zip(_LOGSUMEXP_PARAMS, rest), **kwargs)
     axis, b = params.get("axis"), params.get("b")
     keepdims, return_sign = params.get("keepdims", False), params.get("return_sign", False)
-    out = call_as_primitive(sp.logsumexp, (a, *rest), kwargs)  # traced again at second order
+    out = logsumexp_op(a, *rest, **kwargs)  # traced again at second order
     y, sign = out if return_sign else (out, None)
 
     def logsumexp_pullback(dz):
@@ -120,10 +60,10 @@ def _softmax_axis(rest, kwargs):
     return rest[0] if rest else kwargs.get("axis")
 
 
-@rrule(sp.softmax)
+@rrule(softmax_op)
 def softmax_rrule(x, *rest, **kwargs):
     axis = _softmax_axis(rest, kwargs)
-    y = call_as_primitive(sp.softmax, (x, *rest), kwargs)
+    y = softmax_op(x, *rest, **kwargs)
 
     def softmax_pullback(dy):
         # d softmax: y ⊙ (dy - <dy, y>) along the axis
@@ -133,10 +73,10 @@ def softmax_rrule(x, *rest, **kwargs):
     return y, softmax_pullback
 
 
-@rrule(sp.log_softmax)
+@rrule(log_softmax_op)
 def log_softmax_rrule(x, *rest, **kwargs):
     axis = _softmax_axis(rest, kwargs)
-    y = call_as_primitive(sp.log_softmax, (x, *rest), kwargs)
+    y = log_softmax_op(x, *rest, **kwargs)
 
     def log_softmax_pullback(dy):
         # log softmax = x - logsumexp(x): dx = dy - softmax(x) Σ dy along the axis

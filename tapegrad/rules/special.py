@@ -1,10 +1,10 @@
 """Rules for the ufuncs of scipy.special: gamma and beta functions, error functions, the
 logistic functions, the normal distribution, Bessel functions, x log y and entropies.
 
-The ufuncs of scipy.special reach a Tracer like numpy's. `polygamma` is a plain Python
-function in scipy that converts its arguments with ``np.asarray``, so a Tracer cannot pass
-through it: `polygamma` here is the same function made traceable (it records
-``scipy.special.polygamma`` as one primitive, with the rule below).
+The ufuncs of scipy.special reach a Tracer like numpy's. scipy's `polygamma` is a plain
+Python function that converts its arguments with ``np.asarray``: its rule is registered on
+the replacement `tapegrad.scipy.special.polygamma`, which digamma's pullback calls too, so
+that both are traced again at second order.
 """
 from __future__ import annotations
 
@@ -13,25 +13,13 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from ..arraylike import ArrayLike
-from ..errors import register_replacement
 from ..registry import rrule, unbroadcast
+from ..scipy.special import polygamma
 from ..tangents import NO_TANGENT, Thunk
-
-__all__ = ["polygamma"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 _SQRT_TWO_PI = math.sqrt(2.0 * math.pi)
-
-
-def call_as_primitive(fn, args, kwargs):
-    """``fn(*args, **kwargs)``, sent as one primitive call to a traced or dual value among the
-    arguments (for a library function that would convert them with ``np.asarray``)."""
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, ArrayLike):
-            return a._dispatch(fn, args, kwargs)
-    return fn(*args, **kwargs)
 
 
 def _safe_nonzero(x):
@@ -40,25 +28,6 @@ def _safe_nonzero(x):
 
 
 # --- gamma and beta functions ---
-
-
-def polygamma(n, x):
-    """`scipy.special.polygamma` that traced values can reach.
-
-    scipy's own function converts its arguments to plain arrays; this one records
-    ``scipy.special.polygamma`` on the tape as one primitive (derivative with respect to `x`).
-
-    Examples
-    --------
-    >>> import tapegrad
-    >>> from tapegrad.rules.special import polygamma
-    >>> round(tapegrad.gradient(lambda x: polygamma(0, x), 1.0)[0], 12)  # ψ'(1) = π²/6
-    1.644934066848
-    """
-    return call_as_primitive(sp.polygamma, (n, x), {})
-
-
-register_replacement("scipy.special.polygamma", "tapegrad.rules.special.polygamma")
 
 
 @rrule(sp.gammaln)
@@ -90,7 +59,7 @@ def digamma_rrule(x):
     return sp.digamma(x), digamma_pullback
 
 
-@rrule(sp.polygamma)
+@rrule(polygamma)
 def polygamma_rrule(n, x):
     def polygamma_pullback(dy):
         # d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x); the order n is an integer

@@ -1,11 +1,136 @@
-"""scipy.special functions that tapegrad offers under the same names and signatures.
+"""scipy.special functions that traced values can go through, with their gradients.
 
-scipy's `logsumexp`, `softmax`, `log_softmax` and `polygamma` convert their inputs with
-``np.asarray`` before numpy can hand a traced value to tapegrad; these versions behave
-exactly like scipy's on plain values and record one op on traced or dual ones. The other
-scipy.special functions are ufuncs and work on traced values as they are.
+scipy's `logsumexp`, `softmax`, `log_softmax` and `polygamma` are plain Python functions that
+convert their inputs with ``np.asarray``, which a traced value refuses, so inside a function
+being differentiated call these instead of scipy's: same names, same signatures, same
+results. On plain values each calls scipy; on traced or dual values it is recorded as one
+primitive and differentiated by its rule (in ``tapegrad.rules.logsumexp`` and
+``tapegrad.rules.special``). The other scipy.special functions are ufuncs and work on traced
+values as they are.
+
+Examples
+--------
+>>> import numpy as np, tapegrad
+>>> from tapegrad.scipy.special import logsumexp
+>>> _, tape = tapegrad.trace(lambda a: logsumexp(a, axis=0), np.zeros(2))
+>>> print(tape)
+Tape
+  inp %1::function lambda
+  inp %2::float64[2]   # a
+  %3 = logsumexp(%2, axis=0)::float64
 """
-from ..rules.logsumexp import log_softmax, logsumexp, softmax
-from ..rules.special import polygamma
+from __future__ import annotations
+
+import operator
+
+import scipy.special as _sp
+
+from ..context import primitive
+from ..errors import register_replacement
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "polygamma"]
+
+
+def _recorded(fn):
+    """scipy's `fn` as one primitive, named as the replacement here that calls it.
+
+    The tape shows ``logsumexp(...)``, and errors, the rule listing and generated source name
+    ``tapegrad.scipy.special.logsumexp``: the function the user imports, which takes the same
+    arguments (scipy's own would refuse a traced value).
+    """
+    recorded = primitive(fn, traceable=False)
+    recorded.__module__ = __name__
+    # not scipy's docstring, whose examples would run as this module's doctests
+    recorded.__doc__ = f"``scipy.special.{fn.__name__}`` as one primitive: what `{fn.__name__}` records."
+    return recorded
+
+
+# What `logsumexp`, `softmax` and `log_softmax` record, once their arguments are put in the
+# form the rules take; the rules are registered on these.
+logsumexp_op = _recorded(_sp.logsumexp)
+softmax_op = _recorded(_sp.softmax)
+log_softmax_op = _recorded(_sp.log_softmax)
+
+
+def _static_axis(axis):
+    """An axis as plain ints: a traced int (an axis captured by the traced function) is read
+    once, as the shapes it indexes are fixed while tracing."""
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(operator.index(a) for a in axis)
+    return operator.index(axis)
+
+
+def _along(recorded, x, axis):
+    """``recorded(x, axis=axis)`` with a static axis, given by name only when there is one."""
+    axis = _static_axis(axis)
+    return recorded(x) if axis is None else recorded(x, axis=axis)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """`scipy.special.logsumexp` that traced values can go through (same arguments and results).
+
+    Both `a` and the weights `b` receive gradients; with `return_sign`, the sign does not.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy.special import logsumexp
+    >>> tapegrad.gradient(lambda a: logsumexp(a), np.log(np.array([1.0, 3.0])))[0]  # softmax
+    array([0.25, 0.75])
+    """
+    axis = _static_axis(axis)
+    # b goes by position (with axis before it), so that a traced b receives its gradient
+    args = (a,) if b is None else (a, axis, b)
+    kwargs = {"axis": axis} if b is None and axis is not None else {}
+    if keepdims:
+        kwargs["keepdims"] = keepdims
+    if return_sign:
+        kwargs["return_sign"] = return_sign
+    return logsumexp_op(*args, **kwargs)
+
+
+def softmax(x, axis=None):
+    """`scipy.special.softmax` that traced values can go through.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy.special import softmax
+    >>> softmax(np.log(np.array([1.0, 3.0])))
+    array([0.25, 0.75])
+    """
+    return _along(softmax_op, x, axis)
+
+
+def log_softmax(x, axis=None):
+    """`scipy.special.log_softmax` that traced values can go through.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy.special import log_softmax
+    >>> np.exp(log_softmax(np.log(np.array([1.0, 3.0]))))
+    array([0.25, 0.75])
+    """
+    return _along(log_softmax_op, x, axis)
+
+
+@primitive(traceable=False)
+def polygamma(n, x):
+    """`scipy.special.polygamma` that traced values can go through (derivative with respect to `x`).
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> from tapegrad.scipy.special import polygamma
+    >>> round(tapegrad.gradient(lambda x: polygamma(0, x), 1.0)[0], 12)  # ψ'(1) = π²/6
+    1.644934066848
+    """
+    return _sp.polygamma(n, x)
+
+
+for _name in __all__:
+    register_replacement(f"scipy.special.{_name}", f"tapegrad.scipy.special.{_name}")
+del _name
