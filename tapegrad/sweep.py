@@ -106,20 +106,17 @@ def _read_nested(tape, shares, dxs, dxs_val, holder, arg, index, rule_fn):
             _read_nested(tape, shares, sub, dval, holder, a, j, rule_fn)
 
 
-def _call_pullback(pullback_fn, dy, var, args):
-    """``pullback_fn(dy)``, checked to return one tangent per argument plus the function's own."""
-    dxs = pullback_fn(dy)
-    if type(dxs) is not tuple or len(dxs) != len(args):
-        argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
-                             for a in args[1:])
-        raise RuleError(
-            f"the pullback of {qualified_name(args[0])}({argtypes}) (for {var}, in the gradient "
-            f"taken at {user_location()}) returned {type_str(dxs)} of length "
-            f"{len(dxs) if hasattr(dxs, '__len__') else '?'}; fix the rule registered with "
-            f"@tapegrad.rrule({qualified_name(args[0])}) to return a tuple of {len(args)}: the "
-            f"function's own tangent (NO_TANGENT), then one per positional argument"
-        )
-    return dxs
+def _arity_error(var, args, dxs):
+    """The error for a pullback that did not return one tangent per argument plus its own."""
+    argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
+                         for a in args[1:])
+    return RuleError(
+        f"the pullback of {qualified_name(args[0])}({argtypes}) (for {var}, in the gradient "
+        f"taken at {user_location()}) returned {type_str(dxs)} of length "
+        f"{len(dxs) if hasattr(dxs, '__len__') else '?'}; fix the rule registered with "
+        f"@tapegrad.rrule({qualified_name(args[0])}) to return a tuple of {len(args)}: the "
+        f"function's own tangent (NO_TANGENT), then one per positional argument"
+    )
 
 
 # --- the recorded sweep ---
@@ -135,7 +132,9 @@ def step_back(tape, var, derivs):
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
     dy = derivs[var]
-    dxs_val = _call_pullback(pv._op.val, dy._op.val, var, args)
+    dxs_val = pv._op.val(dy._op.val)
+    if type(dxs_val) is not tuple or len(dxs_val) != len(args):
+        raise _arity_error(var, args, dxs_val)
     dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
     later = []
     for i in range(1, len(args)):
@@ -191,7 +190,9 @@ def back_values(tape, seed):
         pullback_fn = pv._op.val
         # the pullback keeps what it needs in its closure; the rest goes before it allocates
         rv._op.val = var._op.val = pv._op.val = None
-        dxs_val = _call_pullback(pullback_fn, dy, var, args)
+        dxs_val = pullback_fn(dy)
+        if type(dxs_val) is not tuple or len(dxs_val) != len(args):
+            raise _arity_error(var, args, dxs_val)
         del pullback_fn, dy
         later = None
         for i in range(1, len(args)):
