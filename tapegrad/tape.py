@@ -280,14 +280,12 @@ class Tape:
                 try:
                     env[op.var] = op.run(value_of)
                 except Exception as exc:
-                    from .program.guards import GUARDS, GuardError
-
-                    if isinstance(exc, GuardError) and op.fn in GUARDS:
-                        raise GuardError(
-                            f"guard {op.var} ({GUARDS[op.fn].format(op.args[0], op.args[1])}) "
-                            f"recorded at {note_text(op.note)} failed on replay: {exc}. The new "
-                            f"inputs take a path the tape did not record: trace again"
-                        ) from None
+                    # a function may say what its failure means on replay (a guard: the new
+                    # inputs take another path); it returns the exception to raise, or None
+                    explain = getattr(op.fn, "on_replay_error", None)
+                    better = explain(op, exc) if explain is not None else None
+                    if better is not None:
+                        raise better from None
                     raise
             else:
                 env[op.var] = op.val
@@ -295,21 +293,26 @@ class Tape:
             return env[self.result] if self.result is not None else None
         return tuple(env[v] for v in outputs)
 
-    def __repr__(self):
-        from .show.printing import format_tape
+    # How a tape shows itself is the business of tapegrad.show.printing, which imports this
+    # module and sets these when tapegrad is imported: the tape knows nothing of numpy.
+    #: tape -> its dump (``print(tape)``)
+    format_text = None
+    #: tape -> a short summary of a tape of any length (`Tape.summary`)
+    format_summary = None
+    #: tape -> the dump as an HTML table (notebooks)
+    format_html = None
 
-        return format_tape(self)
+    def __repr__(self):
+        show = Tape.format_text
+        return show(self) if show is not None else f"<Tape of {len(self.ops)} ops>"
 
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(repr(self))
 
     def summary(self) -> str:
         """Op counts by kind and the most used functions: readable for a tape of any length."""
-        from .show.printing import summarize
-
-        return summarize(self)
+        return Tape.format_summary(self)
 
     def _repr_html_(self):  # notebooks: the same lines as the text, as a table
-        from .show.printing import format_html
-
-        return format_html(self)
+        show = Tape.format_html
+        return show(self) if show is not None else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 from ..errors import TapegradError
+from ..tape import note_text
 
 __all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "GUARDS"]
 
@@ -44,3 +45,18 @@ def guard_int(value, expected: int) -> int:
 
 #: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
 GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}"}
+
+
+def _replay_error(op, exc):
+    """What a failed guard means on replay (`Tape.replay` asks the function of a failed op)."""
+    if not isinstance(exc, GuardError):
+        return None
+    return GuardError(
+        f"guard {op.var} ({GUARDS[op.fn].format(op.args[0], op.args[1])}) recorded at "
+        f"{note_text(op.note)} failed on replay: {exc}. The new inputs take a path the tape did "
+        f"not record: trace again"
+    )
+
+
+for _guard in GUARDS:
+    _guard.on_replay_error = _replay_error

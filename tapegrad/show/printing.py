@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import short_name, type_str
 from ..program.guards import GUARDS
 from ..tangents import getitem
-from ..tape import Call, Constant, Input, Variable, note_text
+from ..tape import Call, Constant, Input, Tape, Variable, note_text
 
 __all__ = ["format_tape", "format_value", "format_html", "group_ops", "summarize"]
 
@@ -186,3 +186,8 @@ def summarize(tape) -> str:
     parts = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
     top = ", ".join(f"{name} x{n}" for name, n in fns.most_common(5))
     return f"Tape of {len(tape)} ops: {parts}\n  most used: {top or '-'}"
+
+
+Tape.format_text = format_tape
+Tape.format_summary = summarize
+Tape.format_html = format_html
