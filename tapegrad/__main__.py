@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 import tapegrad
+from tapegrad.show.cli import main
 
 
 def f(a, b):
@@ -28,7 +29,5 @@ def demo(out=sys.stdout):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:
-        from tapegrad.show.cli import main
-
         sys.exit(main())
     demo()

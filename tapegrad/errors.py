@@ -6,6 +6,7 @@ an error is raised, never on the tracing path.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -126,8 +127,6 @@ _QUALIFIED = None
 
 def _build_qualified():
     """Map id(ufunc or function) -> 'module.name' for the modules whose names users know."""
-    import importlib
-
     table = {}
     for modname in ("scipy.special", "numpy.fft", "numpy.linalg", "numpy"):
         try:

@@ -29,6 +29,7 @@ from .errors import (
     type_str,
     user_location,
 )
+from .pytree import any_nested, map_nested
 from .registry import FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, getitem
 from .tracer import Tracer, plain_scalar, record_call
@@ -119,25 +120,41 @@ class _Stale:
 
 
 def _split(args):
+    """(values, variations) of call arguments: a Dual gives its value and variation, also
+    inside lists and tuples; anything else is a constant, with variation ZERO."""
     vals, dargs = [], []
     for a in args:
-        if type(a) is Dual:
-            if type(a.delta) is _Stale:
-                raise StaleViewError(a.delta.reason + f"; it was used again at {user_location()}")
-            vals.append(a._val)
+        t = type(a)
+        if t is Dual:
+            vals.append(_value(a))
             dargs.append(a.delta)
-        elif type(a) in (list, tuple) and any(type(x) is Dual or type(x) in (list, tuple) for x in a):
-            v, d = _split(a)
-            vals.append(type(a)(v))
-            dargs.append(type(a)(d))
+        elif (t is list or t is tuple) and any_nested(a, _is_dual):
+            vals.append(t(map_nested(_value, a)))
+            dargs.append(t(map_nested(_delta, a)))
         else:
             vals.append(a)
             dargs.append(ZERO)
     return vals, dargs
 
 
-def _has(args, kind):
-    return any(type(a) is kind or (type(a) in (list, tuple) and _has(a, kind)) for a in args)
+def _is_dual(a):
+    return type(a) is Dual
+
+
+def _is_tracer(a):
+    return type(a) is Tracer
+
+
+def _value(a):
+    if type(a) is not Dual:
+        return a
+    if type(a.delta) is _Stale:
+        raise StaleViewError(a.delta.reason + f"; it was used again at {user_location()}")
+    return a._val
+
+
+def _delta(a):
+    return a.delta if type(a) is Dual else ZERO
 
 
 def _wrap(y, dy):
@@ -154,11 +171,11 @@ def _wrap(y, dy):
 
 def dual_call(fn, args, kwargs):
     """Apply `fn` to arguments some of which are Duals: ``fn``'s forward rule on values and variations."""
-    if _has(args, Tracer) or (kwargs and _has(kwargs.values(), Tracer)):
+    if any_nested(args, _is_tracer) or (kwargs and any_nested(kwargs.values(), _is_tracer)):
         # a traced value among the arguments: the trace records the call (Duals are its constants)
         return record_call(fn, args, kwargs)
     kwargs = kwargs or {}
-    if _has(kwargs.values(), Dual):
+    if any_nested(kwargs.values(), _is_dual):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
     vals, dargs = _split(args)
     rule = FRULES.get(fn)

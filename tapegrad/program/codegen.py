@@ -17,6 +17,8 @@ import operator
 import re
 
 import numpy as np
+import scipy
+import scipy.special
 
 from ..errors import qualified_name, short_name
 from .guards import GUARDS
@@ -68,9 +70,7 @@ class _Writer:
         elif module in ("numpy.linalg", "numpy.fft") and getattr(getattr(np, module[6:]), attr, None) is obj:
             name = f"np.{module[6:]}.{attr}"
         elif module == "scipy.special":
-            import scipy.special
-
-            self.namespace["scipy"] = __import__("scipy")
+            self.namespace["scipy"] = scipy
             name = f"scipy.special.{attr}" if getattr(scipy.special, attr, None) is obj else None
         if not name:
             name = self.fresh(hint)

@@ -16,6 +16,7 @@ from scipy.linalg.blas import get_blas_funcs
 
 from ..errors import TapegradError
 from ..registry import rrule, stand_in
+from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from .linalg import _col, _row, _sum_of
 from .products import _dtype, _like, _mT
@@ -89,8 +90,6 @@ def _cholesky_grad_blas(l, dl):
 
 def _triangular_lt(l, b):
     """L⁻ᵀ B for a lower-triangular L, through the traceable triangular solve."""
-    from ..scipy.linalg import solve_triangular
-
     return solve_triangular(l, b, trans=1, lower=True)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+import scipy.linalg
 
 from ..registry import frule
 from ..tangents import ZERO
@@ -148,8 +149,6 @@ def solve_frule(d, a, b):
     """X = A⁻¹B and dX = A⁻¹(dB - dA X), both through one LU factorization of A."""
     da, db = d
     if isinstance(a, np.ndarray) and a.ndim == 2 and isinstance(b, np.ndarray):
-        import scipy.linalg
-
         lu = scipy.linalg.lu_factor(a)
         x = scipy.linalg.lu_solve(lu, b)
         rhs = _add(db, ZERO if da is ZERO else -(da @ x))

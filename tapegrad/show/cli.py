@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import argparse
 import ast
+import inspect
 import sys
 
 import numpy as np
+
+from ..grad import pullback
+from ..program.compiled import compiled_grad
+from ..tracer import trace
+from .drawing import to_dot
+from .explain import explain_text
+from .printing import format_tape
 
 __all__ = ["main", "parse_expression", "FUNCTIONS"]
 
@@ -92,8 +100,6 @@ def parse_expression(text: str, names):
 
 
 def _signature(names):
-    import inspect
-
     return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
 
 
@@ -107,8 +113,6 @@ def _value(text: str):
 
 
 def main(argv=None, out=None) -> int:
-    import tapegrad
-
     out = sys.stdout if out is None else out
     parser = argparse.ArgumentParser(
         prog="python -m tapegrad",
@@ -140,19 +144,19 @@ def main(argv=None, out=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.explain:
-        print(tapegrad.explain_text(f, *values), file=out)
+        print(explain_text(f, *values), file=out)
         return 0
-    _, tape = tapegrad.trace(f, *values)
-    y, back = tapegrad.pullback(f, *values)
+    _, tape = trace(f, *values)
+    y, back = pullback(f, *values)
     seed = None if np.ndim(y) == 0 else np.ones_like(y)
     grads = back(seed)
     if args.source:
-        print(tapegrad.compiled_grad(f).source(*values, seed=seed), file=out)
+        print(compiled_grad(f).source(*values, seed=seed), file=out)
     elif args.dot:
-        print(tapegrad.to_dot(back.tape), file=out)
+        print(to_dot(back.tape), file=out)
     else:
-        print(tapegrad.format_tape(tape, compact=args.compact), file=out)
-        print(tapegrad.format_tape(back.tape, compact=args.compact), file=out)
+        print(format_tape(tape, compact=args.compact), file=out)
+        print(format_tape(back.tape, compact=args.compact), file=out)
     print(f"value = {y!r}", file=out)
     for name, g in zip(names, grads[1:]):
         print(f"d/d{name} = {g!r}", file=out)

@@ -19,11 +19,14 @@ in one column.
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from ..errors import short_name, type_str
 from ..program.guards import GUARDS
-from ..tangents import getitem
+from ..registry import rrule
+from ..tangents import accum, getitem
 from ..tape import Call, Constant, Input, Tape, Variable, note_text
 
 __all__ = ["format_tape", "format_value", "format_html", "group_ops", "summarize"]
@@ -100,8 +103,6 @@ def group_ops(ops):
     kind is "rrule" (an rrule call with its value and pullback reads), "pullback" (a pullback
     call with its tangent reads) or "op" (anything else, alone); text is the compact line.
     """
-    from ..registry import rrule
-
     i = 0
     while i < len(ops):
         op = ops[i]
@@ -144,8 +145,6 @@ def format_tape(tape, compact: bool = False) -> str:
 
 def format_html(tape, compact: bool = False) -> str:
     """The tape as an HTML table (what notebooks show): the same lines as `format_tape`."""
-    import html
-
     rows = []
     for code, note in _lines(tape, compact):
         rows.append(f"<tr><td style='text-align:left'><code>{html.escape(code)}</code></td>"
@@ -158,9 +157,6 @@ def format_html(tape, compact: bool = False) -> str:
 def summarize(tape) -> str:
     """A few lines about a tape of any length: op counts by kind and the most used functions."""
     from collections import Counter
-
-    from ..registry import rrule
-    from ..tangents import accum
 
     kinds = Counter()
     fns = Counter()
