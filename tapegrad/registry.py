@@ -177,7 +177,8 @@ def stand_in(x):
     be freed as soon as the user's code drops it, instead of when the sweep reaches the rule:
     that is what keeps the memory of an eager gradient near the hand-written one's. The
     stand-in is a read-only ndarray whose strides are all 0; its elements are NaN (not
-    meant to be read), and it costs about 1 µs to make, so small arrays are kept as they are.
+    meant to be read); making one costs more than keeping a small array, so small arrays are
+    kept as they are.
     """
     if type(x) is np.ndarray and x.nbytes >= STAND_IN_BYTES and x.dtype.kind in "biufc":
         return np.ndarray(x.shape, x.dtype, _NAN_BYTES, 0, (0,) * x.ndim)

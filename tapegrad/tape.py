@@ -18,7 +18,7 @@ class paused_gc:
     """Pause Python's cyclic garbage collector while a tape is recorded or swept.
 
     A tape is a large, growing set of small objects that live until it is dropped; the
-    collector's full passes over them made recording about twice as slow. Nothing recorded
+    collector's full passes over them slowed recording down (benchmarks/README.md). Nothing recorded
     forms garbage cycles that must be collected meanwhile, and the collector is restored (to
     the state it had) on the way out, also when the traced function raises.
     """
@@ -163,8 +163,8 @@ class Tape:
     def __del__(self):
         # Each op and its Variable refer to each other. Breaking those cycles when the tape
         # goes lets reference counting free a whole tape at once, instead of leaving
-        # hundreds of thousands of objects to the cyclic collector (which made a gradient
-        # call half again as slow, and held the memory of earlier tapes).
+        # hundreds of thousands of objects to the cyclic collector, which slowed gradients
+        # down and held the memory of earlier tapes.
         for op in self.ops:
             op.var = None
 
