@@ -12,8 +12,8 @@ __all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "Thunk",
            "is_zero", "scale_tangent"]
 
 
-class ZeroTangent:
-    """The additive identity of tangents: what flows where no path reaches a value."""
+class _Singleton:
+    """One instance per class (so ``t is ZERO`` is the test), that prints and pickles as its call."""
 
     __slots__ = ()
     _instance = None
@@ -24,10 +24,20 @@ class ZeroTangent:
         return cls._instance
 
     def __repr__(self):
-        return "ZeroTangent()"
+        return f"{type(self).__name__}()"
 
     def __reduce__(self):
-        return (ZeroTangent, ())
+        return (type(self), ())
+
+    def __bool__(self):
+        return False
+
+
+class ZeroTangent(_Singleton):
+    """The additive identity of tangents: what flows where no path reaches a value."""
+
+    __slots__ = ()
+    _instance = None
 
     def __add__(self, other):
         return other
@@ -48,9 +58,6 @@ class ZeroTangent:
 
     __rmul__ = __mul__
 
-    def __bool__(self):
-        return False
-
     def __eq__(self, other):
         return other is self or (isinstance(other, (int, float)) and other == 0)
 
@@ -58,25 +65,11 @@ class ZeroTangent:
         return hash(0)
 
 
-class NoTangent:
+class NoTangent(_Singleton):
     """The tangent of a value that cannot be differentiated (an index, a string, a count)."""
 
     __slots__ = ()
     _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = object.__new__(cls)
-        return cls._instance
-
-    def __repr__(self):
-        return "NoTangent()"
-
-    def __reduce__(self):
-        return (NoTangent, ())
-
-    def __bool__(self):
-        return False
 
 
 ZERO = ZeroTangent()

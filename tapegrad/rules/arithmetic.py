@@ -279,35 +279,29 @@ def float_power_rrule(x, y, needs=None):
 # --- remainders ---
 
 
-@rrule(np.remainder)  # np.mod is the same ufunc
-def remainder_rrule(x, y):
-    z = np.remainder(x, y)
+def _remainder_rule(fn, name):
+    """The rule of x mod y = x - q y with q = floor(x/y) (remainder) or trunc(x/y) (fmod):
+    d/dx = 1, d/dy = -q, where q is read off the result, (x - z)/y rounded, so that it agrees
+    with numpy's own division."""
+    def rule(x, y):
+        z = fn(x, y)
 
-    def remainder_pullback(dz):
-        # x mod y = x - floor(x/y) y: d/dx = 1, d/dy = -floor(x/y); the quotient is read off the
-        # result, (x - z)/y rounded, so that it agrees with numpy's own floor division
-        return (
-            NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz, x)),
-            Thunk(lambda: unbroadcast(-dz * np.rint((x - z) / y), y)),
-        )
+        def pullback(dz):
+            return (
+                NO_TANGENT,
+                Thunk(lambda: unbroadcast(dz, x)),
+                Thunk(lambda: unbroadcast(-dz * np.rint((x - z) / y), y)),
+            )
 
-    return z, remainder_pullback
+        pullback.__name__ = f"{name}_pullback"
+        return z, pullback
+
+    rule.__name__ = f"{name}_rrule"
+    return rrule(fn)(rule)
 
 
-@rrule(np.fmod)
-def fmod_rrule(x, y):
-    z = np.fmod(x, y)
-
-    def fmod_pullback(dz):
-        # fmod(x, y) = x - trunc(x/y) y: d/dx = 1, d/dy = -trunc(x/y)
-        return (
-            NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz, x)),
-            Thunk(lambda: unbroadcast(-dz * np.rint((x - z) / y), y)),
-        )
-
-    return z, fmod_pullback
+remainder_rrule = _remainder_rule(np.remainder, "remainder")  # np.mod is the same ufunc
+fmod_rrule = _remainder_rule(np.fmod, "fmod")
 
 
 @rrule(np.divmod)
