@@ -32,8 +32,7 @@ from .grad import (GradContext, Pullback, back, back_values, grad, gradient, pul
                    step_back)
 from .show.printing import format_tape
 from .tangents import Tangent
-from .structures import fill_zeros, update
-from . import outputs  # noqa: F401  (registers the rule of build)
+from .pytree import fill_zeros, update
 from .program.codegen import compile_tape, to_source
 from .program.guards import GuardError
 from .program.passes import cse, optimize, prune, simplify

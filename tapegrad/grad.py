@@ -48,7 +48,7 @@ from .errors import (
 )
 from . import registry
 from .registry import _NEEDS, _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
-from .structures import LeafSpec, tangent_of
+from .pytree import LeafSpec, tangent_of
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result

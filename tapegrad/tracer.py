@@ -28,7 +28,7 @@ from .errors import (
 )
 from .arraylike import VIEWS, ArrayLike, note_view
 from .program.guards import guard_bool, guard_index, guard_int
-from .structures import LeafSpec, StructureTracer
+from .pytree import LeafSpec, StructureTracer, build, flatten_output
 from .tape import Constant, Input, Tape, paused_gc
 
 
@@ -112,7 +112,7 @@ def _first_tracer(args, kwargs, tape):
 
 
 #: functions whose tuple result stays one traced value (the packed result of a traced function)
-KEEP_WHOLE = set()
+KEEP_WHOLE = {build}
 
 
 def wrap_result(ctx, tape, var, y, fn=None):
@@ -407,8 +407,6 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 f"write into that"
             ) from exc
         if type(out) is not Tracer:
-            from .outputs import build, flatten_output  # (outputs imports this module)
-
             ospec, leaves = flatten_output(out, lambda v: type(v) is Tracer)
             if ospec is not None and any(type(v) is Tracer for v in leaves):
                 out = record_call(build, (ospec, *leaves), None)

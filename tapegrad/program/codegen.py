@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import qualified_name, short_name
 from .guards import GUARDS
-from ..outputs import OutputSpec
+from ..pytree import OutputSpec
 from ..tangents import NO_TANGENT, ZERO
 from ..tape import Call, Constant, Input, Variable, note_text
 

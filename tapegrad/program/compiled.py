@@ -23,7 +23,7 @@ from .codegen import compile_tape
 from ..grad import grad
 from .guards import GuardError
 from .passes import optimize
-from ..structures import StructureTracer, finalize, spec_key
+from ..pytree import StructureTracer, finalize, spec_key
 from ..tracer import _param_names, plain_scalar, trace
 
 __all__ = ["compiled_grad", "CompiledGrad"]

@@ -8,7 +8,7 @@ import pytest
 
 import tapegrad
 from tapegrad import NoTangent, SeedError, Tangent, ZeroTangent, check_grad, grad, gradient, pullback, trace
-from tapegrad.outputs import build
+from tapegrad.pytree import build
 
 # rules these tests drive through check_grad (see tests/rules/test_coverage.py)
 EXERCISED = {build}
@@ -238,7 +238,7 @@ def test_input_paths_print_in_dumps():
 def test_structured_result_needs_a_structured_seed():
     """A tuple or dict result takes a seed of the same structure; without one the error says so."""
     f = lambda x: {"sq": x * x, "cube": x ** 3}  # noqa: E731
-    with pytest.raises(SeedError, match=r"returned a dict, so the gradient taken at test_structures.py:\d+ needs a seed"):
+    with pytest.raises(SeedError, match=r"returned a dict, so the gradient taken at test_pytree.py:\d+ needs a seed"):
         grad(f, 2.0)
     y, (_, dx) = grad(f, 2.0, seed={"sq": 1.0, "cube": 0.5})
     assert y == {"sq": 4.0, "cube": 8.0} and dx == 4.0 + 0.5 * 12.0
