@@ -48,7 +48,7 @@ from .errors import (
 )
 from . import registry
 from .registry import _NEEDS, _NONDIFF, _RULES, Thunk, getitem, rrule, stand_in
-from .pytree import LeafSpec, tangent_of
+from .pytree import tangent_of
 from .tangents import NO_TANGENT, ZERO, accum
 from .tape import Call, Constant, Input, Variable, _new, paused_gc
 from .tracer import Tracer, trace, wrap_result
@@ -539,7 +539,7 @@ class Pullback:
 
         fspec, argspecs, kwspecs = tape.meta["inputs"]
         memo = {}
-        df = ZERO if type(fspec) is LeafSpec else tangent_of(fspec, derivative_of, concrete, memo)
+        df = ZERO if fspec.kind == "static" else tangent_of(fspec, derivative_of, concrete, memo)
         grads = [df] + [tangent_of(s, derivative_of, concrete, memo) for s in argspecs]
         if kwspecs:
             grads.append({k: tangent_of(s, derivative_of, concrete, memo) for k, s in kwspecs.items()})
