@@ -22,7 +22,7 @@ from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, Thunk, ZeroTangent, 
 from .registry import find_rrule, frule, nondifferentiable, rrule
 from .context import BaseContext, primitive
 from .tracer import trace
-from .structures import fill_zeros, update
+from .pytree import fill_zeros, update
 from .sweep import back, set_or_add_deriv, step_back
 from .grad import GradContext, grad, gradient, pullback
 from .forward import Dual, hessian, hvp, jacobian, jvp

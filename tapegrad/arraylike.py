@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from .errors import user_location
-from .pytree import find_nested
+from .pytree import Boxed, find_nested
 
 __all__ = ["ArrayLike", "VIEWS", "SHAPE_FUNCTIONS", "note_view", "primitive", "is_marked_primitive",
            "is_traceable", "updated"]
@@ -124,7 +124,7 @@ def note_view(view, base, fn, args):
         views.append(view)
 
 
-class ArrayLike:
+class ArrayLike(Boxed):
     """Operators, attributes and methods of an ndarray, forwarded to numpy functions."""
 
     __slots__ = ()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .pytree import is_differentiable_leaf, object_fields, rebuild_object
 from .tangents import NO_TANGENT, ZERO
 
 __all__ = ["ngradient", "check_grad"]
@@ -70,8 +71,6 @@ _TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-7), np.dtype(np.float32): (2e-2, 2
 
 def _leaves(x, path=(), out=None, seen=None):
     """Differentiable leaves of an argument as {key: (first path, value)}; a shared array is one key."""
-    from .structures import _object_fields, is_differentiable_leaf
-
     out = {} if out is None else out
     seen = set() if seen is None else seen
     if is_differentiable_leaf(x):
@@ -90,7 +89,7 @@ def _leaves(x, path=(), out=None, seen=None):
         for i, v in enumerate(x):
             _leaves(v, path + (i,), out, seen)
     else:
-        fields = _object_fields(x)
+        fields = object_fields(x)
         if fields:
             seen.add(id(x))
             for k, v in fields.items():
@@ -100,8 +99,6 @@ def _leaves(x, path=(), out=None, seen=None):
 
 def _substitute(x, new, path=()):
     """A copy of `x` with leaves replaced: `new` maps a key of `_leaves` to its new value."""
-    from .structures import _object_fields, _rebuild_object, is_differentiable_leaf
-
     if is_differentiable_leaf(x):
         key = id(x) if isinstance(x, np.ndarray) else path
         return new.get(key, x)
@@ -111,9 +108,9 @@ def _substitute(x, new, path=()):
         return type(x)(*[_substitute(v, new, path + (i,)) for i, v in enumerate(x)])
     if isinstance(x, (tuple, list)):
         return type(x)(_substitute(v, new, path + (i,)) for i, v in enumerate(x))
-    fields = _object_fields(x)
+    fields = object_fields(x)
     if fields:
-        return _rebuild_object(x, {k: _substitute(v, new, path + (k,)) for k, v in fields.items()})
+        return rebuild_object(x, {k: _substitute(v, new, path + (k,)) for k, v in fields.items()})
     return x
 
 

@@ -20,9 +20,8 @@ import numpy as np
 
 from .context import BaseContext, describe_call, is_traceable, lift, positional
 from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
-from .pytree import any_nested
+from .pytree import any_nested, tangent_of
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
-from .structures import LeafSpec, tangent_of
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
 from .tape import Variable, paused_gc
@@ -224,7 +223,7 @@ class Pullback:
 
         fspec, argspecs, kwspecs = tape.meta["inputs"]
         memo = {}
-        df = ZERO if type(fspec) is LeafSpec else tangent_of(fspec, derivative_of, concrete, memo)
+        df = ZERO if fspec.kind == "static" else tangent_of(fspec, derivative_of, concrete, memo)
         grads = [df] + [tangent_of(s, derivative_of, concrete, memo) for s in argspecs]
         if kwspecs:
             grads.append({k: tangent_of(s, derivative_of, concrete, memo) for k, s in kwspecs.items()})

@@ -28,8 +28,7 @@ from .errors import (
 )
 from .arraylike import VIEWS, ArrayLike, note_view
 from .program.guards import guard_bool, guard_index, guard_int
-from .structures import LeafSpec, StructureTracer
-from .pytree import nested
+from .pytree import Spec, build, flatten, nested, unflatten
 from .tape import Constant, Input, Tape, paused_gc
 
 
@@ -104,7 +103,7 @@ def _innermost(items, tape):
 
 
 #: functions whose tuple result stays one traced value (the packed result of a traced function)
-KEEP_WHOLE = set()
+KEEP_WHOLE = {build}
 
 
 def wrap_result(ctx, tape, var, y, fn=None):
@@ -295,14 +294,19 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         var = tape.push(Input(value, note=path))
         return var, Tracer(tape, var, value)
 
-    walker = StructureTracer(make_leaf)
+    specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
+
+    def traced_copy(x, path):
+        spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
+        return spec, unflatten(spec, stand_ins, copies)
+
     selected = _selector(wrt)
     # with wrt, the values f captures are differentiated only if wrt names "f"
-    fspec, tf = walker.copy(f, "f") if wrt is None or selected(None, "f") else (LeafSpec(f, None), f)
+    fspec, tf = traced_copy(f, "f") if wrt is None or selected(None, "f") else (Spec("static", f), f)
     argspecs, targs = [], []
     for i, (name, a) in enumerate(zip(_names or _param_names(f, len(args)), args)):
-        spec, copy = walker.copy(a, name) if selected(i, name) else (LeafSpec(a, None), a)
-        if wrt is not None and selected(i, name) and type(spec) is LeafSpec and spec.var is None:
+        spec, copy = traced_copy(a, name) if selected(i, name) else (Spec("static", a), a)
+        if wrt is not None and selected(i, name) and spec.kind == "static":
             raise TypeError(
                 f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
                 f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "
@@ -313,7 +317,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     kwspecs, tkwargs = {}, dict(kwargs)
     for name, v in kwargs.items():
         if wrt is not None and selected(None, name):
-            kwspecs[name], tkwargs[name] = walker.copy(v, name)
+            kwspecs[name], tkwargs[name] = traced_copy(v, name)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
     gc_pause = paused_gc()
@@ -336,10 +340,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 f"write into that"
             ) from exc
         if type(out) is not Tracer:
-            from .outputs import build, flatten_output  # (outputs imports this module)
-
-            ospec, leaves = flatten_output(out, lambda v: type(v) is Tracer)
-            if ospec is not None and any(type(v) is Tracer for v in leaves):
+            ospec, leaves = flatten(out)
+            if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True
     finally:

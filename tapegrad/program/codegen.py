@@ -22,7 +22,7 @@ import scipy.special
 
 from ..errors import qualified_name, short_name
 from .guards import GUARDS
-from ..outputs import OutputSpec
+from ..pytree import Spec
 from ..tangents import NO_TANGENT, ZERO
 from ..tape import Call, Constant, Input, Variable, note_text
 
@@ -103,7 +103,7 @@ class _Writer:
             return self.bind(v, short_name(v))
         if v is ZERO or v is NO_TANGENT:
             return self.bind(v, "ZERO" if v is ZERO else "NO_TANGENT")
-        if isinstance(v, OutputSpec):
+        if isinstance(v, Spec):
             return self.bind(v, "result_structure")
         if isinstance(v, np.ndarray) and v.dtype.kind in "biufc" and v.size:
             dtype = "" if v.dtype == np.float64 else f", dtype=np.{v.dtype.name}"

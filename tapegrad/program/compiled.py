@@ -23,7 +23,7 @@ from .codegen import compile_tape
 from ..grad import grad
 from .guards import GuardError
 from .passes import optimize
-from ..structures import StructureTracer, finalize, spec_key
+from ..pytree import finalize, flatten, spec_key
 from ..tracer import _param_names, plain_scalar, trace
 
 __all__ = ["compiled_grad", "CompiledGrad"]
@@ -45,17 +45,16 @@ class CompiledGrad:
         self.hits = self.misses = self.retraces = 0
 
     def _signature(self, args, seed, kwargs):
-        leaves = []
+        memo, leaves = {}, []
 
-        def make_leaf(value, path):
-            leaves.append(value)
-            return object(), value
+        def key_of(x):
+            spec, found = flatten(x, argument=True, memo=memo)
+            leaves.extend(found)
+            return spec_key(spec)
 
-        walker = StructureTracer(make_leaf)
-        specs = [walker.copy(x, "")[0] for x in (self.f, seed, *args)]
-        kw = tuple(sorted((k, spec_key(walker.copy(v, k)[0])) for k, v in kwargs.items()))
-        key = (tuple(spec_key(s) for s in specs), kw, len(leaves))
-        return key, leaves
+        positional = tuple(key_of(x) for x in (self.f, seed, *args))
+        kw = tuple(sorted((k, key_of(v)) for k, v in kwargs.items()))
+        return (positional, kw, len(leaves)), leaves
 
     def __call__(self, *args, seed=None, **kwargs):
         key, leaves = self._signature(args, seed, kwargs)

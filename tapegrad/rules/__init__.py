@@ -21,4 +21,5 @@ from . import (  # noqa: F401
     nondiff,
     inplace,
     frules,
+    structure,
 )

@@ -1,4 +1,5 @@
-"""Structured arguments: containers, objects and closures get gradients shaped like themselves."""
+"""How values nest: the walkers over call arguments, flatten and unflatten, and gradients shaped like
+structured arguments and results."""
 import copy
 import dataclasses
 from typing import NamedTuple
@@ -8,7 +9,8 @@ import pytest
 
 import tapegrad
 from tapegrad import NoTangent, SeedError, Tangent, ZeroTangent, check_grad, grad, gradient, pullback, trace
-from tapegrad.outputs import build
+from tapegrad.pytree import (any_nested, build, find_nested, flatten, flatten_cotangent, map_nested, nested,
+                             tangent_of, unflatten)
 
 # rules these tests drive through check_grad (see tests/rules/test_coverage.py)
 EXERCISED = {build}
@@ -238,7 +240,7 @@ def test_input_paths_print_in_dumps():
 def test_structured_result_needs_a_structured_seed():
     """A tuple or dict result takes a seed of the same structure; without one the error says so."""
     f = lambda x: {"sq": x * x, "cube": x ** 3}  # noqa: E731
-    with pytest.raises(SeedError, match=r"returned a dict, so the gradient taken at test_structures.py:\d+ needs a seed"):
+    with pytest.raises(SeedError, match=r"returned a dict, so the gradient taken at test_pytree.py:\d+ needs a seed"):
         grad(f, 2.0)
     y, (_, dx) = grad(f, 2.0, seed={"sq": 1.0, "cube": 0.5})
     assert y == {"sq": 4.0, "cube": 8.0} and dx == 4.0 + 0.5 * 12.0
@@ -257,3 +259,164 @@ def test_tangent_arithmetic():
     assert 2 * a == Tangent(w=2 * np.ones(2), b=2.0)
     assert a + ZeroTangent() is a and (a - a) == Tangent(w=np.zeros(2), b=0.0)
     assert -a == Tangent(w=-np.ones(2), b=-1.0)
+
+
+# --- the walkers over call arguments ---
+
+
+def test_nested_yields_items_depth_first_inside_lists_and_tuples_only():
+    """`nested` goes into lists and tuples at any depth, in order, and treats every other value as an item."""
+    d = {"k": [9]}
+    items = [1, (2, [3, (4,)]), [], (), d, "ab", [[5]]]
+    assert list(nested(items)) == [1, 2, 3, 4, d, "ab", 5]
+    assert list(nested([])) == [] and list(nested([(), [[]]])) == []
+
+
+def test_find_nested_returns_the_first_match_or_none():
+    """`find_nested` finds the first instance of a type at any depth, and None when there is none."""
+    assert find_nested([1, ("a", [2.5, "b"]), "c"], str) == "a"
+    assert find_nested([1, [(2, [3.5])]], float) == 3.5
+    assert find_nested([{"x": 1.5}, [()]], float) is None
+    assert find_nested([], object) is None
+
+
+def test_any_nested_tests_every_item_at_any_depth():
+    """`any_nested` is True when the test holds for an item inside the nesting, False otherwise and for empty input."""
+    assert any_nested([1, (2, [3, (40,)])], lambda v: v > 10) is True
+    assert any_nested([1, (2, [3, (4,)])], lambda v: v > 10) is False
+    assert any_nested([[], ()], lambda v: True) is False
+
+
+def test_map_nested_keeps_list_and_tuple_types_and_empty_containers():
+    """`map_nested` applies fn to every item and rebuilds lists as lists, tuples as tuples, empty ones included."""
+    out = map_nested(lambda v: v * 10, [1, (2, [3, ()]), [], [(4,)]])
+    assert out == [10, (20, [30, ()]), [], [(40,)]]
+    assert [type(x) for x in out] == [int, tuple, list, list]
+    assert type(out[1][1]) is list and type(out[1][1][1]) is tuple and type(out[3][0]) is tuple
+    assert map_nested(len, [{"a": 1, "b": 2}, "abc"]) == [2, 3]  # a dict is an item, not walked
+    assert map_nested(str, []) == []
+
+
+# --- flatten and unflatten ---
+
+
+def test_result_round_trip_keeps_every_container_type():
+    """A result flattens to its non-container values in order, and unflattening them gives the value back."""
+    x = {"t": (1.0, [2.0, None]), "nt": Pair(3.0, 4.0), "g": Tangent(Frozen, scale=5.0), "s": "name"}
+    spec, leaves = flatten(x)
+    assert leaves == [1.0, 2.0, None, 3.0, 4.0, 5.0, "name"]
+    back = unflatten(spec, leaves)
+    assert back == x and back is not x
+    assert type(back["t"]) is tuple and type(back["t"][1]) is list and type(back["nt"]) is Pair
+    assert back["g"].primal_type is Frozen
+    assert unflatten(spec, [10.0, 20.0, None, 30.0, 40.0, 50.0, "other"]) == {
+        "t": (10.0, [20.0, None]), "nt": Pair(30.0, 40.0), "g": Tangent(Frozen, scale=50.0), "s": "other"}
+
+
+def test_result_spec_prints_its_top_level():
+    """A result's spec prints as the tape shows it: the container and its keys or length."""
+    assert [repr(flatten(x)[0]) for x in ({"sq": 1.0, "cube": 2.0}, (1.0, [2.0]), Pair(1.0, 2.0),
+                                           Tangent(Frozen, scale=1.0, offset=2.0), 1.0)] == [
+        "dict('sq', 'cube')", "tuple(2)", "Pair(2)", "Tangent(scale, offset)", "leaf"]
+
+
+def test_build_packs_leaves_as_unflatten_does():
+    """`build(spec, *leaves)`, the op a structured result becomes, is unflatten of its leaves."""
+    spec, _ = flatten((1.0, {"a": [2.0, 3.0]}))
+    assert build(spec, 7.0, 8.0, 9.0) == (7.0, {"a": [8.0, 9.0]})
+
+
+def test_argument_round_trip_keeps_the_argument_itself():
+    """An argument flattens to its differentiable leaves only; unflattening the same leaves gives the argument itself."""
+    x = {"fz": Frozen(2.0, np.ones(2)), "sl": Slotted(1.5, "tag"), "count": True, "t": (3.0, "s")}
+    spec, leaves = flatten(x, argument=True)
+    assert len(leaves) == 4
+    assert leaves[0] == 2.0 and leaves[1] is x["fz"].offset and leaves[2:] == [1.5, 3.0]
+    assert unflatten(spec, leaves) is x
+
+
+def test_argument_unflatten_with_new_leaves_copies_without_touching_the_original():
+    """New leaves give a copy of the same types, the parts that are not leaves kept; the original is unchanged."""
+    x = {"fz": Frozen(2.0, np.ones(2)), "sl": Slotted(1.5, "tag"), "keep": ("s", None), "xs": [1.0]}
+    spec, leaves = flatten(x, argument=True)
+    dup = unflatten(spec, [20.0, "w", 15.0, 10.0])
+    slotted = dup.pop("sl")
+    assert dup == {"fz": Frozen(20.0, "w"), "keep": ("s", None), "xs": [10.0]}
+    assert (type(slotted), slotted.k, slotted.tag) == (Slotted, 15.0, "tag")
+    assert dup["keep"] is x["keep"]  # nothing inside changed: the same tuple
+    assert x["fz"].scale == 2.0 and x["sl"].k == 1.5 and x["xs"] == [1.0]
+
+
+def test_closure_round_trip_replaces_its_captured_values():
+    """A closure flattens to what it captures; unflattening new values gives a function that computes with them."""
+    scale = 3.0
+    f = lambda v: v * scale  # noqa: E731
+    spec, leaves = flatten(f, argument=True)
+    assert leaves == [3.0] and repr(spec) == "function(scale)"
+    g = unflatten(spec, [5.0])
+    assert (g(2.0), f(2.0)) == (10.0, 6.0)
+
+
+def test_shared_value_is_one_leaf_at_both_places():
+    """An array reached along two paths is one leaf; its replacement appears at both places."""
+    w = np.ones(2)
+    spec, leaves = flatten({"a": w, "b": [w, 2.0]}, argument=True)
+    assert len(leaves) == 2 and leaves[0] is w
+    assert unflatten(spec, ["W", 4.0]) == {"a": "W", "b": ["W", 4.0]}
+
+
+def test_memo_keeps_a_value_shared_across_arguments_one_spec_and_one_copy():
+    """With one memo for several arguments, a value they share has one spec, one leaf and one copy."""
+    model = Frozen(2.0, np.ones(2))
+    specs, copies = {}, {}
+    s1, l1 = flatten(model, argument=True, memo=specs)
+    s2, l2 = flatten([model, 3.0], argument=True, memo=specs)
+    assert s2.children[0] is s1 and len(l1) == 2 and l2 == [3.0]
+    c1 = unflatten(s1, [20.0, "w"], copies)
+    c2 = unflatten(s2, l2, copies)
+    assert c1 == Frozen(20.0, "w") and c2[0] is c1 and c2[1] == 3.0
+
+
+def test_cycle_flattens_and_unflattens():
+    """A container that holds itself flattens to one spec per container, and the copy's cycle leads back to the original."""
+    node = Slotted(1.0, None)
+    node.tag = node
+    spec, leaves = flatten(node, argument=True)
+    assert leaves == [1.0] and spec.children[1] is spec
+    dup = unflatten(spec, [5.0])
+    assert (type(dup), dup.k, dup.tag) == (Slotted, 5.0, node)
+
+
+def test_leaf_callback_gives_each_leaf_a_var_and_a_stand_in():
+    """`leaf(value, path)` is called at each leaf in order with its path; the leaves list holds its stand-ins."""
+    seen = []
+
+    def leaf(value, path):
+        seen.append((path, value))
+        return len(seen), f"t{len(seen)}"
+
+    x = {"w": 1.0, "m": Frozen(2.0, "s"), "xs": [3.0]}
+    spec, stand_ins = flatten(x, argument=True, leaf=leaf, path="p")
+    assert seen == [('p["w"]', 1.0), ('p["m"].scale', 2.0), ('p["xs"][0]', 3.0)]
+    assert stand_ins == ["t1", "t2", "t3"]
+    assert unflatten(spec, stand_ins) == {"w": "t1", "m": Frozen("t2", "s"), "xs": ["t3"]}
+
+
+def test_tangent_of_puts_derivatives_in_the_shape_of_the_argument():
+    """Containers keep their types, objects become Tangents, unreached leaves ZeroTangent and the rest NoTangent."""
+    x = {"m": Frozen(2.0, "s"), "t": (3.0, 4.0), "name": "n", "nt": Pair(5.0, 6.0)}
+    spec, _ = flatten(x, argument=True, leaf=lambda value, path: (path, None), path="x")
+    derivative = {'x["m"].scale': 20.0, 'x["t"][0]': 30.0, 'x["nt"][1]': 60.0}
+    assert tangent_of(spec, derivative.get, ()) == {
+        "m": Tangent(Frozen, scale=20.0, offset=NoTangent()), "t": (30.0, ZeroTangent()),
+        "name": NoTangent(), "nt": Pair(ZeroTangent(), 60.0)}
+
+
+def test_flatten_cotangent_splits_a_seed_along_a_result_spec():
+    """A structured seed splits into one entry per result leaf, ZeroTangent where it leaves one out."""
+    spec, _ = flatten({"a": (1.0, 2.0), "g": Tangent(Frozen, scale=1.0, offset=2.0)})
+    seed = {"a": (10.0, ZeroTangent()), "g": Tangent(Frozen, offset=3.0)}
+    assert flatten_cotangent(spec, seed, "f") == [10.0, ZeroTangent(), ZeroTangent(), 3.0]
+    assert flatten_cotangent(spec, {"g": ZeroTangent()}, "f") == [ZeroTangent()] * 4
+    with pytest.raises(SeedError, match=r"f returned a tuple of 2; the seed must be a tuple or list of 2"):
+        flatten_cotangent(spec, {"a": (1.0,)}, "f")
