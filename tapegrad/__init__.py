@@ -21,7 +21,7 @@ from .tape import Call, Constant, Input, Tape, Variable
 from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, Thunk, ZeroTangent, accum
 from .registry import find_rrule, frule, nondifferentiable, rrule
 from .context import BaseContext, primitive
-from .tracer import trace
+from .context import trace
 from .pytree import fill_zeros, update
 from .sweep import back, set_or_add_deriv, step_back
 from .grad import GradContext, grad, gradient, pullback

@@ -11,12 +11,23 @@ functions. Subclass it to keep a function whole or to record extra information.
 from __future__ import annotations
 
 import inspect
+import types
 
-from .errors import NoRuleError, TapegradError, qualified_name, type_str, user_location
-from .pytree import any_nested, map_nested
-from .tape import Call
+
+from .errors import (
+    ConcreteValueError,
+    EscapedTracerError,
+    NoRuleError,
+    TapegradError,
+    qualified_name,
+    traceback_location,
+    type_str,
+    user_location,
+)
+from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
+from .tape import Call, Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, primitive
-from .tracer import Tracer, record_call, wrap_result
+from .tracer import Tracer, active_tapes, escaped_error, plain_scalar, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "positional",
            "describe_call"]
@@ -113,3 +124,151 @@ class BaseContext:
                 f"is_primitive return True for it"
             )
         return body(*args, **kwargs) if kwargs else body(*args)
+
+
+# --- running a function under a context ---
+
+
+def param_names(f, n):
+    """Names of the first n positional parameters of f, for the notes on input ops."""
+    code = getattr(f, "__code__", None)
+    if type(f) is types.FunctionType and not hasattr(f, "__signature__") and not hasattr(f, "__wrapped__"):
+        # a plain function: read its code object (inspect.signature costs tens of µs a call)
+        names = list(code.co_varnames[:code.co_argcount])
+        if code.co_flags & inspect.CO_VARARGS and len(names) < n:
+            star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+            names.extend(f"{star}[{i}]" for i in range(n - len(names)))
+        names.extend(f"args[{i}]" for i in range(len(names), n))
+        return names[:n]
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            names.extend(f"{p.name}[{i}]" for i in range(n - len(names)))
+            break
+    names.extend(f"args[{i}]" for i in range(len(names), n))
+    return names[:n]
+
+
+def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
+    """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
+
+    Input ``%1`` is `f` itself. Then every differentiable leaf of `f` (the values a closure
+    captures, the fields of a callable object) and of each positional argument (numbers,
+    float arrays, inside tuples, lists, dicts, NamedTuples, dataclasses and objects) gets an
+    Input op noted with its path (``x``, ``params["b"]``, ``model.weights``) and reaches `f`
+    as a Tracer, inside a copy of its container: the user's objects are never changed.
+    Keyword arguments reach `f` unchanged unless `wrt` names them; `wrt` (a position, a name,
+    or a tuple of them) limits tracing to those arguments (and to the values `f` captures only
+    if it names ``"f"``). `ctx` (default `BaseContext`)
+    decides what is a primitive; user functions called inside `f` are traced through.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> def f(a, b):
+    ...     return a / (a + b * b)
+    >>> value, tape = tapegrad.trace(f, 2.0, 3.0)
+    >>> value
+    0.18181818181818182
+    >>> print(tape)
+    Tape
+      inp %1::function f
+      inp %2::float64   # a
+      inp %3::float64   # b
+      %4 = multiply(%3, %3)::float64
+      %5 = add(%2, %4)::float64
+      %6 = divide(%2, %5)::float64
+    """
+    if ctx is None:
+        ctx = BaseContext()
+    tape = Tape(ctx)
+    stack = active_tapes()
+    tape.level = len(stack) + 1
+    tape.push(Input(f))
+
+    def make_leaf(value, path):
+        var = tape.push(Input(value, note=path))
+        return var, Tracer(tape, var, value)
+
+    specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
+
+    def traced_copy(x, path):
+        spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
+        return spec, unflatten(spec, stand_ins, copies)
+
+    selected = _selector(wrt)
+    # with wrt, the values f captures are differentiated only if wrt names "f"
+    fspec, tf = traced_copy(f, "f") if wrt is None or selected(None, "f") else (Spec("static", f), f)
+    argspecs, targs = [], []
+    for i, (name, a) in enumerate(zip(_names or param_names(f, len(args)), args)):
+        spec, copy = traced_copy(a, name) if selected(i, name) else (Spec("static", a), a)
+        if wrt is not None and selected(i, name) and spec.kind == "static":
+            raise TypeError(
+                f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
+                f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "
+                f"lists, dicts, dataclasses and objects, are); pass a number or a float array"
+            )
+        argspecs.append(spec)
+        targs.append(copy)
+    kwspecs, tkwargs = {}, dict(kwargs)
+    for name, v in kwargs.items():
+        if wrt is not None and selected(None, name):
+            kwspecs[name], tkwargs[name] = traced_copy(v, name)
+    tape.meta["inputs"] = (fspec, argspecs, kwspecs)
+    stack.append(tape)
+    gc_pause = paused_gc()
+    gc_pause.__enter__()
+    try:
+        try:
+            out = tf(*targs, **tkwargs)
+        except Exception as exc:
+            # the partial tape, for debugging: what was recorded up to the failure
+            exc.tapegrad_tape = tape
+            if not isinstance(exc, ValueError):
+                raise
+            if "setting an array element with a sequence" not in str(exc):
+                raise
+            raise ConcreteValueError(
+                f"numpy could not store a value into a plain array at {traceback_location(exc)}: a traced "
+                f"value cannot be written into a plain ndarray (out = np.zeros(3); out[0] = t). "
+                f"Build the array from traced values instead: np.stack([...]), np.where(mask, t, "
+                f"0.0), np.concatenate, or start from a traced array (out = t * np.zeros(3)) and "
+                f"write into that"
+            ) from exc
+        if type(out) is not Tracer:
+            ospec, leaves = flatten(out)
+            if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
+                out = record_call(build, (ospec, *leaves), None)
+                tape.meta["structured_result"] = True
+    finally:
+        gc_pause.__exit__()
+        stack.pop()
+        tape.closed = True
+    if type(out) is Tracer and out._tape is tape:
+        tape.result = out._var
+        return plain_scalar(out._val), tape
+    if type(out) is Tracer:
+        raise escaped_error(out) if out._tape.closed else EscapedTracerError(
+            f"{getattr(f, '__name__', f)!r} returned a value traced by an enclosing trace; "
+            f"return values of this trace"
+        )
+    tape.result = tape.push(Constant(out, note="result does not depend on the inputs"))
+    return out, tape
+
+
+def _selector(wrt):
+    if wrt is None:
+        return lambda i, name: True
+    chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
+    for w in chosen:
+        if not isinstance(w, (int, str)):
+            raise TypeError(f"wrt takes argument positions (int) and names (str), not {w!r}")
+    return lambda i, name: i in chosen or name in chosen
+
+

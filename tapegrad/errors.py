@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 
 import numpy as np
 
@@ -186,3 +187,12 @@ def type_str(val) -> str:
         kind = "ufunc" if isinstance(val, np.ufunc) else "function"
         return f"{kind} {short_name(val)}"
     return t.__name__
+
+
+def traceback_location(exc) -> str:
+    """``file.py:12`` of the innermost frame of `exc`'s traceback outside tapegrad and numpy."""
+    where = "<unknown>"
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS):
+            where = f"{os.path.basename(fs.filename)}:{fs.lineno}"
+    return where

@@ -18,14 +18,14 @@ import operator
 
 import numpy as np
 
-from .context import BaseContext, describe_call, is_traceable, lift, positional
+from .context import BaseContext, describe_call, is_traceable, lift, positional, trace
 from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
 from .pytree import any_nested, tangent_of
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
 from .tape import Variable, paused_gc
-from .tracer import Tracer, trace, wrap_result
+from .tracer import Tracer, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 

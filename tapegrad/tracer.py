@@ -11,10 +11,8 @@ are themselves traced by the outer tape (this is what differentiates a gradient)
 """
 from __future__ import annotations
 
-import inspect
 import operator
 import threading
-import types
 
 import numpy as np
 
@@ -28,11 +26,11 @@ from .errors import (
 )
 from .arraylike import VIEWS, ArrayLike, note_view
 from .program.guards import guard_bool, guard_index, guard_int
-from .pytree import Spec, build, flatten, nested, unflatten
-from .tape import Constant, Input, Tape, paused_gc
+from .pytree import build, nested
 
 
-__all__ = ["Tracer", "trace", "record_call", "wrap_result", "active_tapes"]
+__all__ = ["Tracer", "record_call", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
+           "KEEP_WHOLE"]
 
 _local = threading.local()
 
@@ -56,7 +54,7 @@ class _StaleTape:
         self.closed = True
 
 
-def _escaped(tracer):
+def escaped_error(tracer):
     if type(tracer._tape) is _StaleTape:
         return StaleViewError(tracer._tape.reason + f"; it was used again at {user_location()}")
     return EscapedTracerError(
@@ -86,7 +84,7 @@ def record_call(fn, args, kwargs):
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
         return fn(*args, **kwargs)
     if tape.closed:
-        raise _escaped(next(a for a in nested((*args, *(kwargs or {}).values()))
+        raise escaped_error(next(a for a in nested((*args, *(kwargs or {}).values()))
                             if type(a) is Tracer and a._tape is tape))
     out = tape.ctx.record(tape, fn, args, kwargs)
     if fn in VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
@@ -152,7 +150,7 @@ class Tracer(ArrayLike):
     def _guard(self, guard, value):
         tape = self._tape
         if tape.closed:
-            raise _escaped(self)
+            raise escaped_error(self)
         tape.push_call(guard, (self._var, value), None, value, user_location())
         return value
 
@@ -215,32 +213,6 @@ class Tracer(ArrayLike):
         self._tape = _StaleTape(reason)
 
 
-def _param_names(f, n):
-    """Names of the first n positional parameters of f, for the notes on input ops."""
-    code = getattr(f, "__code__", None)
-    if type(f) is types.FunctionType and not hasattr(f, "__signature__") and not hasattr(f, "__wrapped__"):
-        # a plain function: read its code object (inspect.signature costs tens of µs a call)
-        names = list(code.co_varnames[:code.co_argcount])
-        if code.co_flags & inspect.CO_VARARGS and len(names) < n:
-            star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
-            names.extend(f"{star}[{i}]" for i in range(n - len(names)))
-        names.extend(f"args[{i}]" for i in range(len(names), n))
-        return names[:n]
-    try:
-        params = list(inspect.signature(f).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
-        elif p.kind is p.VAR_POSITIONAL:
-            names.extend(f"{p.name}[{i}]" for i in range(n - len(names)))
-            break
-    names.extend(f"args[{i}]" for i in range(len(names), n))
-    return names[:n]
-
-
 def plain_scalar(v):
     """A numpy float64 or complex128 scalar as the Python number it subclasses; anything else as is."""
     t = type(v)
@@ -249,138 +221,3 @@ def plain_scalar(v):
     if t is np.complex128:
         return complex(v)
     return v
-
-
-def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
-    """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
-
-    Input ``%1`` is `f` itself. Then every differentiable leaf of `f` (the values a closure
-    captures, the fields of a callable object) and of each positional argument (numbers,
-    float arrays, inside tuples, lists, dicts, NamedTuples, dataclasses and objects) gets an
-    Input op noted with its path (``x``, ``params["b"]``, ``model.weights``) and reaches `f`
-    as a Tracer, inside a copy of its container: the user's objects are never changed.
-    Keyword arguments reach `f` unchanged unless `wrt` names them; `wrt` (a position, a name,
-    or a tuple of them) limits tracing to those arguments (and to the values `f` captures only
-    if it names ``"f"``). `ctx` (default `BaseContext`)
-    decides what is a primitive; user functions called inside `f` are traced through.
-
-    Examples
-    --------
-    >>> import numpy as np, tapegrad
-    >>> def f(a, b):
-    ...     return a / (a + b * b)
-    >>> value, tape = tapegrad.trace(f, 2.0, 3.0)
-    >>> value
-    0.18181818181818182
-    >>> print(tape)
-    Tape
-      inp %1::function f
-      inp %2::float64   # a
-      inp %3::float64   # b
-      %4 = multiply(%3, %3)::float64
-      %5 = add(%2, %4)::float64
-      %6 = divide(%2, %5)::float64
-    """
-    if ctx is None:
-        from .context import BaseContext  # (context imports this module)
-
-        ctx = BaseContext()
-    tape = Tape(ctx)
-    stack = active_tapes()
-    tape.level = len(stack) + 1
-    tape.push(Input(f))
-
-    def make_leaf(value, path):
-        var = tape.push(Input(value, note=path))
-        return var, Tracer(tape, var, value)
-
-    specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
-
-    def traced_copy(x, path):
-        spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
-        return spec, unflatten(spec, stand_ins, copies)
-
-    selected = _selector(wrt)
-    # with wrt, the values f captures are differentiated only if wrt names "f"
-    fspec, tf = traced_copy(f, "f") if wrt is None or selected(None, "f") else (Spec("static", f), f)
-    argspecs, targs = [], []
-    for i, (name, a) in enumerate(zip(_names or _param_names(f, len(args)), args)):
-        spec, copy = traced_copy(a, name) if selected(i, name) else (Spec("static", a), a)
-        if wrt is not None and selected(i, name) and spec.kind == "static":
-            raise TypeError(
-                f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
-                f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "
-                f"lists, dicts, dataclasses and objects, are); pass a number or a float array"
-            )
-        argspecs.append(spec)
-        targs.append(copy)
-    kwspecs, tkwargs = {}, dict(kwargs)
-    for name, v in kwargs.items():
-        if wrt is not None and selected(None, name):
-            kwspecs[name], tkwargs[name] = traced_copy(v, name)
-    tape.meta["inputs"] = (fspec, argspecs, kwspecs)
-    stack.append(tape)
-    gc_pause = paused_gc()
-    gc_pause.__enter__()
-    try:
-        try:
-            out = tf(*targs, **tkwargs)
-        except Exception as exc:
-            # the partial tape, for debugging: what was recorded up to the failure
-            exc.tapegrad_tape = tape
-            if not isinstance(exc, ValueError):
-                raise
-            if "setting an array element with a sequence" not in str(exc):
-                raise
-            raise ConcreteValueError(
-                f"numpy could not store a value into a plain array at {_location_of(exc)}: a traced "
-                f"value cannot be written into a plain ndarray (out = np.zeros(3); out[0] = t). "
-                f"Build the array from traced values instead: np.stack([...]), np.where(mask, t, "
-                f"0.0), np.concatenate, or start from a traced array (out = t * np.zeros(3)) and "
-                f"write into that"
-            ) from exc
-        if type(out) is not Tracer:
-            ospec, leaves = flatten(out)
-            if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
-                out = record_call(build, (ospec, *leaves), None)
-                tape.meta["structured_result"] = True
-    finally:
-        gc_pause.__exit__()
-        stack.pop()
-        tape.closed = True
-    if type(out) is Tracer and out._tape is tape:
-        tape.result = out._var
-        return plain_scalar(out._val), tape
-    if type(out) is Tracer:
-        raise _escaped(out) if out._tape.closed else EscapedTracerError(
-            f"{getattr(f, '__name__', f)!r} returned a value traced by an enclosing trace; "
-            f"return values of this trace"
-        )
-    tape.result = tape.push(Constant(out, note="result does not depend on the inputs"))
-    return out, tape
-
-
-def _location_of(exc):
-    """file:line of the innermost frame of a traceback outside tapegrad and numpy."""
-    import os
-    import traceback
-
-    from .errors import _SKIP_DIRS
-
-    where = "<unknown>"
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS):
-            where = f"{os.path.basename(fs.filename)}:{fs.lineno}"
-    return where
-
-
-def _selector(wrt):
-    if wrt is None:
-        return lambda i, name: True
-    chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
-    for w in chosen:
-        if not isinstance(w, (int, str)):
-            raise TypeError(f"wrt takes argument positions (int) and names (str), not {w!r}")
-    return lambda i, name: i in chosen or name in chosen
-
-

@@ -24,7 +24,8 @@ from ..grad import grad
 from .guards import GuardError
 from .passes import optimize
 from ..pytree import finalize, flatten, spec_key
-from ..tracer import _param_names, plain_scalar, trace
+from ..context import param_names, trace
+from ..tracer import plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
 
@@ -71,7 +72,7 @@ class CompiledGrad:
             self.retraces += 1
         else:
             self.misses += 1
-        names = ["f", "seed"] + _param_names(self.f, len(args))
+        names = ["f", "seed"] + param_names(self.f, len(args))
         out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
         program = compile_tape(optimize(tape, assume_finite=self.assume_finite), "gradient_program")
         program.__tape__ = tape

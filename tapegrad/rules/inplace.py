@@ -6,7 +6,6 @@ the tape while every recorded value stays what it was.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..arraylike import updated
 from ..registry import rrule, unbroadcast
