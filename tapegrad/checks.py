@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .pytree import is_differentiable_leaf, object_fields, rebuild_object
-from .tangents import NO_TANGENT, ZERO
+from .forward import Dual, tangent_of_result
+from .grad import grad
+from .tangents import NO_TANGENT, Tangent, ZERO
 
 __all__ = ["ngradient", "check_grad"]
 
@@ -115,8 +117,6 @@ def _substitute(x, new, path=()):
 
 
 def _tangent_at(t, path):
-    from .tangents import Tangent
-
     for k in path:
         if t is ZERO or t is NO_TANGENT:
             return t
@@ -142,8 +142,6 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     >>> import numpy as np, tapegrad
     >>> tapegrad.check_grad(lambda x: np.sum(np.sin(x) ** 2), np.linspace(0, 1, 5))
     """
-    from .grad import grad
-
     rng = np.random.default_rng(0) if rng is None else rng
     y0 = f(*args)
     if seed is None and np.ndim(y0) != 0:
@@ -197,13 +195,11 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
             f"differences give {float(numeric)!r} (rtol={rtol}, atol={atol})"
         )
     if "fwd" in modes:
-        from .forward import Dual, _tangent_of
-
         duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v))
                  for key, (x, v) in directions.items()}
         fn, *a = _substitute(everything, duals)
         out = fn(*a)
-        dy = _tangent_of(out, out)
+        dy = tangent_of_result(out, out)
         forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))
         if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
             raise AssertionError(

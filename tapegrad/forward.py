@@ -250,11 +250,11 @@ def derived_frule(fn, vals, dargs, kwargs):
 # --- entry points ---
 
 
-def _tangent_of(out, like):
+def tangent_of_result(out, like):
     if type(out) is Dual:
         return out.delta
     if isinstance(out, (tuple, list)):
-        return _like_seq(out, [_tangent_of(o, o) for o in out])
+        return _like_seq(out, [tangent_of_result(o, o) for o in out])
     return np.zeros_like(out) if isinstance(out, np.ndarray) else 0.0
 
 
@@ -284,7 +284,7 @@ def jvp(f, args, tangents):
             raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
         duals.append(Dual(a, t))
     out = f(*duals)
-    return plain_scalar(_primal_of(out)), plain_scalar(_tangent_of(out, out))
+    return plain_scalar(_primal_of(out)), plain_scalar(tangent_of_result(out, out))
 
 
 def jacobian(f, x, mode: str = "rev"):

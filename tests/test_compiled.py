@@ -1,6 +1,5 @@
 """Compiled, cached gradients give exactly what a fresh grad gives, across branches and signatures."""
 import numpy as np
-import pytest
 
 import tapegrad
 from tapegrad import compiled_grad, grad

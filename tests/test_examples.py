@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-import tapegrad
 from tapegrad import ZeroTangent, NoTangent, check_grad, grad, gradient, ngradient, pullback, trace
 
 

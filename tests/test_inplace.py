@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-import tapegrad
 from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient
 from tapegrad.arraylike import updated
 

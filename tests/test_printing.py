@@ -1,7 +1,6 @@
 """Tape dumps, tested as whole exact strings."""
 import numpy as np
 
-import tapegrad
 from tapegrad import format_tape, pullback, trace
 
 

@@ -1,6 +1,5 @@
 """Tracers behave like the values they hold: operators, attributes, methods, iteration."""
 import numpy as np
-import pytest
 
 from tapegrad import check_grad, grad, gradient, trace
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
-import tapegrad
 from tapegrad import NO_TANGENT, check_grad, grad, gradient, rrule
 from tapegrad.tangents import getitem
 
