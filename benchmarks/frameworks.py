@@ -121,11 +121,11 @@ class Tapegrad(Framework):
 
     def solve_triangular(self):
         """``(function, note)``: tapegrad.scipy.linalg's, else scipy's if it has a rule, else a fallback."""
-        try:
-            mod = importlib.import_module("tapegrad.scipy.linalg")
-            return mod.solve_triangular, None
-        except (ImportError, AttributeError):
-            pass
+        for name in ("tapegrad.scipy.linalg", "tapegrad.scipy_linalg"):  # (its name before 0.1.0)
+            try:
+                return importlib.import_module(name).solve_triangular, None
+            except (ImportError, AttributeError):
+                pass
         import scipy.linalg
 
         try:
