@@ -7,7 +7,7 @@ same tape (`pullback`) or run on values alone (`grad`, whose tape nobody reads).
 
 `grad` keeps Python's cyclic collector paused until its tape has been freed (reference
 counting frees it; `Tape.__del__` breaks the op/Variable cycles), and its tape records large
-arrays as stand-ins (``GradContext(keep_values=False)``): an intermediate lives as long as it
+arrays as stand-ins (``GradContext(private=True)``): an intermediate lives as long as it
 would in plain numpy unless a pullback needs it. `pullback` keeps every value: its tape is
 the user's. benchmarks/README.md has the measurements behind these choices.
 """
@@ -38,14 +38,17 @@ class GradContext(BaseContext):
     `primitive`-marked user function without a rule is traced through; any other function
     without a rule raises `NoRuleError`.
 
-    With ``keep_values=False`` (what `grad` uses) the tape holds a large array result only as
-    a `stand_in` of its shape and dtype, for a tape that nothing but its own sweep reads.
+    ``private=True`` (what `grad` uses) is for a tape that nothing but its own unrecorded sweep
+    (`back_values`) reads: each primitive is one op, ``rrule(fn, *args)`` with the primitive's
+    value, its pullback is kept beside it, and a large array value is held only as a
+    `stand_in` of its shape and dtype.
     """
 
-    def __init__(self, keep_values=True):
-        #: value Variable -> (rrule call Variable, pullback Variable)
+    def __init__(self, private=False):
+        #: value Variable -> (the rrule op's Variable, the pullback's Variable), or on a
+        #: private tape (the rrule op's Variable, which is the value's, the pullback itself)
         self.pullbacks = {}
-        self.keep_values = keep_values
+        self.private = private
         # a subclass that changes what is a primitive is asked about every call
         self._decides = type(self).is_primitive is not GradContext.is_primitive
 
@@ -93,16 +96,17 @@ class GradContext(BaseContext):
         except TypeError:
             _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs)
             raise
-        y, pb = pair  # the rule's (value, pullback) is the rrule op's value as it is
-        kept = y
-        if type(y) is _ndarray and not self.keep_values:
-            kept = stand_in(y)
-            pair = (kept, pb)
-        push = tape.push_call
-        rv = push(rrule, (fn, *targs), kwargs or None, pair)
-        yv = push(getitem, (rv, 0), None, kept)
-        pv = push(getitem, (rv, 1), None, pb)
-        self.pullbacks[yv] = (rv, pv)
+        y, pb = pair
+        if self.private:
+            yv = tape.push_call(rrule, (fn, *targs), kwargs or None,
+                                stand_in(y) if type(y) is _ndarray else y)
+            self.pullbacks[yv] = (yv, pb)
+        else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
+            push = tape.push_call
+            rv = push(rrule, (fn, *targs), kwargs or None, pair)
+            yv = push(getitem, (rv, 0), None, y)
+            pv = push(getitem, (rv, 1), None, pb)
+            self.pullbacks[yv] = (rv, pv)
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
         return Tracer(tape, yv, y)
@@ -277,7 +281,7 @@ def grad(f, *args, seed=None, **kwargs):
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     with paused_gc():
-        value, tape = trace(f, *args, ctx=GradContext(keep_values=False), **kwargs)
+        value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
         back_ = Pullback(f, args, tape, value)
         grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
         del back_, tape

@@ -171,7 +171,8 @@ def back(tape, seed):
 
 
 def back_values(tape, seed):
-    """The sweep of `back` without recording it: ``{Variable: derivative value}``.
+    """The sweep of `back` without recording it, over a private tape (one op per primitive, see
+    `GradContext`): ``{Variable: derivative value}``.
 
     `grad` uses it (see the module docstring). Each value leaves the tape as soon as nothing
     later needs it: a primitive's value and pullback before the pullback runs, a derivative
@@ -185,11 +186,11 @@ def back_values(tape, seed):
         dy = derivs.pop(var, None)
         if dy is None or var._op.id > last:
             continue
-        rv, pv = pullbacks[var]
-        args = rv._op.args
-        pullback_fn = pv._op.val
+        # a private tape (`GradContext(private=True)`): the value's op is the rrule op
+        pullback_fn = pullbacks[var][1]
+        args = var._op.args
         # the pullback keeps what it needs in its closure; the rest goes before it allocates
-        rv._op.val = var._op.val = pv._op.val = None
+        pullbacks[var] = var._op.val = None
         dxs_val = pullback_fn(dy)
         if type(dxs_val) is not tuple or len(dxs_val) != len(args):
             raise _arity_error(var, args, dxs_val)

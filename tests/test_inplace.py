@@ -68,7 +68,7 @@ def test_stale_view_raises():
         x[2] = 5.0
         return np.sum(y)
 
-    with pytest.raises(StaleViewError, match=r"%4 is a view of %2, which was written in place at "
+    with pytest.raises(StaleViewError, match=r"%3 is a view of %2, which was written in place at "
                                              r"test_inplace.py:\d+.*used again at test_inplace.py:\d+"):
         grad(f, np.ones(3))
 

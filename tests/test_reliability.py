@@ -78,7 +78,7 @@ def test_pullback_with_the_wrong_number_of_tangents_is_caught_at_the_step():
     def broken_square_rrule(x):
         return broken_square(x), lambda dy: (2 * x * dy,)
 
-    with pytest.raises(RuleError, match=r"pullback of .*broken_square\(%2::float64\) \(for %4, in the "
+    with pytest.raises(RuleError, match=r"pullback of .*broken_square\(%2::float64\) \(for %3, in the "
                                         r"gradient taken at test_reliability.py:\d+\) returned tuple of length 1; "
                                         r"fix the rule .* a tuple of 2"):
         grad(lambda x: broken_square(x), 3.0)
@@ -90,7 +90,7 @@ def test_pullback_with_a_tangent_of_the_wrong_shape_is_caught():
     def broken_square_rrule(x):
         return broken_square(x), lambda dy: (tapegrad.NO_TANGENT, np.sum(2 * x * dy))
 
-    with pytest.raises(RuleError, match=r"pullback of test_reliability.broken_square \(for %4, in the gradient "
+    with pytest.raises(RuleError, match=r"pullback of test_reliability.broken_square \(for %3, in the gradient "
                                         r"taken at test_reliability.py:\d+\) returned a tangent of shape \(\) "
                                         r"for argument 1, %2::float64\[3\]; fix the rule.*unbroadcast"):
         grad(lambda x: np.sum(broken_square(x)), np.ones(3))
@@ -102,7 +102,7 @@ def test_array_tangent_of_the_wrong_shape_is_caught():
     def broken_square_rrule(x):
         return broken_square(x), lambda dy: (tapegrad.NO_TANGENT, (2 * x * dy)[:, None])
 
-    with pytest.raises(RuleError, match=r"pullback of test_reliability.broken_square \(for %4, .*\) "
+    with pytest.raises(RuleError, match=r"pullback of test_reliability.broken_square \(for %3, .*\) "
                                         r"returned a tangent of shape \(3, 1\) for argument 1, "
                                         r"%2::float64\[3\]"):
         grad(lambda x: np.sum(broken_square(x)), np.ones(3))
