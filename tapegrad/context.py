@@ -199,6 +199,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
 
     def traced_copy(x, path):
+        if type(x) is float:  # the common leaf, which nothing can share, without the walk
+            var, tracer = make_leaf(x, path)
+            return Spec("leaf", x, var=var), tracer
         spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
         return spec, unflatten(spec, stand_ins, copies)
 

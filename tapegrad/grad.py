@@ -21,6 +21,7 @@ import numpy as np
 from .context import BaseContext, describe_call, is_traceable, lift, positional, trace
 from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
 from .pytree import any_nested, tangent_of
+from . import registry
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
@@ -87,10 +88,12 @@ class GradContext(BaseContext):
         if fn in NEEDS and _ndarray in map(type, vals):
             # which arguments are traced: only their tangents will be read. Told when it helps,
             # a constant beside an array (two numbers cost nothing to keep)
-            needs = tuple(type(t) is Variable or (type(t) in (list, tuple) and any_nested(t, _is_variable))
-                          for t in targs)
-            if False in needs:
-                rule_kwargs = {**(kwargs or {}), "needs": needs}
+            kinds = list(map(type, targs))
+            if kinds.count(Variable) < len(kinds):
+                needs = tuple(k is Variable or (k in (list, tuple) and any_nested(t, _is_variable))
+                              for k, t in zip(kinds, targs))
+                if False in needs:
+                    rule_kwargs = {**(kwargs or {}), "needs": needs}
         try:
             pair = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         except TypeError:
@@ -98,8 +101,8 @@ class GradContext(BaseContext):
             raise
         y, pb = pair
         if self.private:
-            yv = tape.push_call(rrule, (fn, *targs), kwargs or None,
-                                stand_in(y) if type(y) is _ndarray else y)
+            kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
+            yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
             self.pullbacks[yv] = (yv, pb)
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
