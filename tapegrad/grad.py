@@ -87,13 +87,11 @@ class GradContext(BaseContext):
         rule_kwargs = kwargs
         if fn in NEEDS and _ndarray in map(type, vals):
             # which arguments are traced: only their tangents will be read. Told when it helps,
-            # a constant beside an array (two numbers cost nothing to keep)
-            kinds = list(map(type, targs))
-            if kinds.count(Variable) < len(kinds):
-                needs = tuple(k is Variable or (k in (list, tuple) and any_nested(t, _is_variable))
-                              for k, t in zip(kinds, targs))
-                if False in needs:
-                    rule_kwargs = {**(kwargs or {}), "needs": needs}
+            # a constant beside an array (two numbers cost nothing to keep). `lift` leaves a
+            # constant the same object in both lists, and nothing traced so
+            needs = tuple(map(operator.is_not, targs, vals))
+            if False in needs:
+                rule_kwargs = {**(kwargs or {}), "needs": needs}
         try:
             pair = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         except TypeError:
@@ -145,10 +143,6 @@ def _concrete_ints(kwargs, tape):
 
     return {k: one(v) for k, v in kwargs.items()}
 
-
-
-def _is_variable(x):
-    return type(x) is Variable
 
 
 def _traced_on(tape):
