@@ -25,7 +25,7 @@ from . import registry
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
-from .tape import Variable, paused_gc
+from .tape import paused_gc
 from .tracer import Tracer, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
