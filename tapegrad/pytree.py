@@ -27,7 +27,7 @@ import types
 import numpy as np
 
 from .errors import SeedError
-from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, _map
+from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, map_tangent
 
 __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
            "Spec", "flatten", "unflatten", "build", "flatten_cotangent", "spec_key",
@@ -455,7 +455,7 @@ def fill_zeros(tangent, primal):
 
     if isinstance(tangent, ZeroTangent):
         return _fill_structure(primal)
-    return _map(fill, tangent, primal)
+    return map_tangent(fill, tangent, primal)
 
 
 def _float_dtype(p):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "Thunk", "getitem", "accum",
+__all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "Thunk", "getitem", "accum", "map_tangent",
            "is_zero", "scale_tangent"]
 
 
@@ -201,17 +201,17 @@ def _equal(a, b):
     return a == b
 
 
-def _map(fn, t, *others):
+def map_tangent(fn, t, *others):
     """Apply fn leaf by leaf over a tangent and tangents (or primals) of the same structure."""
     if isinstance(t, Tangent):
-        return Tangent(t.primal_type, **{k: _map(fn, v, *[_field(o, k) for o in others])
+        return Tangent(t.primal_type, **{k: map_tangent(fn, v, *[_field(o, k) for o in others])
                                          for k, v in t.fields.items()})
     if isinstance(t, tuple) and hasattr(t, "_fields"):
-        return type(t)(*[_map(fn, v, *[o[i] for o in others]) for i, v in enumerate(t)])
+        return type(t)(*[map_tangent(fn, v, *[o[i] for o in others]) for i, v in enumerate(t)])
     if isinstance(t, (tuple, list)):
-        return type(t)(_map(fn, v, *[o[i] for o in others]) for i, v in enumerate(t))
+        return type(t)(map_tangent(fn, v, *[o[i] for o in others]) for i, v in enumerate(t))
     if isinstance(t, dict):
-        return {k: _map(fn, v, *[o[k] for o in others]) for k, v in t.items()}
+        return {k: map_tangent(fn, v, *[o[k] for o in others]) for k, v in t.items()}
     return fn(t, *others)
 
 
@@ -225,4 +225,4 @@ def _field(o, k):
 
 def scale_tangent(t, k):
     """k * t for a tangent of any structure."""
-    return _map(lambda v: v if v is ZERO or v is NO_TANGENT else v * k, t)
+    return map_tangent(lambda v: v if v is ZERO or v is NO_TANGENT else v * k, t)

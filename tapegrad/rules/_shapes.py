@@ -1,4 +1,4 @@
-"""Helpers shared by the reduction, shape, assembly and indexing rules (no rules here).
+"""Helpers shared by the rule families (no rules here).
 
 They read shapes, dtypes and arguments only, never array values, so that the rules and
 pullbacks using them can run on Tracers.
@@ -10,7 +10,8 @@ import operator
 
 import numpy as np
 
-from ..tangents import NO_TANGENT
+from ..registry import unbroadcast
+from ..tangents import NO_TANGENT, ZERO
 
 _SIGNATURES: dict = {}
 
@@ -107,3 +108,59 @@ def cast_like(dx, x):
 
 def normalize_axis(axis, ndim) -> int:
     return operator.index(axis) % ndim if ndim else 0
+
+
+# --- shared by the product and linear-algebra rules ---
+
+
+def mT(a):
+    """The transpose of the last two axes (of each matrix in a stack)."""
+    return np.swapaxes(a, -1, -2)
+
+
+def tangent_float(x):
+    """The float dtype a tangent of `x` is computed in (float64 for Python numbers)."""
+    dt = getattr(x, "dtype", None)
+    return dt if dt is not None and dt.kind in "fc" else np.dtype(np.float64)
+
+
+def like(g, x):
+    """`g` as the tangent of `x`: summed down to x's shape, in x's dtype, a scalar for a number."""
+    g = unbroadcast(g, x)
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind in "fc":
+        if g.dtype != dt:  # mixed precision: the product was promoted, the tangent is not
+            g = g.astype(dt)
+    elif isinstance(g, np.ndarray) and g.ndim == 0:
+        g = g[()]
+    return g
+
+
+def perm_back(t, labels):
+    """Transpose `t`, whose axis i stands for axis labels[i] of an operand, into that operand's order."""
+    perm = tuple(int(i) for i in np.argsort(labels))
+    return t if perm == tuple(range(len(perm))) else np.transpose(t, perm)
+
+
+def col(v):
+    """A stack of vectors (..., n) as a stack of columns (..., n, 1)."""
+    return np.reshape(v, np.shape(v) + (1,))
+
+
+def row(v):
+    """A stack of vectors (..., n) as a stack of rows (..., 1, n)."""
+    return np.reshape(v, np.shape(v)[:-1] + (1, np.shape(v)[-1]))
+
+
+def sum_of(*terms):
+    """The sum of the terms that are not ZERO (ZERO if none is)."""
+    out = ZERO
+    for t in terms:
+        if t is not ZERO:
+            out = t if out is ZERO else out + t
+    return out
+
+
+def sym(g):
+    """The symmetric part of g (of each matrix in a stack)."""
+    return 0.5 * (g + mT(g))

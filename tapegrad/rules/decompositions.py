@@ -18,21 +18,16 @@ from ..errors import TapegradError
 from ..registry import rrule, stand_in
 from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
-from .linalg import _col, _row, _sum_of
-from .products import _dtype, _like, _mT
-
-
-def _sym(g):
-    return 0.5 * (g + _mT(g))
+from ._shapes import col, like, mT, row, sum_of, sym, tangent_float
 
 
 def _eye_like(a, n=None):
-    return np.eye(np.shape(a)[-1] if n is None else n, dtype=_dtype(a))
+    return np.eye(np.shape(a)[-1] if n is None else n, dtype=tangent_float(a))
 
 
 def _inverse_gaps(v, eye):
     """F with F_ij = 1 / (v_j - v_i) off the diagonal and 0 on it; inf where two v are equal."""
-    gaps = _row(v) - _col(v)
+    gaps = row(v) - col(v)
     return (1 - eye) / (gaps + eye)
 
 
@@ -49,13 +44,13 @@ def cholesky_grad(l, dl, solve_lt=None):
     if _blas_ready(l, dl):
         return _cholesky_grad_blas(l, dl)
     if solve_lt is None:
-        solve_lt = lambda l, b: np.linalg.solve(_mT(l), b)
+        solve_lt = lambda l, b: np.linalg.solve(mT(l), b)
     eye = _eye_like(l)
     # only the lower triangle of L varies: the cotangent of the zeros above it is dropped
-    p = np.tril(np.matmul(_mT(l), np.tril(dl)))
+    p = np.tril(np.matmul(mT(l), np.tril(dl)))
     p = p - 0.5 * eye * p
-    s = solve_lt(l, _mT(solve_lt(l, _mT(p))))
-    return _sym(s)
+    s = solve_lt(l, mT(solve_lt(l, mT(p))))
+    return sym(s)
 
 
 def _blas_ready(l, dl):
@@ -101,10 +96,10 @@ def cholesky_rrule(a, **kwargs):
 
     def cholesky_pullback(dc):
         # upper=True returns U = Lᵀ
-        l, dl = (_mT(c), _mT(dc)) if upper else (c, dc)
+        l, dl = (mT(c), mT(dc)) if upper else (c, dc)
         # one matrix: triangular solves (O(n²) a column), not general ones (an LU each)
         solve_lt = _triangular_lt if np.ndim(l) == 2 else None
-        return NO_TANGENT, _like(cholesky_grad(l, dl, solve_lt), a)
+        return NO_TANGENT, like(cholesky_grad(l, dl, solve_lt), a)
 
     return c, cholesky_pullback
 
@@ -124,13 +119,13 @@ def eigh_rrule(a, *rest, **kwargs):
         # Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1/(w_j - w_i): the eigenvectors' part
         # is infinite where eigenvalues repeat (their eigenvectors are not unique), as in
         # autograd and JAX; the eigenvalues' part alone is finite there.
-        inner = ZERO if dw is ZERO else _col(dw) * eye
+        inner = ZERO if dw is ZERO else col(dw) * eye
         if dv is not ZERO:
-            inner = _sum_of(inner, _inverse_gaps(w, eye) * np.matmul(_mT(v), dv))
+            inner = sum_of(inner, _inverse_gaps(w, eye) * np.matmul(mT(v), dv))
         if inner is ZERO:
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
-        g = np.matmul(np.matmul(v, inner), _mT(v))
-        return NO_TANGENT, _like(_sym(g), a), *(NO_TANGENT for _ in rest)
+        g = np.matmul(np.matmul(v, inner), mT(v))
+        return NO_TANGENT, like(sym(g), a), *(NO_TANGENT for _ in rest)
 
     return res, eigh_pullback
 
@@ -142,7 +137,7 @@ def eigvalsh_rrule(a, *rest, **kwargs):
 
     def eigvalsh_pullback(dw):
         # d wᵢ = vᵢᵀ dA vᵢ, finite also where eigenvalues repeat
-        return NO_TANGENT, _like(np.matmul(v * _row(dw), _mT(v)), a), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(np.matmul(v * row(dw), mT(v)), a), *(NO_TANGENT for _ in rest)
 
     return w, eigvalsh_pullback
 
@@ -177,35 +172,35 @@ def svd_rrule(a, *rest, **kwargs):
             # requires, dU₂ = -U₁ dU₁ᵀ U₂ (exact for functions of their span, U₂U₂ᵀ), which
             # folds Ū₂ into Ū₁ as -U₂ Ū₂ᵀ U₁. JAX and autograd raise here instead.
             if du is not ZERO and m > k:
-                du = du[..., :, :k] - np.matmul(y[0][..., :, k:], np.matmul(_mT(du[..., :, k:]), u))
+                du = du[..., :, :k] - np.matmul(y[0][..., :, k:], np.matmul(mT(du[..., :, k:]), u))
             if dvh is not ZERO and n > k:
-                dvh = dvh[..., :k, :] - np.matmul(np.matmul(vh, _mT(dvh[..., k:, :])), y[2][..., k:, :])
+                dvh = dvh[..., :k, :] - np.matmul(np.matmul(vh, mT(dvh[..., k:, :])), y[2][..., k:, :])
         # Townsend, "Differentiating the singular value decomposition": with
         # F_ij = 1/(s_j² - s_i²), J = F ∘ (UᵀŪ - ŪᵀU), K = F ∘ (VᵀV̄ - V̄ᵀV),
         # Ā = U (J S + diag(s̄) + S K) Vᵀ + (I - UUᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I - VVᵀ).
         # F is infinite where singular values repeat and S⁻¹ where one is 0: the vectors are
         # not unique there, and the gradient through U or Vh is inf/nan (as in autograd, JAX).
         eye = _eye_like(a, k)
-        inner = ZERO if ds is ZERO else _col(ds) * eye
+        inner = ZERO if ds is ZERO else col(ds) * eye
         outer = ZERO
         if du is not ZERO or dvh is not ZERO:
             f = _inverse_gaps(s * s, eye)
         if du is not ZERO:
-            utdu = np.matmul(_mT(u), du)
-            inner = _sum_of(inner, f * (utdu - _mT(utdu)) * _row(s))
+            utdu = np.matmul(mT(u), du)
+            inner = sum_of(inner, f * (utdu - mT(utdu)) * row(s))
             if m > k:
-                outer = np.matmul((du - np.matmul(u, utdu)) / _row(s), vh)
+                outer = np.matmul((du - np.matmul(u, utdu)) / row(s), vh)
         if dvh is not ZERO:
-            vtdv = np.matmul(vh, _mT(dvh))
-            inner = _sum_of(inner, _col(s) * (f * (vtdv - _mT(vtdv))))
+            vtdv = np.matmul(vh, mT(dvh))
+            inner = sum_of(inner, col(s) * (f * (vtdv - mT(vtdv))))
             if n > k:
-                outer = _sum_of(outer, np.matmul(u, (dvh - np.matmul(np.matmul(dvh, _mT(vh)), vh)) / _col(s)))
-        g = _sum_of(ZERO if inner is ZERO else np.matmul(np.matmul(u, inner), vh), outer)
+                outer = sum_of(outer, np.matmul(u, (dvh - np.matmul(np.matmul(dvh, mT(vh)), vh)) / col(s)))
+        g = sum_of(ZERO if inner is ZERO else np.matmul(np.matmul(u, inner), vh), outer)
         if g is ZERO:
             return NO_TANGENT, ZERO, *nothing
         if opts["hermitian"]:
-            g = _sym(g)
-        return NO_TANGENT, _like(g, a), *nothing
+            g = sym(g)
+        return NO_TANGENT, like(g, a), *nothing
 
     return y, svd_pullback
 
@@ -215,16 +210,16 @@ def svd_rrule(a, *rest, **kwargs):
 
 def _copyltu(m):
     """The symmetric matrix whose lower triangle is that of m."""
-    return np.tril(m) + _mT(np.tril(m, -1))
+    return np.tril(m) + mT(np.tril(m, -1))
 
 
 def _qr_grad(q, r, dq, dr):
     """Ā of A = QR (A m×n with m ≥ n, R square): M = R R̄ᵀ - Q̄ᵀ Q, Ā = (Q̄ + Q copyltu(M)) R⁻ᵀ."""
-    mm = _sum_of(ZERO if dr is ZERO else np.matmul(r, _mT(dr)), ZERO if dq is ZERO else -np.matmul(_mT(dq), q))
+    mm = sum_of(ZERO if dr is ZERO else np.matmul(r, mT(dr)), ZERO if dq is ZERO else -np.matmul(mT(dq), q))
     if mm is ZERO:
         return ZERO
-    b = _sum_of(dq, np.matmul(q, _copyltu(mm)))
-    return _mT(np.linalg.solve(r, _mT(b)))  # B R⁻ᵀ = (R⁻¹ Bᵀ)ᵀ
+    b = sum_of(dq, np.matmul(q, _copyltu(mm)))
+    return mT(np.linalg.solve(r, mT(b)))  # B R⁻ᵀ = (R⁻¹ Bᵀ)ᵀ
 
 
 @rrule(np.linalg.qr)
@@ -252,17 +247,17 @@ def qr_rrule(a, *rest, **kwargs):
             # Ȳ = Q R̄₂ and X̄ = the square gradient with Q̄ + Y R̄₂ᵀ in place of Q̄
             y2 = a[..., :, m:]
             dr1, dr2 = (ZERO, ZERO) if dr is ZERO else (dr[..., :, :m], dr[..., :, m:])
-            dq1 = dq if dr2 is ZERO else _sum_of(dq, np.matmul(y2, _mT(dr2)))
+            dq1 = dq if dr2 is ZERO else sum_of(dq, np.matmul(y2, mT(dr2)))
             gx = _qr_grad(q, r[..., :, :m], dq1, dr1)
             gy = ZERO if dr2 is ZERO else np.matmul(q, dr2)
             if gx is ZERO and gy is ZERO:
                 g = ZERO
             else:
-                gx = np.zeros(np.shape(a)[:-1] + (m,), dtype=_dtype(a)) if gx is ZERO else gx
-                gy = np.zeros(np.shape(y2), dtype=_dtype(a)) if gy is ZERO else gy
+                gx = np.zeros(np.shape(a)[:-1] + (m,), dtype=tangent_float(a)) if gx is ZERO else gx
+                gy = np.zeros(np.shape(y2), dtype=tangent_float(a)) if gy is ZERO else gy
                 g = np.concatenate([gx, gy], axis=-1)
         if g is ZERO:
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
-        return NO_TANGENT, _like(g, a), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(g, a), *(NO_TANGENT for _ in rest)
 
     return y, qr_pullback

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..registry import rrule, stand_in
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from .products import _like, _mT
+from ._shapes import col, like, mT, row, sum_of
 
 
 def _add2(a):
@@ -18,28 +18,9 @@ def _add2(a):
     return np.reshape(a, np.shape(a) + (1, 1))
 
 
-def _col(v):
-    """A stack of vectors (..., n) as a stack of columns (..., n, 1)."""
-    return np.reshape(v, np.shape(v) + (1,))
-
-
-def _row(v):
-    """A stack of vectors (..., n) as a stack of rows (..., 1, n)."""
-    return np.reshape(v, np.shape(v)[:-1] + (1, np.shape(v)[-1]))
-
-
 def _uncol(v):
     """A stack of columns (..., n, 1) back to a stack of vectors (..., n)."""
     return np.reshape(v, np.shape(v)[:-1])
-
-
-def _sum_of(*terms):
-    """The sum of the terms that are not ZERO (ZERO if none is)."""
-    out = ZERO
-    for t in terms:
-        if t is not ZERO:
-            out = t if out is ZERO else out + t
-    return out
 
 
 # --- inverse and solve ---
@@ -51,7 +32,7 @@ def inv_rrule(a):
 
     def inv_pullback(dy):
         # d(A⁻¹) = -A⁻¹ dA A⁻¹, so Ā = -A⁻ᵀ Ȳ A⁻ᵀ
-        yt = _mT(y)
+        yt = mT(y)
         return NO_TANGENT, -np.matmul(np.matmul(yt, dy), yt)
 
     return y, inv_pullback
@@ -66,12 +47,12 @@ def solve_rrule(a, b):
     def solve_pullback(dx):
         # x = A⁻¹ b:  b̄ = A⁻ᵀ x̄,  Ā = -b̄ xᵀ
         if vector:
-            db = _uncol(np.linalg.solve(_mT(a), _col(dx)))
-            da = lambda: -(_col(db) * _row(x))
+            db = _uncol(np.linalg.solve(mT(a), col(dx)))
+            da = lambda: -(col(db) * row(x))
         else:
-            db = np.linalg.solve(_mT(a), dx)
-            da = lambda: -np.matmul(db, _mT(x))
-        return NO_TANGENT, Thunk(lambda: _like(da(), a)), _like(db, b)
+            db = np.linalg.solve(mT(a), dx)
+            da = lambda: -np.matmul(db, mT(x))
+        return NO_TANGENT, Thunk(lambda: like(da(), a)), like(db, b)
 
     return x, solve_pullback
 
@@ -86,7 +67,7 @@ def det_rrule(a):
     def det_pullback(dd):
         # d det A = det A tr(A⁻¹ dA). At a singular A this needs A⁻¹ and raises LinAlgError,
         # as autograd does (the true derivative there is the cofactor matrix).
-        return NO_TANGENT, _add2(dd * d) * _mT(np.linalg.inv(a))
+        return NO_TANGENT, _add2(dd * d) * mT(np.linalg.inv(a))
 
     return d, det_pullback
 
@@ -101,7 +82,7 @@ def slogdet_rrule(a):
         dlogdet = ZERO if dy is ZERO else dy[1]
         if dlogdet is ZERO:
             return NO_TANGENT, ZERO
-        return NO_TANGENT, _add2(dlogdet) * _mT(np.linalg.inv(a))
+        return NO_TANGENT, _add2(dlogdet) * mT(np.linalg.inv(a))
 
     return res, slogdet_pullback  # numpy's SlogdetResult: .sign and .logabsdet work when traced
 
@@ -123,10 +104,10 @@ def matrix_power_rrule(a, *rest, **kwargs):
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
         # d(Bᵐ) = Σₖ Bᵏ dB Bᵐ⁻¹⁻ᵏ,  so B̄ = Σₖ (Bᵏ)ᵀ Ȳ (Bᵐ⁻¹⁻ᵏ)ᵀ
         m = abs(n)
-        db = _sum_of(*(np.matmul(np.matmul(_mT(powers[k]), dy), _mT(powers[m - 1 - k])) for k in range(m)))
+        db = sum_of(*(np.matmul(np.matmul(mT(powers[k]), dy), mT(powers[m - 1 - k])) for k in range(m)))
         if n < 0:  # B = A⁻¹: Ā = -Bᵀ B̄ Bᵀ
-            db = -np.matmul(np.matmul(_mT(base), db), _mT(base))
-        return NO_TANGENT, _like(db, a), *(NO_TANGENT for _ in rest)
+            db = -np.matmul(np.matmul(mT(base), db), mT(base))
+        return NO_TANGENT, like(db, a), *(NO_TANGENT for _ in rest)
 
     return y, matrix_power_pullback
 
@@ -137,7 +118,7 @@ def matrix_power_rrule(a, *rest, **kwargs):
 def _pinv_grad(a, x, g):
     """Ā for X = A⁺ and X̄ = g, where A's rank is constant nearby (Golub and Pereyra):
     Ā = -Xᵀ g Xᵀ + (I - A X) gᵀ X Xᵀ + Xᵀ X gᵀ (I - X A)."""
-    xt, gt = _mT(x), _mT(g)
+    xt, gt = mT(x), mT(g)
     t1 = -np.matmul(np.matmul(xt, g), xt)
     t2 = np.matmul(np.matmul(gt, x), xt)
     t2 = t2 - np.matmul(a, np.matmul(x, t2))  # (I - A X) M = M - A (X M)
@@ -154,8 +135,8 @@ def pinv_rrule(a, *rest, **kwargs):
     def pinv_pullback(dx):
         g = _pinv_grad(a, x, dx)
         if hermitian:  # only one triangle is read: the symmetric gradient, as for eigh
-            g = 0.5 * (g + _mT(g))
-        return NO_TANGENT, _like(g, a), *(NO_TANGENT for _ in rest)
+            g = 0.5 * (g + mT(g))
+        return NO_TANGENT, like(g, a), *(NO_TANGENT for _ in rest)
 
     return x, pinv_pullback
 
@@ -170,23 +151,23 @@ def lstsq_rrule(a, b, *rest, **kwargs):
         dx, dres, _, ds = (ZERO,) * 4 if dy is ZERO else dy
         da = db = ZERO
         if dx is not ZERO:
-            db = np.matmul(_mT(p), dx)
-            da = _pinv_grad(a, p, _col(dx) * _row(b) if vector else np.matmul(dx, _mT(b)))
+            db = np.matmul(mT(p), dx)
+            da = _pinv_grad(a, p, col(dx) * row(b) if vector else np.matmul(dx, mT(b)))
         if dres is not ZERO and np.size(res):
             # res = min over x of |b - A x|², so at the minimum (envelope theorem)
             # d res = 2 eᵀ (db - dA x) with e = b - A x
             e = b - np.matmul(a, x)
             we = 2 * e * dres
-            db = _sum_of(db, we)
-            da = _sum_of(da, -(_col(we) * _row(x) if vector else np.matmul(we, _mT(x))))
+            db = sum_of(db, we)
+            da = sum_of(da, -(col(we) * row(x) if vector else np.matmul(we, mT(x))))
         if ds is not ZERO:
             # singular values: d sᵢ = uᵢᵀ dA vᵢ
             u, _, vh = np.linalg.svd(a, full_matrices=False)
-            da = _sum_of(da, np.matmul(u * _row(ds), vh))
+            da = sum_of(da, np.matmul(u * row(ds), vh))
         return (
             NO_TANGENT,
-            ZERO if da is ZERO else _like(da, a),
-            ZERO if db is ZERO else _like(db, b),
+            ZERO if da is ZERO else like(da, a),
+            ZERO if db is ZERO else like(db, b),
             *(NO_TANGENT for _ in rest),
         )
 

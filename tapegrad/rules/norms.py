@@ -12,7 +12,7 @@ import numpy as np
 
 from ..registry import rrule
 from ..tangents import NO_TANGENT, ZERO
-from .products import _like, _perm_back
+from ._shapes import like, perm_back
 
 
 def _norm_args(x, rest, kwargs):
@@ -62,7 +62,7 @@ def _matrix_norm_grad(x, n, ord, axes, svd):
         else:  # d s₁ = u₁ᵀ dX v₁ for the largest (2) or the smallest (-2) singular value
             i = 0 if ord == 2 else np.shape(u)[-1] - 1
             g = np.matmul(u[..., :, i:i + 1], vh[..., i:i + 1, :])
-        return _perm_back(g, perm)
+        return perm_back(g, perm)
     # ord 1 / -1: max / min over columns of the column sums of |x|; inf / -inf: rows, row sums
     summed, chosen = (r, c) if ord in (1, -1) else (c, r)
     sums = np.sum(np.abs(x), axis=summed, keepdims=True)
@@ -85,6 +85,6 @@ def norm_rrule(x, *rest, **kwargs):
         g = _matrix_norm_grad(x, n, ord, axes, svd) if matrix else _vector_norm_grad(x, n, ord, axes)
         if g is ZERO:
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
-        return NO_TANGENT, _like(np.reshape(dy, kept) * g, x), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(np.reshape(dy, kept) * g, x), *(NO_TANGENT for _ in rest)
 
     return y, norm_pullback

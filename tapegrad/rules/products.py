@@ -9,39 +9,11 @@ import string
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..registry import rrule
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import like, mT, perm_back, tangent_float
 
 # --- helpers shared with the linalg rules ---
-
-
-def _mT(a):
-    """The transpose of the last two axes (of each matrix in a stack)."""
-    return np.swapaxes(a, -1, -2)
-
-
-def _dtype(x):
-    """The float dtype a tangent of `x` is computed in (float64 for Python numbers)."""
-    dt = getattr(x, "dtype", None)
-    return dt if dt is not None and dt.kind in "fc" else np.dtype(np.float64)
-
-
-def _like(g, x):
-    """`g` as the tangent of `x`: summed down to x's shape, in x's dtype, a scalar for a number."""
-    g = unbroadcast(g, x)
-    dt = getattr(x, "dtype", None)
-    if dt is not None and dt.kind in "fc":
-        if g.dtype != dt:  # mixed precision: the product was promoted, the tangent is not
-            g = g.astype(dt)
-    elif isinstance(g, np.ndarray) and g.ndim == 0:
-        g = g[()]
-    return g
-
-
-def _perm_back(t, labels):
-    """Transpose `t`, whose axis i stands for axis labels[i] of an operand, into that operand's order."""
-    perm = tuple(int(i) for i in np.argsort(labels))
-    return t if perm == tuple(range(len(perm))) else np.transpose(t, perm)
 
 
 # --- matrix products ---
@@ -51,25 +23,25 @@ def _matmul_grads(dz, x, y):
     """Tangents (as thunks) of x @ y for 1-d and n-d operands, batch axes broadcast."""
     xn, yn = np.ndim(x), np.ndim(y)
     if xn == 1 and yn == 1:
-        return lambda: _like(dz * y, x), lambda: _like(dz * x, y)
+        return lambda: like(dz * y, x), lambda: like(dz * x, y)
     # one matrix and one vector: matrix-vector products go to BLAS (einsum would not)
     if xn == 1 and yn == 2:  # (k,) @ (k, n) -> (n,)
-        return lambda: _like(np.matmul(y, dz), x), lambda: _like(np.outer(x, dz), y)
+        return lambda: like(np.matmul(y, dz), x), lambda: like(np.outer(x, dz), y)
     if xn == 2 and yn == 1:  # (m, k) @ (k,) -> (m,)
-        return lambda: _like(np.outer(dz, y), x), lambda: _like(np.matmul(_mT(x), dz), y)
-    if xn == 1:  # (k,) @ (..., k, n) -> (..., n); _like sums the batch axes out of dx
+        return lambda: like(np.outer(dz, y), x), lambda: like(np.matmul(mT(x), dz), y)
+    if xn == 1:  # (k,) @ (..., k, n) -> (..., n); like sums the batch axes out of dx
         return (
-            lambda: _like(np.einsum("...kn,...n->...k", y, dz), x),
-            lambda: _like(np.einsum("k,...n->...kn", x, dz), y),
+            lambda: like(np.einsum("...kn,...n->...k", y, dz), x),
+            lambda: like(np.einsum("k,...n->...kn", x, dz), y),
         )
     if yn == 1:  # (..., m, k) @ (k,) -> (..., m)
         return (
-            lambda: _like(np.einsum("...m,k->...mk", dz, y), x),
-            lambda: _like(np.einsum("...mk,...m->...k", x, dz), y),
+            lambda: like(np.einsum("...m,k->...mk", dz, y), x),
+            lambda: like(np.einsum("...mk,...m->...k", x, dz), y),
         )
     return (
-        lambda: _like(np.matmul(dz, _mT(y)), x),
-        lambda: _like(np.matmul(_mT(x), dz), y),
+        lambda: like(np.matmul(dz, mT(y)), x),
+        lambda: like(np.matmul(mT(x), dz), y),
     )
 
 
@@ -102,11 +74,11 @@ def _tensordot_grads(dz, x, y, ax, ay):
     def dx():
         # the result's axes: x's free axes, then y's contracted axes in increasing order
         t = np.tensordot(dz, y, axes=(list(range(nx, nx + len(yfree))), yfree))
-        return _like(_perm_back(t, xfree + [ax[ay.index(a)] for a in sorted(ay)]), x)
+        return like(perm_back(t, xfree + [ax[ay.index(a)] for a in sorted(ay)]), x)
 
     def dy():
         t = np.tensordot(x, dz, axes=(xfree, list(range(nx))))
-        return _like(_perm_back(t, [ay[ax.index(a)] for a in sorted(ax)] + yfree), y)
+        return like(perm_back(t, [ay[ax.index(a)] for a in sorted(ax)] + yfree), y)
 
     return dx, dy
 
@@ -118,7 +90,7 @@ def dot_rrule(x, y):
 
     def dot_pullback(dz):
         if xn == 0 or yn == 0:  # dot is multiply when either side is a scalar
-            dx, dy = (lambda: _like(dz * y, x)), (lambda: _like(dz * x, y))
+            dx, dy = (lambda: like(dz * y, x)), (lambda: like(dz * x, y))
         elif xn <= 2 and yn <= 2:  # and matmul up to 2-d
             dx, dy = _matmul_grads(dz, x, y)
         else:  # n-d: the last axis of x against the second-to-last of y
@@ -146,7 +118,7 @@ def inner_rrule(x, y):
 
     def inner_pullback(dz):
         if xn == 0 or yn == 0:
-            dx, dy = (lambda: _like(dz * y, x)), (lambda: _like(dz * x, y))
+            dx, dy = (lambda: like(dz * y, x)), (lambda: like(dz * x, y))
         else:  # the last axes of both
             dx, dy = _tensordot_grads(dz, x, y, [xn - 1], [yn - 1])
         return NO_TANGENT, Thunk(dx), Thunk(dy)
@@ -163,8 +135,8 @@ def vdot_rrule(x, y):
         # vdot flattens both operands: each tangent is the other operand in its own shape
         return (
             NO_TANGENT,
-            Thunk(lambda: _like(dz * np.reshape(y, np.shape(x)), x)),
-            Thunk(lambda: _like(dz * np.reshape(x, np.shape(y)), y)),
+            Thunk(lambda: like(dz * np.reshape(y, np.shape(x)), x)),
+            Thunk(lambda: like(dz * np.reshape(x, np.shape(y)), y)),
         )
 
     return np.vdot(x, y), vdot_pullback
@@ -176,8 +148,8 @@ def outer_rrule(x, y):
         # outer(x, y)[i, j] = x.flat[i] y.flat[j]
         return (
             NO_TANGENT,
-            Thunk(lambda: _like(np.reshape(np.matmul(dz, np.reshape(y, (-1,))), np.shape(x)), x)),
-            Thunk(lambda: _like(np.reshape(np.matmul(np.reshape(x, (-1,)), dz), np.shape(y)), y)),
+            Thunk(lambda: like(np.reshape(np.matmul(dz, np.reshape(y, (-1,))), np.shape(x)), x)),
+            Thunk(lambda: like(np.reshape(np.matmul(np.reshape(x, (-1,)), dz), np.shape(y)), y)),
         )
 
     return np.outer(x, y), outer_pullback
@@ -193,9 +165,9 @@ def kron_rrule(x, y):
         # kron(x, y)[i*ny + k] = x[i] y[k] on every axis: split each axis of dz into (x, y) axes
         dzr = np.reshape(dz, tuple(s for pair in zip(xs, ys) for s in pair))
 
-        def contract(other, shape, axes, like):
+        def contract(other, shape, axes, primal):
             t = np.tensordot(dzr, np.reshape(other, shape), axes=(axes, list(range(n))))
-            return _like(np.reshape(t, np.shape(like)), like)
+            return like(np.reshape(t, np.shape(primal)), primal)
 
         return (
             NO_TANGENT,
@@ -232,7 +204,7 @@ def _einsum_grad(k, dz, terms, out, spare, operands):
     """The tangent of operand k: einsum of dz with the other operands, into k's labels."""
     x = operands[k]
     shape = np.shape(x)
-    dt = _dtype(dz)
+    dt = tangent_float(dz)
     fresh = iter(spare)
     ins = [out] + [t for j, t in enumerate(terms) if j != k]
     ops = [dz] + [op for j, op in enumerate(operands) if j != k]
@@ -248,7 +220,7 @@ def _einsum_grad(k, dz, terms, out, spare, operands):
             ops.append(np.ones(shape[pos], dtype=dt))
         target += c
     g = np.einsum(",".join(ins) + "->" + target, *ops, optimize=len(ops) > 2)
-    return _like(g, x)
+    return like(g, x)
 
 
 @rrule(np.einsum)
@@ -282,9 +254,9 @@ def trace_rrule(x, *rest, **kwargs):
     def trace_pullback(dy):
         # d trace / dx is the identity (shifted by offset) on the two axes, dy on the others
         n, m = np.shape(x)[a1], np.shape(x)[a2]
-        eye = np.eye(n, m, k=opts["offset"], dtype=_dtype(x))
+        eye = np.eye(n, m, k=opts["offset"], dtype=tangent_float(x))
         dx = np.reshape(eye, (n, m) + (1,) * np.ndim(dy)) * dy
         others = [i for i in range(nd) if i not in (a1, a2)]
-        return NO_TANGENT, _like(_perm_back(dx, [a1, a2] + others), x), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(perm_back(dx, [a1, a2] + others), x), *(NO_TANGENT for _ in rest)
 
     return np.trace(x, *rest, **kwargs), trace_pullback

@@ -12,10 +12,8 @@ from ..errors import TapegradError
 from ..registry import rrule, stand_in
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from .decompositions import _sym, cholesky_grad
-from ._shapes import cached_signature
-from .linalg import _col, _row
-from .products import _dtype, _like, _mT
+from .decompositions import cholesky_grad
+from ._shapes import cached_signature, col, like, mT, row, sym, tangent_float
 
 
 def _options(fn, args, kwargs):
@@ -27,7 +25,7 @@ def _options(fn, args, kwargs):
 
 def _rank1(u, v, vector):
     """u vᵀ for vectors (b 1-d) or u @ vᵀ for matrices of right-hand sides."""
-    return _col(u) * _row(v) if vector else np.matmul(u, _mT(v))
+    return col(u) * row(v) if vector else np.matmul(u, mT(v))
 
 
 def _transposed(trans):
@@ -57,9 +55,9 @@ def solve_triangular_rrule(a, b, *rest, **kwargs):
             # the minus on the vector, not on the matrix the product makes
             g = _rank1(-x, db, np.ndim(b) == 1) if t else _rank1(-db, x, np.ndim(b) == 1)
             k = -1 if unit else 0
-            return _like(np.tril(g, k) if lower else np.triu(g, -k), a)
+            return like(np.tril(g, k) if lower else np.triu(g, -k), a)
 
-        return NO_TANGENT, Thunk(da), _like(db, b), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, Thunk(da), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, solve_triangular_pullback
 
@@ -71,7 +69,7 @@ def _chol_factor_grad(c, dc, lower):
     """Ā (symmetric) for the triangular factor in `c` given its cotangent (the other triangle ignored)."""
     if lower:
         return cholesky_grad(np.tril(c), np.tril(dc), _solve_lt)
-    return cholesky_grad(_mT(np.triu(c)), _mT(np.triu(dc)), _solve_lt)  # A = UᵀU: L = Uᵀ
+    return cholesky_grad(mT(np.triu(c)), mT(np.triu(dc)), _solve_lt)  # A = UᵀU: L = Uᵀ
 
 
 @rrule(cholesky)
@@ -81,7 +79,7 @@ def cholesky_rrule(a, *rest, **kwargs):
     a = stand_in(a)  # only its shape and dtype are needed
 
     def cholesky_pullback(dc):
-        return NO_TANGENT, _like(_chol_factor_grad(c, dc, o["lower"]), a), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(_chol_factor_grad(c, dc, o["lower"]), a), *(NO_TANGENT for _ in rest)
 
     return c, cholesky_pullback
 
@@ -99,14 +97,14 @@ def cho_factor_rrule(a, *rest, **kwargs):
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
         # the triangle LAPACK does not touch is a copy of a's: its cotangent passes through
         copied = np.triu(dc, 1) if lower else np.tril(dc, -1)
-        return NO_TANGENT, _like(_chol_factor_grad(c, dc, lower) + copied, a), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(_chol_factor_grad(c, dc, lower) + copied, a), *(NO_TANGENT for _ in rest)
 
     return (c, low), cho_factor_pullback
 
 
 def _factor_of(c, lower):
     """The lower-triangular L with A = L Lᵀ stored in `c`."""
-    return np.tril(c) if lower else _mT(np.triu(c))
+    return np.tril(c) if lower else mT(np.triu(c))
 
 
 @rrule(cho_solve)
@@ -119,10 +117,10 @@ def cho_solve_rrule(c_and_lower, b, *rest, **kwargs):
         db = cho_solve((c, lower), dx)
 
         da = -_rank1(db, x, np.ndim(b) == 1)
-        dl = np.tril(np.matmul(da + _mT(da), _factor_of(c, lower)))
+        dl = np.tril(np.matmul(da + mT(da), _factor_of(c, lower)))
         # computed eagerly: a Thunk inside the (c, lower) tuple would not be evaluated
-        dc = _like(dl if lower else _mT(dl), c)
-        return NO_TANGENT, (dc, NO_TANGENT), _like(db, b), *(NO_TANGENT for _ in rest)
+        dc = like(dl if lower else mT(dl), c)
+        return NO_TANGENT, (dc, NO_TANGENT), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, cho_solve_pullback
 
@@ -137,10 +135,10 @@ def expm_rrule(a):
     def expm_pullback(dy):
         # Ā = L(Aᵀ, Ȳ), the Fréchet derivative: the upper-right block of exp([[Aᵀ, Ȳ], [0, Aᵀ]])
         n = np.shape(a)[-1]
-        at = _mT(a)
-        zero = np.zeros(np.shape(a), dtype=_dtype(a))
+        at = mT(a)
+        zero = np.zeros(np.shape(a), dtype=tangent_float(a))
         big = np.concatenate([np.concatenate([at, dy], axis=-1), np.concatenate([zero, at], axis=-1)], axis=-2)
-        return NO_TANGENT, _like(expm(big)[..., :n, n:], a)
+        return NO_TANGENT, like(expm(big)[..., :n, n:], a)
 
     return y, expm_pullback
 
@@ -155,7 +153,7 @@ def _lu_parts(lu, piv):
     for i, p in enumerate(piv):  # LAPACK's pivots are row swaps applied in order
         p = int(p)
         perm[i], perm[p] = perm[p], perm[i]
-    return np.tril(lu, -1) + np.eye(n, dtype=_dtype(lu)), np.triu(lu), perm
+    return np.tril(lu, -1) + np.eye(n, dtype=tangent_float(lu)), np.triu(lu), perm
 
 
 def _check_square(lu):
@@ -177,10 +175,10 @@ def lu_factor_rrule(a, *rest, **kwargs):
         l, u, perm = _lu_parts(lu, piv)
         # Ã = A[perm] = L U, X = L⁻¹ dÃ U⁻¹:  dL = L tril(X, -1), dU = triu(X) U, so
         # Ã̄ = L⁻ᵀ (tril(Lᵀ L̄, -1) + triu(Ū Uᵀ)) U⁻ᵀ; L's unit diagonal gets nothing
-        m = np.tril(np.matmul(_mT(l), np.tril(dlu, -1)), -1) + np.triu(np.matmul(np.triu(dlu), _mT(u)))
+        m = np.tril(np.matmul(mT(l), np.tril(dlu, -1)), -1) + np.triu(np.matmul(np.triu(dlu), mT(u)))
         g = solve_triangular(l, m, trans="T", lower=True, unit_diagonal=True)
-        g = _mT(solve_triangular(u, _mT(g), lower=False))  # G U⁻ᵀ = (U⁻¹ Gᵀ)ᵀ
-        return NO_TANGENT, _like(g[np.argsort(perm)], a), *(NO_TANGENT for _ in rest)
+        g = mT(solve_triangular(u, mT(g), lower=False))  # G U⁻ᵀ = (U⁻¹ Gᵀ)ᵀ
+        return NO_TANGENT, like(g[np.argsort(perm)], a), *(NO_TANGENT for _ in rest)
 
     return (lu, piv), lu_factor_pullback
 
@@ -202,8 +200,8 @@ def lu_solve_rrule(lu_and_piv, b, *rest, **kwargs):
         da = -_rank1(x, db, vector) if t else -_rank1(db, x, vector)
         # through A[perm] = L U:  L̄ = Ã̄ Uᵀ,  Ū = Lᵀ Ã̄ (eager: no Thunk inside the (lu, piv) tuple)
         dp = da[perm]
-        dlu = _like(np.tril(np.matmul(dp, _mT(u)), -1) + np.triu(np.matmul(_mT(l), dp)), lu)
-        return NO_TANGENT, (dlu, NO_TANGENT), _like(db, b), *(NO_TANGENT for _ in rest)
+        dlu = like(np.tril(np.matmul(dp, mT(u)), -1) + np.triu(np.matmul(mT(l), dp)), lu)
+        return NO_TANGENT, (dlu, NO_TANGENT), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, lu_solve_pullback
 
@@ -245,10 +243,10 @@ def solve_rrule(a, b, *rest, **kwargs):
             vector = np.ndim(b) == 1
             g = -_rank1(x, db, vector) if t else -_rank1(db, x, vector)
             if assume_a in _SYMMETRIC:
-                return _like(_sym(g), a)
-            mask = _read_mask(assume_a, np.shape(a)[-1], _dtype(a))
-            return _like(g if mask is None else g * mask, a)
+                return like(sym(g), a)
+            mask = _read_mask(assume_a, np.shape(a)[-1], tangent_float(a))
+            return like(g if mask is None else g * mask, a)
 
-        return NO_TANGENT, Thunk(da), _like(db, b), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, Thunk(da), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, solve_pullback
