@@ -1,0 +1,60 @@
+"""tapegrad.context: contexts decide what is primitive and how it is recorded; `trace` runs a function under one."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import BaseContext, grad, primitive, trace
+
+
+@primitive
+def softplus(x):
+    return np.log(1 + np.exp(x))
+
+
+class KeepSoftplus(BaseContext):
+    def is_primitive(self, fn, *args):
+        return fn is softplus or super().is_primitive(fn, *args)
+
+
+def test_marked_function_is_traced_through_by_default():
+    """Without a context that keeps it, a primitive-marked function's body is recorded."""
+    _, tape = trace(lambda x: softplus(x), 0.5)
+    assert [tapegrad.errors.short_name(op.fn) for op in tape.ops[2:]] == ["exp", "add", "log"]
+
+
+def test_custom_context_keeps_a_function_whole():
+    """A context whose is_primitive says yes records the marked function as one op."""
+    y, tape = trace(lambda x: softplus(x) * 2, 0.5, ctx=KeepSoftplus())
+    assert y == pytest.approx(2 * np.log1p(np.exp(0.5)))
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function lambda\n"
+        "  inp %2::float64   # x\n"
+        "  %3 = softplus(%2)::float64\n"
+        "  %4 = multiply(%3, 2)::float64"
+    )
+
+
+def test_context_can_record_extra_information():
+    """A context may record more than the default: here, a count of calls per function."""
+    class Counting(BaseContext):
+        def __init__(self):
+            self.counts = {}
+
+        def record_primitive(self, tape, fn, *args, **kwargs):
+            self.counts[fn.__name__] = self.counts.get(fn.__name__, 0) + 1
+            return super().record_primitive(tape, fn, *args, **kwargs)
+
+    ctx = Counting()
+    trace(lambda x: np.sin(x) * np.sin(x) + x, 1.0, ctx=ctx)
+    assert ctx.counts == {"sin": 2, "multiply": 1, "add": 1}
+
+
+def test_exception_inside_f_propagates_unchanged_and_leaves_no_state():
+    """An error raised by f reaches the caller as it was, and no trace stays active."""
+    def f(x):
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        grad(f, 1.0)
+    assert tapegrad.tracer.active_tapes() == []
