@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import BaseContext, grad, primitive, trace
+from tapegrad import BaseContext, grad, primitive, rrule, trace
 
 
 @primitive
@@ -58,3 +58,17 @@ def test_exception_inside_f_propagates_unchanged_and_leaves_no_state():
     with pytest.raises(KeyError, match="boom"):
         grad(f, 1.0)
     assert tapegrad.tracer.active_tapes() == []
+
+
+def test_traced_keyword_that_cannot_move_into_position_is_refused():
+    """A traced value passed by a keyword-only parameter cannot get a gradient: the error says so."""
+    @primitive
+    def scaled(x, *, factor):
+        return x * factor
+
+    @rrule(scaled)
+    def scaled_rrule(x, factor=1.0):
+        return scaled(x, factor=factor), lambda dy: (tapegrad.NO_TANGENT, dy * factor)
+
+    with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value by keyword; pass it by position"):
+        grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
