@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import BaseContext, grad, primitive, rrule, trace
+from tapegrad import BaseContext, NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
 
 
 @primitive
@@ -72,3 +72,14 @@ def test_traced_keyword_that_cannot_move_into_position_is_refused():
 
     with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value by keyword; pass it by position"):
         grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
+
+
+def test_keyword_arguments_and_wrt():
+    """Keyword arguments reach f undifferentiated unless wrt names them; wrt also picks positions."""
+    def f(x, y, scale=1.0):
+        return scale * x * y
+
+    assert grad(f, 2.0, 3.0, scale=2.0) == (12.0, (ZeroTangent(), 6.0, 4.0))
+    assert grad(f, 2.0, 3.0, scale=2.0, wrt=(1, "scale")) == (
+        12.0, (ZeroTangent(), NoTangent(), 4.0, {"scale": 6.0}))
+    assert gradient(f, 2.0, 3.0, wrt="x") == (3.0, NoTangent())

@@ -1,4 +1,4 @@
-"""The Tape: push, indexing, editing that keeps references valid, and replay."""
+"""tapegrad.tape: the Tape, its push, indexing, editing that keeps references valid, replay and hooks."""
 import operator
 
 import numpy as np
