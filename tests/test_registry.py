@@ -2,9 +2,30 @@
 import weakref
 
 import numpy as np
+import pytest
 
 import tapegrad
 from tapegrad import grad, gradient, primitive, rrule
+from tapegrad.registry import (FRULES, NEEDS, NONDIFF, RULES, find_rrule, frule, is_nondifferentiable,
+                               nondifferentiable, register_rrule, registered_rules, unbroadcast)
+
+
+@pytest.fixture
+def tables():
+    """The rule tables as they were before the test, restored after it."""
+    saved = [(table, table.copy()) for table in (RULES, FRULES, NONDIFF, NEEDS)]
+    yield
+    for table, before in saved:
+        table.clear()
+        table.update(before)
+
+
+def double(x):
+    return 2 * x
+
+
+def double_rrule(x):
+    return double(x), lambda dy: (tapegrad.NO_TANGENT, 2 * dy)
 
 
 def test_rule_for_a_marked_function_is_used_by_grad():
@@ -89,3 +110,72 @@ def test_stand_in_has_the_shape_and_dtype_and_no_memory(monkeypatch):
     assert tapegrad.registry.stand_in(x) is x  # 48 bytes: kept as it is
     big = np.ones(2048)
     assert tapegrad.registry.stand_in(big).strides == (0,)
+
+
+def test_register_rrule_makes_the_rule_found_and_applied(tables):
+    """register_rrule returns the rule, find_rrule finds it, rrule(fn, *args) calls it; a second one replaces it."""
+    assert find_rrule(double) is None and rrule(double, 1.5) is None
+    assert register_rrule(double, double_rrule) is double_rrule
+    assert find_rrule(double) is double_rrule
+    y, pb = rrule(double, 1.5)
+    assert (y, pb(1.0)) == (3.0, (tapegrad.NO_TANGENT, 2.0))
+
+    def other_rrule(x):
+        return double(x), lambda dy: (tapegrad.NO_TANGENT, 0.0)
+
+    rrule(double)(other_rrule)
+    assert find_rrule(double) is other_rrule and RULES[double] is other_rrule
+
+
+def test_a_rule_taking_needs_is_listed_in_needs(tables):
+    """A rule with a needs=None parameter puts its function in NEEDS; registering one without takes it out."""
+    def double_needs_rrule(x, *, needs=None):
+        return double_rrule(x)
+
+    register_rrule(double, double_needs_rrule)
+    assert double in NEEDS
+    register_rrule(double, double_rrule)
+    assert double not in NEEDS
+
+
+def test_nondifferentiable_removes_the_rules(tables):
+    """Marking a function non-differentiable drops its reverse and forward rules; registering a rule undoes it."""
+    register_rrule(double, double_rrule)
+    frule(double)(lambda dargs, x: (double(x), 2 * dargs[0]))
+    assert nondifferentiable(double) is double
+    assert find_rrule(double) is None and double not in FRULES and is_nondifferentiable(double)
+    assert registered_rules()[double] is None
+    register_rrule(double, double_rrule)
+    assert not is_nondifferentiable(double) and find_rrule(double) is double_rrule
+
+
+def test_nondifferentiable_takes_several_functions(tables):
+    """nondifferentiable(f, g) marks both and returns them as a tuple."""
+    def half(x):
+        return x / 2
+
+    assert nondifferentiable(double, half) == (double, half)
+    assert is_nondifferentiable(double) and is_nondifferentiable(half)
+
+
+def test_registered_rules_is_a_copy(tables):
+    """registered_rules maps each function to its rule (None when non-differentiable); changing it changes no table."""
+    register_rrule(double, double_rrule)
+    listed = registered_rules()
+    assert listed[double] is double_rrule and listed[np.floor] is None
+    assert len(listed) == len(RULES) + len(NONDIFF)
+    del listed[double]
+    listed[np.sin] = None
+    assert find_rrule(double) is double_rrule and not is_nondifferentiable(np.sin)
+    assert registered_rules()[double] is double_rrule
+
+
+def test_unbroadcast_sums_a_tangent_back_to_its_arguments_shape():
+    """Leading axes that broadcasting added and axes of length 1 are summed; a scalar argument gets a scalar."""
+    dx = np.arange(6.0).reshape(2, 3)
+    assert unbroadcast(dx, np.ones(3)).tolist() == [3.0, 5.0, 7.0]
+    assert unbroadcast(dx, np.ones((2, 1))).tolist() == [[3.0], [12.0]]
+    assert unbroadcast(dx, np.ones((1, 3))).tolist() == [[3.0, 5.0, 7.0]]
+    total = unbroadcast(dx, 2.0)
+    assert total == 15.0 and type(total) is np.float64
+    assert unbroadcast(dx, dx) is dx and unbroadcast(tapegrad.ZERO, 2.0) is tapegrad.ZERO
