@@ -2,7 +2,86 @@
 import numpy as np
 import pytest
 
-from tapegrad import grad, pullback
+from tapegrad import (NO_TANGENT, Constant, GradContext, Input, Tape, Thunk, grad, primitive, pullback,
+                      rrule, trace)
+from tapegrad.sweep import add_shares, back, set_or_add_deriv
+
+
+def test_back_records_the_whole_backward_program():
+    """For x·sin(x), back pushes the seed, each pullback call with its reads and one accum, and maps each value
+    to its derivative's Variable."""
+    _, tape = trace(lambda x: x * np.sin(x), 0.5, ctx=GradContext())
+    derivs = back(tape, 1.0)
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function lambda\n"
+        "  inp %2::float64                  # x\n"
+        "  %3 = rrule(sin, %2)::tuple\n"
+        "  %4 = getitem(%3, 0)::float64\n"
+        "  %5 = getitem(%3, 1)::function sin_pullback\n"
+        "  %6 = rrule(multiply, %2, %4)::tuple\n"
+        "  %7 = getitem(%6, 0)::float64\n"
+        "  %8 = getitem(%6, 1)::function multiply_pullback\n"
+        "  const %9 = 1.0                   # seed\n"
+        "  %10 = %8(%9)::tuple              # pullback for %7\n"
+        "  %11 = getitem(%10, 1)::float64   # d%7/d%2\n"
+        "  %12 = getitem(%10, 2)::float64   # d%7/d%4\n"
+        "  %13 = %5(%12)::tuple             # pullback for %4\n"
+        "  %14 = getitem(%13, 1)::float64   # d%4/d%2\n"
+        "  %15 = accum(%11, %14)::float64   # accumulate d%2"
+    )
+    assert {repr(v): repr(d) for v, d in derivs.items()} == {"%7": "%9", "%4": "%12", "%2": "%15"}
+    assert tape[derivs[tape.inputs[1]]].val == np.sin(0.5) + 0.5 * np.cos(0.5)
+
+
+def test_set_or_add_deriv_pushes_an_accum_only_for_a_second_share():
+    """The first share of a derivative is stored without an op; the second is added by one pushed accum."""
+    tape = Tape()
+    x = tape.push(Input(2.0, note="x"))
+    first, second = tape.push(Constant(3.0)), tape.push(Constant(4.0))
+    derivs = {}
+    set_or_add_deriv(tape, derivs, x, first)
+    assert derivs == {x: first} and len(tape) == 3
+    set_or_add_deriv(tape, derivs, x, second)
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::float64               # x\n"
+        "  const %2 = 3.0\n"
+        "  const %3 = 4.0\n"
+        "  %4 = accum(%2, %3)::float64   # accumulate d%1"
+    )
+    assert derivs == {x: tape[4].var} and tape[4].val == 7.0
+
+
+def test_add_shares_adds_plain_values_and_leaves_the_rest_to_accum():
+    """Two numbers or two arrays are added with +; a zero share or a tuple goes through accum."""
+    assert add_shares(1.5, 2.0) == 3.5
+    assert add_shares(np.ones(2), np.ones(2)).tolist() == [2.0, 2.0]
+    x = np.ones(2)
+    assert add_shares(x, NO_TANGENT) is x
+    assert add_shares((1.0, [2.0]), (3.0, [4.0])) == (4.0, [6.0])
+
+
+@primitive
+def scaled(x, c):
+    return x * c
+
+
+def test_a_thunk_is_evaluated_only_for_an_argument_that_is_traced():
+    """The sweep reads the tangent of traced arguments only: a Thunk for a constant never runs, in either sweep."""
+    runs = []
+
+    @rrule(scaled)
+    def scaled_rrule(x, c):
+        def scaled_pullback(dy):
+            return NO_TANGENT, dy * c, Thunk(lambda: runs.append("dc") or dy * x)
+
+        return x * c, scaled_pullback
+
+    assert grad(scaled, 2.0, 3.0, wrt=0)[1][1:] == (3.0, NO_TANGENT) and runs == []
+    _, back_ = pullback(scaled, 2.0, 3.0, wrt=0)
+    assert back_(1.0)[1:] == (3.0, NO_TANGENT) and runs == []
+    assert grad(scaled, 2.0, 3.0)[1][1:] == (3.0, 2.0) and runs == ["dc"]
 
 
 def _identical(a, b):
