@@ -4,6 +4,7 @@ import pytest
 
 import tapegrad
 from tapegrad import BaseContext, NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
+from tapegrad.context import describe_call, lift, positional
 
 
 @primitive
@@ -83,3 +84,81 @@ def test_keyword_arguments_and_wrt():
     assert grad(f, 2.0, 3.0, scale=2.0, wrt=(1, "scale")) == (
         12.0, (ZeroTangent(), NoTangent(), 4.0, {"scale": 6.0}))
     assert gradient(f, 2.0, 3.0, wrt="x") == (3.0, NoTangent())
+
+
+class NoSin(BaseContext):
+    """Does not take np.sin as a primitive, though it has no body to trace through."""
+
+    def is_primitive(self, fn, *args):
+        return fn is not np.sin and super().is_primitive(fn, *args)
+
+
+def test_trace_records_under_the_given_context():
+    """trace keeps its context on the tape and asks it about every call; a refused ufunc is named with the fix."""
+    ctx = KeepSoftplus()
+    _, tape = trace(lambda x: softplus(x), 0.5, ctx=ctx)
+    assert tape.ctx is ctx and [op.fn for op in tape.ops[2:]] == [softplus]
+    with pytest.raises(tapegrad.NoRuleError, match=r"^NoSin does not treat numpy\.sin\(%2::float64\) at "
+                                                   r"test_context\.py:\d+ as a primitive and has no body to "
+                                                   r"trace through; make is_primitive return True for it$"):
+        trace(lambda x: np.sin(x) * 2, 1.0, ctx=NoSin())
+
+
+def seen_in_trace(body, *args):
+    """What `body` returns when run on the Tracers of a trace of its arguments, and the Tracers themselves."""
+    seen = []
+
+    def f(*tracers):
+        seen.extend([body(*tracers), tracers])
+        return tracers[0]
+
+    trace(f, *args)
+    return seen
+
+
+def scale(x, shift=0.0, factor=1.0):
+    return x * factor + shift
+
+
+def test_positional_moves_a_traced_keyword_into_position():
+    """A traced keyword is bound to its parameter's position, the defaults before it filled in."""
+    (args, kwargs), (x, k) = seen_in_trace(lambda x, k: positional(scale, (x,), {"factor": k}), 2.0, 3.0)
+    assert len(args) == 3 and args[0] is x and args[1] == 0.0 and args[2] is k and kwargs == {}
+
+
+def test_positional_leaves_an_untraced_keyword_only_argument_alone():
+    """A plain value for a keyword-only parameter stays a keyword."""
+    def power(x, *, n):
+        return x ** n
+
+    (args, kwargs), (x,) = seen_in_trace(lambda x: positional(power, (x,), {"n": 2}), 2.0)
+    assert len(args) == 1 and args[0] is x and kwargs == {"n": 2}
+
+
+@primitive
+def shifted(x, shift=0.0):
+    return x + shift
+
+
+@rrule(shifted)
+def shifted_rrule(x, shift=0.0):
+    return shifted(x, shift), lambda dy: (tapegrad.NO_TANGENT, dy, dy)
+
+
+def test_a_traced_keyword_gets_its_gradient_once_in_position():
+    """shifted(x, shift=k) with k traced records the call with k in position, so k gets its derivative."""
+    assert grad(lambda x, k: shifted(x, shift=k) * k, 2.0, 3.0) == (15.0, (ZeroTangent(), 3.0, 8.0))
+
+
+def test_lift_splits_values_from_variables_inside_lists():
+    """A Tracer of the tape gives its value and its Variable, also inside a list; anything else is itself twice."""
+    (vals, targs), (x, k) = seen_in_trace(lambda x, k: lift((x, [k, 2.0], "s"), x._tape), 2.0, np.ones(2))
+    assert repr(targs) == "[%2, [%3, 2.0], 's']"
+    assert vals[0] == 2.0 and vals[1][0] is k._val and vals[1][1:] == [2.0] and vals[2] == "s"
+
+
+def test_describe_call_shows_a_call_as_errors_do():
+    """Traced arguments print as Variable::type, lists as lists, types by their qualified name, the rest by repr."""
+    (text, _) = seen_in_trace(lambda x, k: describe_call(np.sinc, (x, [k, 2]), {"dtype": np.float32}),
+                              2.0, np.ones(3))
+    assert text == "numpy.sinc(%2::float64, [%3::float64[3], 2], dtype=numpy.float32)"
