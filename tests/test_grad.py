@@ -71,3 +71,29 @@ def test_grad_keeps_only_the_shape_of_an_intermediate_no_pullback_needs():
         return y, back(1.0)
 
     assert not _intermediate_is_freed_during_f(with_pullback)
+
+
+def ratio(a, b):
+    return a / (a + b * b)
+
+
+def test_gradient_is_grad_without_the_value_and_df():
+    """gradient(f, ...) gives the derivatives with respect to the arguments alone, as grad and pullback give them."""
+    value, grads = tapegrad.grad(ratio, 2.0, 3.0)
+    assert (value, grads) == (2 / 11, (tapegrad.ZERO, pytest.approx(9 / 121), pytest.approx(-12 / 121)))
+    assert tapegrad.gradient(ratio, 2.0, 3.0) == grads[1:]
+    assert repr(pullback(ratio, 2.0, 3.0)[1]) == "<pullback of 'ratio' at 0.18181818181818182>"
+
+
+def test_a_seed_makes_the_gradient_a_vector_jacobian_product():
+    """For an array result the seed weighs each entry: here d(x²)·seed = 2x·seed."""
+    value, (_, dx) = grad(lambda x: x * x, np.array([1.0, 2.0]), seed=np.array([1.0, 10.0]))
+    assert value.tolist() == [1.0, 4.0] and dx.tolist() == [2.0, 40.0]
+
+
+def test_pullback_runs_again_with_another_seed_and_keeps_the_last_backward_program():
+    """Each call of back replaces the backward part of the tape: the tape has the same length after each."""
+    y, back = pullback(lambda x: np.sin(x) * 2.0, 0.5)
+    assert back(1.0)[1] == 2.0 * np.cos(0.5)
+    n = len(back.tape)
+    assert back(3.0)[1] == 6.0 * np.cos(0.5) and len(back.tape) == n
