@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 import scipy.special
 
+import tapegrad
 from tapegrad import ConcreteValueError, EscapedTracerError, NoRuleError, SeedError, grad
+from tapegrad.errors import qualified_name, type_str
 
 
 def test_no_rule_error_names_function_types_place_and_fix():
@@ -73,3 +75,38 @@ def test_escaped_tracer_is_caught():
     grad(f, 1.0)
     with pytest.raises(EscapedTracerError, match=r"%2::float64 was used at test_errors"):
         kept[0] + 1
+
+
+def test_every_error_is_a_tapegrad_error_and_the_builtin_a_caller_would_catch():
+    """Each error class derives from TapegradError and from the builtin exception its kind of failure raises."""
+    bases = {cls.__name__: [b.__name__ for b in cls.__bases__] for cls in (
+        tapegrad.NoRuleError, tapegrad.RuleError, tapegrad.SeedError, tapegrad.EscapedTracerError,
+        tapegrad.StaleViewError, tapegrad.ConcreteValueError, tapegrad.GuardError)}
+    assert bases == {
+        "NoRuleError": ["TapegradError", "NotImplementedError"],
+        "RuleError": ["TapegradError", "ValueError"],
+        "SeedError": ["TapegradError", "ValueError"],
+        "EscapedTracerError": ["TapegradError", "RuntimeError"],
+        "StaleViewError": ["TapegradError", "RuntimeError"],
+        "ConcreteValueError": ["TapegradError", "TypeError"],
+        "GuardError": ["TapegradError", "RuntimeError"],
+    }
+    assert tapegrad.TapegradError.__bases__ == (Exception,)
+
+
+def halve(x):
+    return x / 2
+
+
+def test_qualified_name_is_a_name_the_user_can_import():
+    """numpy and scipy functions are named by their public module, other functions by module and qualified name."""
+    assert [qualified_name(fn) for fn in (np.sin, np.linalg.solve, scipy.special.erfcx, halve, len)] == [
+        "numpy.sin", "numpy.linalg.solve", "scipy.special.erfcx", f"{__name__}.halve", "len"]
+
+
+def test_type_str_prints_a_value_type_as_dumps_do():
+    """Numbers as numpy's dtypes, arrays as dtype[shape], functions by kind and name, anything else by its type."""
+    values = (1.5, 3, True, 1j, np.ones((2, 3), np.float32), np.ones(()), np.float32(1), np.sin, halve, (1,), "a")
+    assert [type_str(v) for v in values] == [
+        "float64", "int64", "bool", "complex128", "float32[2,3]", "float64[]", "float32", "ufunc sin",
+        "function halve", "tuple", "str"]
