@@ -10,24 +10,6 @@ from tapegrad.registry import (FRULES, NEEDS, NONDIFF, RULES, find_rrule, frule,
                                nondifferentiable, register_rrule, registered_rules, unbroadcast)
 
 
-@pytest.fixture
-def tables():
-    """The rule tables as they were before the test, restored after it."""
-    saved = [(table, table.copy()) for table in (RULES, FRULES, NONDIFF, NEEDS)]
-    yield
-    for table, before in saved:
-        table.clear()
-        table.update(before)
-
-
-def double(x):
-    return 2 * x
-
-
-def double_rrule(x):
-    return double(x), lambda dy: (tapegrad.NO_TANGENT, 2 * dy)
-
-
 def test_rule_for_a_marked_function_is_used_by_grad():
     """A marked function with an rrule is one primitive of the gradient tape, using that rule."""
     @primitive
@@ -110,6 +92,24 @@ def test_stand_in_has_the_shape_and_dtype_and_no_memory(monkeypatch):
     assert tapegrad.registry.stand_in(x) is x  # 48 bytes: kept as it is
     big = np.ones(2048)
     assert tapegrad.registry.stand_in(big).strides == (0,)
+
+
+@pytest.fixture
+def tables():
+    """The rule tables as they were before the test, restored after it."""
+    saved = [(table, table.copy()) for table in (RULES, FRULES, NONDIFF, NEEDS)]
+    yield
+    for table, before in saved:
+        table.clear()
+        table.update(before)
+
+
+def double(x):
+    return 2 * x
+
+
+def double_rrule(x):
+    return double(x), lambda dy: (tapegrad.NO_TANGENT, 2 * dy)
 
 
 def test_register_rrule_makes_the_rule_found_and_applied(tables):
