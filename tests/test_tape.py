@@ -116,17 +116,17 @@ def explain_negative(op, exc):
     return ArithmeticError(f"{op.var} = checked_sqrt({op.args[0]}) got a negative input on replay ({exc})")
 
 
-def sqrt_tape(fn):
+def sqrt_tape():
     tape = Tape()
     x = tape.push(Input(4.0))
-    tape.result = tape.push(Call(fn, (x,)))
+    tape.result = tape.push(Call(checked_sqrt, (x,)))
     return tape
 
 
 def test_replay_error_hook_replaces_the_exception(monkeypatch):
     """A Call whose fn has an on_replay_error attribute raises what the hook returns, without the original chained."""
     monkeypatch.setattr(checked_sqrt, "on_replay_error", explain_negative, raising=False)
-    tape = sqrt_tape(checked_sqrt)
+    tape = sqrt_tape()
     assert tape.replay(9.0) == 3.0
     with pytest.raises(ArithmeticError) as err:
         tape.replay(-1.0)
@@ -136,7 +136,7 @@ def test_replay_error_hook_replaces_the_exception(monkeypatch):
 
 def test_replay_error_hook_returning_none_keeps_the_exception(monkeypatch):
     """A hook that returns None, like a function without a hook, lets the original exception through."""
-    tape = sqrt_tape(checked_sqrt)
+    tape = sqrt_tape()
     with pytest.raises(ValueError, match="^math domain error$"):
         tape.replay(-1.0)
     monkeypatch.setattr(checked_sqrt, "on_replay_error", lambda op, exc: None, raising=False)
