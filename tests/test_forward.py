@@ -1,4 +1,4 @@
-"""Forward mode and higher derivatives: dual numbers, jvp, Jacobians, Hessians, grad of grad."""
+"""tapegrad.forward: forward mode and higher derivatives; dual numbers, jvp, Jacobians, Hessians, grad of grad."""
 import numpy as np
 import pytest
 

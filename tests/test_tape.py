@@ -1,4 +1,4 @@
-"""The Tape: push, indexing, editing that keeps references valid, and replay."""
+"""tapegrad.tape: the Tape, its push, indexing, editing that keeps references valid, replay and hooks."""
 import operator
 
 import numpy as np
@@ -104,3 +104,56 @@ def test_variable_follows_its_op():
     assert isinstance(v, Variable) and v.id == 1
     tape.insert(1, Input(0.0))
     assert v.id == 2 and repr(v) == "%2"
+
+
+def checked_sqrt(x):
+    if x < 0:
+        raise ValueError("math domain error")
+    return x ** 0.5
+
+
+def explain_negative(op, exc):
+    return ArithmeticError(f"{op.var} = checked_sqrt({op.args[0]}) got a negative input on replay ({exc})")
+
+
+def sqrt_tape():
+    tape = Tape()
+    x = tape.push(Input(4.0))
+    tape.result = tape.push(Call(checked_sqrt, (x,)))
+    return tape
+
+
+def test_replay_error_hook_replaces_the_exception(monkeypatch):
+    """A Call whose fn has an on_replay_error attribute raises what the hook returns, without the original chained."""
+    monkeypatch.setattr(checked_sqrt, "on_replay_error", explain_negative, raising=False)
+    tape = sqrt_tape()
+    assert tape.replay(9.0) == 3.0
+    with pytest.raises(ArithmeticError) as err:
+        tape.replay(-1.0)
+    assert str(err.value) == "%2 = checked_sqrt(%1) got a negative input on replay (math domain error)"
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+def test_replay_error_hook_returning_none_keeps_the_exception(monkeypatch):
+    """A hook that returns None, like a function without a hook, lets the original exception through."""
+    tape = sqrt_tape()
+    with pytest.raises(ValueError, match="^math domain error$"):
+        tape.replay(-1.0)
+    monkeypatch.setattr(checked_sqrt, "on_replay_error", lambda op, exc: None, raising=False)
+    with pytest.raises(ValueError, match="^math domain error$"):
+        tape.replay(-1.0)
+
+
+def test_repr_of_a_tape_is_the_dump_set_by_the_printing_hook(monkeypatch):
+    """repr(tape) is Tape.format_text's dump; without the hook it is a short summary and there is no HTML."""
+    tape, *_ = small_tape()
+    assert repr(tape) == (
+        "Tape\n"
+        "  inp %1::float64\n"
+        "  inp %2::float64\n"
+        "  %3 = mul(%1, %2)::float64\n"
+        "  %4 = add(%3, %1)::float64"
+    )
+    monkeypatch.setattr(Tape, "format_text", None)
+    monkeypatch.setattr(Tape, "format_html", None)
+    assert repr(tape) == "<Tape of 4 ops>" and tape._repr_html_() is None

@@ -1,54 +1,9 @@
-"""Tracers behave like the values they hold: operators, attributes, methods, iteration."""
+"""tapegrad.tracer: a Tracer records every call on the innermost tape among its arguments, and
+takes the value it holds where Python needs a concrete one (a branch, a count)."""
 import numpy as np
 
-from tapegrad import check_grad, grad, gradient, trace
-
-
-def test_attributes_read_the_value(rng):
-    """shape, dtype, ndim, size and len answer from the traced value without recording."""
-    seen = {}
-
-    def f(x):
-        seen.update(shape=x.shape, dtype=x.dtype, ndim=x.ndim, size=x.size, len=len(x),
-                    npshape=np.shape(x))
-        return np.sum(x)
-
-    _, tape = trace(f, np.ones((2, 3), dtype=np.float32))
-    assert seen == dict(shape=(2, 3), dtype=np.float32, ndim=2, size=6, len=2, npshape=(2, 3))
-    assert len(tape) == 3
-
-
-def test_reflected_and_unary_operators(rng):
-    """Every operator works with the Tracer on either side; gradients match central differences."""
-    def f(x):
-        return np.sum(2.0 - x + (3.0 / (x + 4)) * x ** 2 + 2 ** x - (-x) + (+x))
-
-    check_grad(f, rng.uniform(0.5, 1.5, 4))
-
-
-def test_methods_forward_to_numpy(rng):
-    """x.T, x.sum(axis), x.reshape, x.dot, x.transpose behave as on arrays."""
-    def f(x):
-        return x.T.dot(x).sum(axis=0).reshape(1, 3).transpose().sum()
-
-    x = rng.standard_normal((2, 3))
-    (dx,) = gradient(f, x)
-    # the entries of xᵀx sum to Σ_k (Σ_i x_ki)², so d/dx_ki = 2 Σ_j x_kj
-    np.testing.assert_allclose(dx, 2 * x.sum(axis=1, keepdims=True) * np.ones((1, 3)), atol=1e-12)
-
-
-def test_iteration_over_first_axis(rng):
-    """Iterating over a Tracer yields one traced row per element of the first axis."""
-    x = rng.standard_normal((3, 2))
-
-    def f(x):
-        total = 0.0
-        for row in x:
-            total = total + np.sum(row * row)
-        return total
-
-    (dx,) = gradient(f, x)
-    np.testing.assert_allclose(dx, 2 * x, atol=1e-12)
+from tapegrad import grad, trace
+from tapegrad.tracer import active_tapes
 
 
 def test_comparison_drives_control_flow():
@@ -60,3 +15,66 @@ def test_comparison_drives_control_flow():
 
     assert grad(relu_ish, 2.0)[1][1] == 3.0
     assert grad(relu_ish, -2.0)[1][1] == 0.5
+
+
+def test_a_call_is_recorded_on_the_innermost_tape_among_its_arguments():
+    """In a trace inside a trace, y * x (x of the outer one) goes on the inner tape, which the outer one records."""
+    inner = []
+    levels = []
+
+    def outer(x):
+        def f(y):
+            levels.append([t.level for t in active_tapes()])
+            return y * x + y
+
+        value, tape = trace(f, 3.0)
+        inner.append(tape)
+        return value * 2.0
+
+    value, tape = trace(outer, 2.0)
+    assert value == 18.0 and levels == [[1, 2]] and active_tapes() == []
+    assert str(inner[0]) == (
+        "Tape\n"
+        "  inp %1::function f\n"
+        "  inp %2::Tracer    # f.x\n"
+        "  inp %3::float64   # y\n"
+        "  %4 = multiply(%3, %2)::Tracer\n"
+        "  %5 = add(%4, %3)::Tracer"
+    )
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function outer\n"
+        "  inp %2::float64   # x\n"
+        "  %3 = multiply(3.0, %2)::float64\n"
+        "  %4 = add(%3, 3.0)::float64\n"
+        "  %5 = multiply(%4, 2.0)::float64"
+    )
+
+
+def test_a_tuple_result_becomes_one_tracer_per_entry():
+    """A call returning a named tuple gives the same named tuple of Tracers, each one a getitem op."""
+    seen = []
+
+    def f(x):
+        result = np.linalg.slogdet(x)
+        seen.append(type(result).__name__)
+        return result.logabsdet * result.sign
+
+    _, tape = trace(f, 2.0 * np.eye(2))
+    assert seen == ["SlogdetResult"]
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function f\n"
+        "  inp %2::float64[2,2]   # x\n"
+        "  %3 = slogdet(%2)::SlogdetResult\n"
+        "  %4 = getitem(%3, 0)::float64\n"
+        "  %5 = getitem(%3, 1)::float64\n"
+        "  %6 = multiply(%5, %4)::float64"
+    )
+
+
+def test_tracer_prints_its_variable_type_and_value():
+    """A Tracer shows which op it names, the type of its value and the value."""
+    seen = []
+    trace(lambda x: seen.append(repr(x)) or x, 1.5)
+    assert seen == ["Tracer(%2::float64 = 1.5)"]

@@ -20,6 +20,7 @@ in one column.
 from __future__ import annotations
 
 import html
+from collections import Counter
 
 import numpy as np
 
@@ -156,8 +157,6 @@ def format_html(tape, compact: bool = False) -> str:
 
 def summarize(tape) -> str:
     """A few lines about a tape of any length: op counts by kind and the most used functions."""
-    from collections import Counter
-
     kinds = Counter()
     fns = Counter()
     for op in tape.ops:

@@ -1,6 +1,7 @@
-"""Tape dumps, tested as whole exact strings."""
+"""tapegrad.show.printing: tape dumps, plain, compact and as HTML, tested as whole exact strings."""
 import numpy as np
 
+import tapegrad
 from tapegrad import format_tape, pullback, trace
 
 
@@ -105,3 +106,12 @@ def test_constant_result_is_shown():
         "  inp %2::float64   # x\n"
         "  const %3 = 4.0    # result does not depend on the inputs"
     )
+
+
+def test_html_dump_has_the_text_lines():
+    """A tape in a notebook is a table with the same lines as the text dump."""
+    _, tape = tapegrad.trace(lambda a, b: a * b, 2.0, 3.0)
+    html = tape._repr_html_()
+    for line in str(tape).splitlines()[1:]:
+        code = line.strip().split("   # ")[0].strip()
+        assert f"<code>{code}</code>" in html

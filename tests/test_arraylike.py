@@ -1,12 +1,63 @@
-"""In-place updates on traced arrays keep numpy's semantics and give the right gradients."""
+"""tapegrad.arraylike: traced values behave like the arrays they hold (operators, attributes,
+methods, iteration), and in-place writes keep numpy's semantics and give the right gradients."""
 import numpy as np
 import pytest
 
-from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient
+from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient, trace
 from tapegrad.arraylike import updated
 
 # rules these tests drive through check_grad (see tests/rules/test_coverage.py)
 EXERCISED = {updated}
+
+
+def test_attributes_read_the_value(rng):
+    """shape, dtype, ndim, size and len answer from the traced value without recording."""
+    seen = {}
+
+    def f(x):
+        seen.update(shape=x.shape, dtype=x.dtype, ndim=x.ndim, size=x.size, len=len(x),
+                    npshape=np.shape(x))
+        return np.sum(x)
+
+    _, tape = trace(f, np.ones((2, 3), dtype=np.float32))
+    assert seen == dict(shape=(2, 3), dtype=np.float32, ndim=2, size=6, len=2, npshape=(2, 3))
+    assert len(tape) == 3
+
+
+def test_reflected_and_unary_operators(rng):
+    """Every operator works with the Tracer on either side; gradients match central differences."""
+    def f(x):
+        return np.sum(2.0 - x + (3.0 / (x + 4)) * x ** 2 + 2 ** x - (-x) + (+x))
+
+    check_grad(f, rng.uniform(0.5, 1.5, 4))
+
+
+def test_methods_forward_to_numpy(rng):
+    """x.T, x.sum(axis), x.reshape, x.dot, x.transpose behave as on arrays."""
+    def f(x):
+        return x.T.dot(x).sum(axis=0).reshape(1, 3).transpose().sum()
+
+    x = rng.standard_normal((2, 3))
+    (dx,) = gradient(f, x)
+    # the entries of xᵀx sum to Σ_k (Σ_i x_ki)², so d/dx_ki = 2 Σ_j x_kj
+    np.testing.assert_allclose(dx, 2 * x.sum(axis=1, keepdims=True) * np.ones((1, 3)), atol=1e-12)
+
+
+def test_iteration_over_first_axis(rng):
+    """Iterating over a Tracer yields one traced row per element of the first axis."""
+    x = rng.standard_normal((3, 2))
+
+    def f(x):
+        total = 0.0
+        for row in x:
+            total = total + np.sum(row * row)
+        return total
+
+    (dx,) = gradient(f, x)
+    np.testing.assert_allclose(dx, 2 * x, atol=1e-12)
+
+
+# --- in-place writes ---
 
 
 def test_item_slice_mask_and_augmented_writes(rng):
@@ -69,7 +120,7 @@ def test_stale_view_raises():
         return np.sum(y)
 
     with pytest.raises(StaleViewError, match=r"%3 is a view of %2, which was written in place at "
-                                             r"test_inplace.py:\d+.*used again at test_inplace.py:\d+"):
+                                             r"test_arraylike.py:\d+.*used again at test_arraylike.py:\d+"):
         grad(f, np.ones(3))
 
 
@@ -125,7 +176,7 @@ def test_writing_a_traced_value_into_a_plain_array_says_how_to_fix_it():
         out[0] = t
         return np.sum(out)
 
-    with pytest.raises(ConcreteValueError, match=r"at test_inplace.py:\d+: a traced value cannot be "
+    with pytest.raises(ConcreteValueError, match=r"at test_arraylike.py:\d+: a traced value cannot be "
                                                  r"written into a plain ndarray.*np.stack"):
         grad(f, 1.0)
 
@@ -136,7 +187,7 @@ def test_item_assignment_on_a_traced_number_is_refused():
         x[0] = 1.0
         return x
 
-    with pytest.raises(TypeError, match=r"item assignment on the scalar %2 at test_inplace.py:\d+"):
+    with pytest.raises(TypeError, match=r"item assignment on the scalar %2 at test_arraylike.py:\d+"):
         grad(f, 2.0)
 
 

@@ -1,4 +1,4 @@
-"""Compiled, cached gradients give exactly what a fresh grad gives, across branches and signatures."""
+"""tapegrad.program.compiled: compiled, cached gradients equal a fresh grad, across branches and signatures."""
 import numpy as np
 
 import tapegrad

@@ -1,0 +1,73 @@
+"""tapegrad.program.guards: control flow on traced values leaves guards that replay checks."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import GuardError, grad, trace
+
+
+def power(x, n):
+    r = 1
+    for _ in range(n):
+        r *= x
+    return r
+
+
+def test_loop_count_from_traced_int_records_one_body_per_trip():
+    """pow(x, n) with both traced: 12 w.r.t. x at (2, 3), NoTangent for n, n bodies on the tape."""
+    assert grad(power, 2.0, 3) == (8.0, (tapegrad.ZeroTangent(), 12.0, tapegrad.NoTangent()))
+    _, tape = trace(power, 2.0, 5)
+    assert sum(1 for op in tape if getattr(op, "fn", None) is np.multiply) == 5
+
+
+def branchy(x):
+    if x > 0:
+        return x * 2.0
+    return -x
+
+
+def test_guards_print_with_the_users_line():
+    """A branch on a traced value prints as a guard with the file and line of the condition."""
+    _, tape = trace(branchy, 1.5)
+    line = branchy.__code__.co_firstlineno + 1
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function branchy\n"
+        "  inp %2::float64    # x\n"
+        "  %3 = greater(%2, 0)::bool\n"
+        f"  guard %3 == True   # test_guards.py:{line}\n"
+        "  %5 = multiply(%2, 2.0)::float64"
+    )
+
+
+def test_replay_checks_guards():
+    """Replaying on inputs that take another branch raises GuardError naming the guard and its place."""
+    _, tape = trace(branchy, 1.5)
+    assert tape.replay(branchy, 4.0) == 8.0
+    with pytest.raises(GuardError, match=r"guard %4 \(%3 == True\) recorded at test_guards.py:\d+ "
+                                         r"failed on replay: the condition is now False"):
+        tape.replay(branchy, -1.0)
+
+
+def test_min_and_int_take_concrete_values():
+    """min() of traced values picks by value; int() of a float gives a guarded count."""
+    def f(x, y):
+        k = int(y)
+        return min(x, y) * k
+
+    assert grad(f, 2.0, 3.5) == (6.0, (tapegrad.ZeroTangent(), 3.0, tapegrad.NoTangent()))
+    _, tape = trace(f, 2.0, 3.5)
+    assert "guard int(%3) == 3" in str(tape)
+
+
+def test_float_of_a_traced_count_is_guarded_and_of_a_traced_float_refused():
+    """float(n) of an integer takes its value with a guard; float(x) of a float would drop the
+    gradient, so it raises and says to use numpy."""
+    def f(x, n):
+        return x * float(n)
+
+    assert grad(f, 2.0, 3) == (6.0, (tapegrad.ZeroTangent(), 3.0, tapegrad.NoTangent()))
+    _, tape = trace(f, 2.0, 3)
+    assert "guard int(%3) == 3" in str(tape)
+    with pytest.raises(tapegrad.ConcreteValueError, match=r"float\(\) of the traced value %2::float64"):
+        grad(lambda x: float(x) * 2, 1.0)

@@ -1,0 +1,57 @@
+"""tapegrad.checks: central differences, and check_grad comparing reverse and forward mode against them."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import check_grad, frule, ngradient, primitive, rrule
+
+
+def test_check_grad_catches_a_wrong_rule():
+    """check_grad fails, with both numbers, when a rule is wrong: the checks can fail."""
+    @primitive
+    def cube(x):
+        return x ** 3
+
+    @rrule(cube)
+    def cube_rrule(x):
+        return cube(x), lambda dy: (tapegrad.NO_TANGENT, 2 * x ** 2 * dy)  # should be 3x²
+
+    with pytest.raises(AssertionError, match="reverse mode gives .* central differences give"):
+        check_grad(lambda x: cube(x), 1.3)
+
+
+def test_ngradient_gives_one_central_difference_per_argument():
+    """A number gets a float, an array an array of its shape, an integer a float; a string gets None."""
+    da, db, ds, dn = ngradient(lambda a, b, s, n: a * np.sum(b * b) * n, 2.0, np.array([1.0, 3.0]), "s", 3)
+    assert type(da) is float and da == pytest.approx(30.0, rel=1e-8)
+    assert db.shape == (2,) and db == pytest.approx([12.0, 36.0], rel=1e-8)
+    assert ds is None
+    assert type(dn) is float and dn == pytest.approx(20.0, rel=1e-8)
+
+
+def test_check_grad_passes_silently_on_structures_and_array_results():
+    """A right gradient of a dict argument with an array result (checked through a random seed) raises nothing."""
+    assert check_grad(lambda p: np.sin(p["w"]) * p["b"], {"w": np.linspace(0.0, 1.0, 3), "b": 2.0}) is None
+
+
+@primitive
+def third_power(x):
+    return x ** 3
+
+
+@rrule(third_power)
+def third_power_rrule(x):
+    return third_power(x), lambda dy: (tapegrad.NO_TANGENT, 3 * x ** 2 * dy)
+
+
+@frule(third_power)
+def third_power_frule(dargs, x):
+    return third_power(x), 2 * x ** 2 * dargs[0]  # should be 3x²
+
+
+def test_check_grad_catches_a_wrong_forward_rule():
+    """With a right reverse rule and a wrong forward one, check_grad fails on forward mode, with both numbers."""
+    with pytest.raises(AssertionError, match=r"^forward mode gives .* along a random direction, central "
+                                             r"differences give .* \(rtol=1e-06, atol=1e-07\)$"):
+        check_grad(lambda x: third_power(x), 1.3)
+    assert check_grad(lambda x: third_power(x), 1.3, modes=("rev",)) is None

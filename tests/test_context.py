@@ -1,0 +1,164 @@
+"""tapegrad.context: contexts decide what is primitive and how it is recorded; `trace` runs a function under one."""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import BaseContext, NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
+from tapegrad.context import describe_call, lift, positional
+
+
+@primitive
+def softplus(x):
+    return np.log(1 + np.exp(x))
+
+
+class KeepSoftplus(BaseContext):
+    def is_primitive(self, fn, *args):
+        return fn is softplus or super().is_primitive(fn, *args)
+
+
+def test_marked_function_is_traced_through_by_default():
+    """Without a context that keeps it, a primitive-marked function's body is recorded."""
+    _, tape = trace(lambda x: softplus(x), 0.5)
+    assert [tapegrad.errors.short_name(op.fn) for op in tape.ops[2:]] == ["exp", "add", "log"]
+
+
+def test_custom_context_keeps_a_function_whole():
+    """A context whose is_primitive says yes records the marked function as one op."""
+    y, tape = trace(lambda x: softplus(x) * 2, 0.5, ctx=KeepSoftplus())
+    assert y == pytest.approx(2 * np.log1p(np.exp(0.5)))
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function lambda\n"
+        "  inp %2::float64   # x\n"
+        "  %3 = softplus(%2)::float64\n"
+        "  %4 = multiply(%3, 2)::float64"
+    )
+
+
+def test_context_can_record_extra_information():
+    """A context may record more than the default: here, a count of calls per function."""
+    class Counting(BaseContext):
+        def __init__(self):
+            self.counts = {}
+
+        def record_primitive(self, tape, fn, *args, **kwargs):
+            self.counts[fn.__name__] = self.counts.get(fn.__name__, 0) + 1
+            return super().record_primitive(tape, fn, *args, **kwargs)
+
+    ctx = Counting()
+    trace(lambda x: np.sin(x) * np.sin(x) + x, 1.0, ctx=ctx)
+    assert ctx.counts == {"sin": 2, "multiply": 1, "add": 1}
+
+
+def test_exception_inside_f_propagates_unchanged_and_leaves_no_state():
+    """An error raised by f reaches the caller as it was, and no trace stays active."""
+    def f(x):
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        grad(f, 1.0)
+    assert tapegrad.tracer.active_tapes() == []
+
+
+def test_traced_keyword_that_cannot_move_into_position_is_refused():
+    """A traced value passed by a keyword-only parameter cannot get a gradient: the error says so."""
+    @primitive
+    def scaled(x, *, factor):
+        return x * factor
+
+    @rrule(scaled)
+    def scaled_rrule(x, factor=1.0):
+        return scaled(x, factor=factor), lambda dy: (tapegrad.NO_TANGENT, dy * factor)
+
+    with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value by keyword; pass it by position"):
+        grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
+
+
+def test_keyword_arguments_and_wrt():
+    """Keyword arguments reach f undifferentiated unless wrt names them; wrt also picks positions."""
+    def f(x, y, scale=1.0):
+        return scale * x * y
+
+    assert grad(f, 2.0, 3.0, scale=2.0) == (12.0, (ZeroTangent(), 6.0, 4.0))
+    assert grad(f, 2.0, 3.0, scale=2.0, wrt=(1, "scale")) == (
+        12.0, (ZeroTangent(), NoTangent(), 4.0, {"scale": 6.0}))
+    assert gradient(f, 2.0, 3.0, wrt="x") == (3.0, NoTangent())
+
+
+class NoSin(BaseContext):
+    """Does not take np.sin as a primitive, though it has no body to trace through."""
+
+    def is_primitive(self, fn, *args):
+        return fn is not np.sin and super().is_primitive(fn, *args)
+
+
+def test_trace_records_under_the_given_context():
+    """trace keeps its context on the tape and asks it about every call; a refused ufunc is named with the fix."""
+    ctx = KeepSoftplus()
+    _, tape = trace(lambda x: softplus(x), 0.5, ctx=ctx)
+    assert tape.ctx is ctx and [op.fn for op in tape.ops[2:]] == [softplus]
+    with pytest.raises(tapegrad.NoRuleError, match=r"^NoSin does not treat numpy\.sin\(%2::float64\) at "
+                                                   r"test_context\.py:\d+ as a primitive and has no body to "
+                                                   r"trace through; make is_primitive return True for it$"):
+        trace(lambda x: np.sin(x) * 2, 1.0, ctx=NoSin())
+
+
+def seen_in_trace(body, *args):
+    """What `body` returns when run on the Tracers of a trace of its arguments, and the Tracers themselves."""
+    seen = []
+
+    def f(*tracers):
+        seen.extend([body(*tracers), tracers])
+        return tracers[0]
+
+    trace(f, *args)
+    return seen
+
+
+def scale(x, shift=0.0, factor=1.0):
+    return x * factor + shift
+
+
+def test_positional_moves_a_traced_keyword_into_position():
+    """A traced keyword is bound to its parameter's position, the defaults before it filled in."""
+    (args, kwargs), (x, k) = seen_in_trace(lambda x, k: positional(scale, (x,), {"factor": k}), 2.0, 3.0)
+    assert len(args) == 3 and args[0] is x and args[1] == 0.0 and args[2] is k and kwargs == {}
+
+
+def test_positional_leaves_an_untraced_keyword_only_argument_alone():
+    """A plain value for a keyword-only parameter stays a keyword."""
+    def power(x, *, n):
+        return x ** n
+
+    (args, kwargs), (x,) = seen_in_trace(lambda x: positional(power, (x,), {"n": 2}), 2.0)
+    assert len(args) == 1 and args[0] is x and kwargs == {"n": 2}
+
+
+@primitive
+def shifted(x, shift=0.0):
+    return x + shift
+
+
+@rrule(shifted)
+def shifted_rrule(x, shift=0.0):
+    return shifted(x, shift), lambda dy: (tapegrad.NO_TANGENT, dy, dy)
+
+
+def test_a_traced_keyword_gets_its_gradient_once_in_position():
+    """shifted(x, shift=k) with k traced records the call with k in position, so k gets its derivative."""
+    assert grad(lambda x, k: shifted(x, shift=k) * k, 2.0, 3.0) == (15.0, (ZeroTangent(), 3.0, 8.0))
+
+
+def test_lift_splits_values_from_variables_inside_lists():
+    """A Tracer of the tape gives its value and its Variable, also inside a list; anything else is itself twice."""
+    (vals, targs), (x, k) = seen_in_trace(lambda x, k: lift((x, [k, 2.0], "s"), x._tape), 2.0, np.ones(2))
+    assert repr(targs) == "[%2, [%3, 2.0], 's']"
+    assert vals[0] == 2.0 and vals[1][0] is k._val and vals[1][1:] == [2.0] and vals[2] == "s"
+
+
+def test_describe_call_shows_a_call_as_errors_do():
+    """Traced arguments print as Variable::type, lists as lists, types by their qualified name, the rest by repr."""
+    (text, _) = seen_in_trace(lambda x, k: describe_call(np.sinc, (x, [k, 2]), {"dtype": np.float32}),
+                              2.0, np.ones(3))
+    assert text == "numpy.sinc(%2::float64, [%3::float64[3], 2], dtype=numpy.float32)"

@@ -1,0 +1,112 @@
+"""tapegrad.errors: every failure names the op, the argument types, the place in the user's code and the fix."""
+import math
+
+import numpy as np
+import pytest
+import scipy.special
+
+import tapegrad
+from tapegrad import ConcreteValueError, EscapedTracerError, NoRuleError, SeedError, grad
+from tapegrad.errors import qualified_name, type_str
+
+
+def test_no_rule_error_names_function_types_place_and_fix():
+    """A primitive without a rule raises NoRuleError naming it, its argument types, the line and the fix."""
+    def model(x):
+        return np.sum(scipy.special.erfcx(x))
+
+    with pytest.raises(NoRuleError) as err:
+        grad(model, np.ones(4))
+    msg = str(err.value)
+    assert "no rrule for scipy.special.erfcx(%2::float64[4])" in msg
+    assert "test_errors.py:" in msg
+    assert "@tapegrad.rrule(scipy.special.erfcx)" in msg
+
+
+def test_keyword_a_rule_does_not_take_is_named_with_the_fix():
+    """numpy takes dtype= on a ufunc and the rule does not: the error says so instead of a bare
+    TypeError from inside tapegrad; a TypeError the rule itself raises is passed on unchanged."""
+    def model(x):
+        return np.sum(np.multiply(x, 2.0, dtype=np.float32))
+
+    with pytest.raises(NoRuleError) as err:
+        grad(model, np.ones(3))
+    msg = str(err.value)
+    assert msg.startswith("numpy.multiply(%2::float64[3], 2.0, dtype=numpy.float32) at "
+                          "test_errors.py:")
+    assert msg.endswith("the rule of numpy.multiply does not take dtype=; leave it out (for "
+                        "dtype=, convert the result with .astype), or register a rule that "
+                        "takes it with @tapegrad.rrule(numpy.multiply)")
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        grad(lambda x: np.sum(np.sum(x, axis=1.5)), np.ones((2, 2)))
+
+
+def test_non_scalar_result_needs_a_seed():
+    """grad of an array result without a seed says to pass a seed of the result's shape."""
+    with pytest.raises(SeedError, match=r"sin returned float64\[3\], not a scalar, so the gradient "
+                                        r"taken at test_errors.py:\d+ needs a seed: pass seed="):
+        grad(np.sin, np.ones(3))
+    with pytest.raises(SeedError, match=r"seed given at test_errors.py:\d+ has shape \(2,\) "
+                                        r"but sin returned float64\[3\]; pass a seed of the result's shape, \(3,\)"):
+        grad(np.sin, np.ones(3), seed=np.ones(2))
+
+
+def test_math_function_on_tracer_raises():
+    """math.sin cannot see a traced value: the error says to use numpy instead."""
+    with pytest.raises(ConcreteValueError, match=r"float\(\) of the traced value %2::float64 at "
+                       r"test_errors.py:\d+ would drop its gradient.*np.sin"):
+        grad(lambda x: math.sin(x), 1.0)
+
+
+def test_array_of_tracers_raises_with_the_fix():
+    """np.array([...]) of traced values would lose them; the error says to use np.stack."""
+    with pytest.raises(ConcreteValueError, match="np.stack"):
+        grad(lambda x: np.sum(np.array([x, 2 * x])), 1.0)
+
+
+def test_escaped_tracer_is_caught():
+    """A Tracer kept after its trace ended raises EscapedTracerError when used again."""
+    kept = []
+
+    def f(x):
+        kept.append(x)
+        return x * 2
+
+    grad(f, 1.0)
+    with pytest.raises(EscapedTracerError, match=r"%2::float64 was used at test_errors"):
+        kept[0] + 1
+
+
+def test_every_error_is_a_tapegrad_error_and_the_builtin_a_caller_would_catch():
+    """Each error class derives from TapegradError and from the builtin exception its kind of failure raises."""
+    bases = {cls.__name__: [b.__name__ for b in cls.__bases__] for cls in (
+        tapegrad.NoRuleError, tapegrad.RuleError, tapegrad.SeedError, tapegrad.EscapedTracerError,
+        tapegrad.StaleViewError, tapegrad.ConcreteValueError, tapegrad.GuardError)}
+    assert bases == {
+        "NoRuleError": ["TapegradError", "NotImplementedError"],
+        "RuleError": ["TapegradError", "ValueError"],
+        "SeedError": ["TapegradError", "ValueError"],
+        "EscapedTracerError": ["TapegradError", "RuntimeError"],
+        "StaleViewError": ["TapegradError", "RuntimeError"],
+        "ConcreteValueError": ["TapegradError", "TypeError"],
+        "GuardError": ["TapegradError", "RuntimeError"],
+    }
+    assert tapegrad.TapegradError.__bases__ == (Exception,)
+
+
+def halve(x):
+    return x / 2
+
+
+def test_qualified_name_is_a_name_the_user_can_import():
+    """numpy and scipy functions are named by their public module, other functions by module and qualified name."""
+    assert [qualified_name(fn) for fn in (np.sin, np.linalg.solve, scipy.special.erfcx, halve, len)] == [
+        "numpy.sin", "numpy.linalg.solve", "scipy.special.erfcx", f"{__name__}.halve", "len"]
+
+
+def test_type_str_prints_a_value_type_as_dumps_do():
+    """Numbers as numpy's dtypes, arrays as dtype[shape], functions by kind and name, anything else by its type."""
+    values = (1.5, 3, True, 1j, np.ones((2, 3), np.float32), np.ones(()), np.float32(1), np.sin, halve, (1,), "a")
+    assert [type_str(v) for v in values] == [
+        "float64", "int64", "bool", "complex128", "float32[2,3]", "float64[]", "float32", "ufunc sin",
+        "function halve", "tuple", "str"]

@@ -1,0 +1,181 @@
+"""tapegrad.registry: the rule tables, registering and finding rules, `needs=` and stand-ins."""
+import weakref
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import grad, gradient, primitive, rrule
+from tapegrad.registry import (FRULES, NEEDS, NONDIFF, RULES, find_rrule, frule, is_nondifferentiable,
+                               nondifferentiable, register_rrule, registered_rules, unbroadcast)
+
+
+def test_rule_for_a_marked_function_is_used_by_grad():
+    """A marked function with an rrule is one primitive of the gradient tape, using that rule."""
+    @primitive
+    def square(x):
+        return x * x
+
+    calls = []
+
+    @rrule(square)
+    def square_rrule(x):
+        calls.append(x)
+
+        def square_pullback(dy):
+            return tapegrad.NO_TANGENT, 2 * x * dy
+
+        return square(x), square_pullback
+
+    y, (_, dx) = grad(lambda x: square(x) + 1, 3.0)
+    assert (y, dx, calls) == (10.0, 6.0, [3.0])
+
+
+def test_multiply_by_a_constant_keeps_no_traced_partner():
+    """c * a with a constant c needs c for a's tangent, and a only for c's, which is never read:
+    with grad, a goes as soon as f drops it."""
+    freed = []
+    c = np.array([1.0, -2.0, 3.0])
+
+    def f(x):
+        a = x + 1.0  # add keeps only stand-ins
+        ref = weakref.ref(a._val)
+        b = c * a
+        del a
+        freed.append(ref() is None)
+        return np.sum(b)
+
+    # wrt=0: c, which f captures, stays a constant (without wrt it is differentiated too)
+    value, (_, dx) = grad(f, np.zeros(3), wrt=0)
+    assert freed == [True]
+    assert value == 2.0 and np.array_equal(dx, c)
+
+
+def test_a_rule_with_needs_learns_which_arguments_are_traced():
+    """A rule that takes `needs` gets one bool per positional argument from a gradient when
+    some array argument is a constant (True where it is traced), and None, meaning every
+    tangent may be read, when all are traced, for numbers, and when called directly."""
+    seen = []
+
+    @primitive
+    def scale(a, b):
+        return a * b
+
+    @rrule(scale)
+    def scale_rrule(a, b, *, needs=None):
+        seen.append(needs)
+
+        def scale_pullback(dy):
+            return tapegrad.NO_TANGENT, dy * b, dy * a
+
+        return scale(a, b), scale_pullback
+
+    one = np.ones(())  # a 0-d array: an array argument with a scalar result
+    assert gradient(lambda x: scale(x, 3.0), one) == (3.0,)
+    assert gradient(lambda c, x: scale(c, x), 2.0 * one, one, wrt=1) == (tapegrad.NO_TANGENT, 2.0)
+    assert gradient(lambda x: scale(x, x), one) == (2.0,)
+    assert gradient(lambda x: scale(x, 3.0), 1.0) == (3.0,)  # two numbers: nothing worth telling
+    tapegrad.rrule(scale, one, one)
+    assert seen == [(True, False), (False, True), None, None, None]
+
+
+def test_stand_in_has_the_shape_and_dtype_and_no_memory(monkeypatch):
+    x = np.ones((3, 4), dtype=np.float32)
+    s = tapegrad.registry.stand_in(x)
+    assert type(s) is np.ndarray and s.shape == (3, 4) and s.dtype == np.float32
+    assert s.strides == (0, 0) and not s.flags.writeable
+    assert np.isnan(s).all()  # a pullback that reads it gets NaN, not a plausible number
+    assert tapegrad.registry.stand_in(2.5) == 2.5
+    objects = np.array([1, "a"], dtype=object)
+    assert tapegrad.registry.stand_in(objects) is objects
+    monkeypatch.setattr(tapegrad.registry, "STAND_IN_BYTES", 1 << 14)
+    assert tapegrad.registry.stand_in(x) is x  # 48 bytes: kept as it is
+    big = np.ones(2048)
+    assert tapegrad.registry.stand_in(big).strides == (0,)
+
+
+@pytest.fixture
+def tables():
+    """The rule tables as they were before the test, restored after it."""
+    saved = [(table, table.copy()) for table in (RULES, FRULES, NONDIFF, NEEDS)]
+    yield
+    for table, before in saved:
+        table.clear()
+        table.update(before)
+
+
+def double(x):
+    return 2 * x
+
+
+def double_rrule(x):
+    return double(x), lambda dy: (tapegrad.NO_TANGENT, 2 * dy)
+
+
+def test_register_rrule_makes_the_rule_found_and_applied(tables):
+    """register_rrule returns the rule, find_rrule finds it, rrule(fn, *args) calls it; a second one replaces it."""
+    assert find_rrule(double) is None and rrule(double, 1.5) is None
+    assert register_rrule(double, double_rrule) is double_rrule
+    assert find_rrule(double) is double_rrule
+    y, pb = rrule(double, 1.5)
+    assert (y, pb(1.0)) == (3.0, (tapegrad.NO_TANGENT, 2.0))
+
+    def other_rrule(x):
+        return double(x), lambda dy: (tapegrad.NO_TANGENT, 0.0)
+
+    rrule(double)(other_rrule)
+    assert find_rrule(double) is other_rrule and RULES[double] is other_rrule
+
+
+def test_a_rule_taking_needs_is_listed_in_needs(tables):
+    """A rule with a needs=None parameter puts its function in NEEDS; registering one without takes it out."""
+    def double_needs_rrule(x, *, needs=None):
+        return double_rrule(x)
+
+    register_rrule(double, double_needs_rrule)
+    assert double in NEEDS
+    register_rrule(double, double_rrule)
+    assert double not in NEEDS
+
+
+def test_nondifferentiable_removes_the_rules(tables):
+    """Marking a function non-differentiable drops its reverse and forward rules; registering a rule undoes it."""
+    register_rrule(double, double_rrule)
+    frule(double)(lambda dargs, x: (double(x), 2 * dargs[0]))
+    assert nondifferentiable(double) is double
+    assert find_rrule(double) is None and double not in FRULES and is_nondifferentiable(double)
+    assert registered_rules()[double] is None
+    register_rrule(double, double_rrule)
+    assert not is_nondifferentiable(double) and find_rrule(double) is double_rrule
+
+
+def test_nondifferentiable_takes_several_functions(tables):
+    """nondifferentiable(f, g) marks both and returns them as a tuple."""
+    def half(x):
+        return x / 2
+
+    assert nondifferentiable(double, half) == (double, half)
+    assert is_nondifferentiable(double) and is_nondifferentiable(half)
+
+
+def test_registered_rules_is_a_copy(tables):
+    """registered_rules maps each function to its rule (None when non-differentiable); changing it changes no table."""
+    register_rrule(double, double_rrule)
+    listed = registered_rules()
+    assert listed[double] is double_rrule and listed[np.floor] is None
+    assert len(listed) == len(RULES) + len(NONDIFF)
+    del listed[double]
+    listed[np.sin] = None
+    assert find_rrule(double) is double_rrule and not is_nondifferentiable(np.sin)
+    assert registered_rules()[double] is double_rrule
+
+
+def test_unbroadcast_sums_a_tangent_back_to_its_arguments_shape():
+    """Leading axes that broadcasting added and axes of length 1 are summed; a scalar argument gets a scalar."""
+    dx = np.arange(6.0).reshape(2, 3)
+    assert unbroadcast(dx, np.ones(3)).tolist() == [3.0, 5.0, 7.0]
+    assert unbroadcast(dx, np.ones((2, 1))).tolist() == [[3.0], [12.0]]
+    assert unbroadcast(dx, np.ones((1, 3))).tolist() == [[3.0, 5.0, 7.0]]
+    total = unbroadcast(dx, 2.0)
+    assert total == 15.0 and type(total) is np.float64
+    assert unbroadcast(dx, dx) is dx and unbroadcast(tapegrad.ZERO, 2.0) is tapegrad.ZERO
