@@ -116,7 +116,9 @@ class BaseContext:
             if kwargs:
                 return self.record_primitive(tape, fn, *args, **kwargs)
             return self.record_primitive(tape, fn, *args)
-        body = getattr(fn, "__wrapped__", None)
+        # only a `primitive`-marked function has a body to trace through: numpy's functions
+        # wrap implementations that call back into the same numpy function on a Tracer
+        body = getattr(fn, "__wrapped__", None) if is_marked_primitive(fn) else None
         if body is None:
             raise NoRuleError(
                 f"{type(self).__name__} does not treat {describe_call(fn, args, kwargs)} at "

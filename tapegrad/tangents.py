@@ -38,6 +38,8 @@ class ZeroTangent(_Singleton):
 
     __slots__ = ()
     _instance = None
+    # numpy hands ``array + ZeroTangent()`` to __radd__ (not an object array of sums)
+    __array_ufunc__ = None
 
     def __add__(self, other):
         return other

@@ -104,6 +104,22 @@ def test_trace_records_under_the_given_context():
         trace(lambda x: np.sin(x) * 2, 1.0, ctx=NoSin())
 
 
+class NoSum(BaseContext):
+    """Does not take np.sum as a primitive: numpy's function has an implementation, not a body to trace."""
+
+    def is_primitive(self, fn, *args):
+        return fn is not np.sum and super().is_primitive(fn, *args)
+
+
+def test_a_refused_numpy_function_is_named_with_the_fix_not_traced_into():
+    """Only a primitive-marked function's body is traced through; numpy's np.sum (whose
+    implementation calls x.sum, which comes back to np.sum) is refused with the fix."""
+    with pytest.raises(tapegrad.NoRuleError, match=r"^NoSum does not treat numpy\.sum\(%2::float64\[2\]\) at "
+                                                   r"test_context\.py:\d+ as a primitive and has no body to "
+                                                   r"trace through; make is_primitive return True for it$"):
+        trace(lambda x: np.sum(x), np.ones(2), ctx=NoSum())
+
+
 def seen_in_trace(body, *args):
     """What `body` returns when run on the Tracers of a trace of its arguments, and the Tracers themselves."""
     seen = []

@@ -58,6 +58,13 @@ def test_zero_tangent_is_the_additive_identity():
     assert ZERO == 0 and ZERO == 0.0 and ZERO != 1 and hash(ZERO) == hash(0)
 
 
+def test_zero_tangent_on_the_right_of_an_array_is_the_identity_too():
+    """numpy leaves ``array + ZeroTangent()`` to ZeroTangent, so the sum is the array, not an object array."""
+    x = np.array([1.0, 2.0])
+    assert x + ZERO is x and x - ZERO is x and x * ZERO is ZERO
+    assert (x + ZERO).dtype == np.float64
+
+
 def test_accum_adds_entry_by_entry_and_keeps_container_types():
     """Tuples, lists and NamedTuples add entry by entry into their own type; zero entries are identities."""
     out = accum((1.0, ZERO, [2.0, NO_TANGENT]), (3.0, 4.0, [5.0, 6.0]))
