@@ -7,6 +7,11 @@ runs the function's body on the Tracers so that only the primitives inside are r
 
 `BaseContext` records every numpy call as itself and traces through the user's marked
 functions. Subclass it to keep a function whole or to record extra information.
+
+`trace(f, *args, ctx=...)` runs `f` under a context: it makes the Inputs and the Tracers of
+the arguments (their structure is `tapegrad.pytree`'s), runs `f` on them and packs the result.
+It lives here, above the tracer, because it needs a context to run under; the tracer itself
+knows only that its tape has one.
 """
 from __future__ import annotations
 

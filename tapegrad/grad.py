@@ -3,12 +3,15 @@
 Forward: `GradContext` records each primitive as ``rrule(fn, *args)`` followed by two reads,
 the value (``getitem(%4, 0)``) and the pullback (``getitem(%4, 1)``), and remembers which
 pullback belongs to which value. Backward: the sweep of `tapegrad.sweep`, recorded onto the
-same tape (`pullback`) or run on values alone (`grad`, whose tape nobody reads).
+same tape (`pullback`) or run on values alone (`grad`).
 
-`grad` keeps Python's cyclic collector paused until its tape has been freed (reference
-counting frees it; `Tape.__del__` breaks the op/Variable cycles), and its tape records large
-arrays as stand-ins (``GradContext(private=True)``): an intermediate lives as long as it
-would in plain numpy unless a pullback needs it. `pullback` keeps every value: its tape is
+`grad`'s tape is private (``GradContext(private=True)``): nothing but its own sweep reads
+it, so each primitive is one op, ``rrule(fn, *args)`` with the primitive's value (the ids in
+an error raised inside `grad` are the ones `trace` prints), the pullback is kept beside it,
+and a large array is held only as a stand-in of its shape: an intermediate lives as long as
+it would in plain numpy unless a pullback needs it. `grad` also keeps Python's cyclic
+collector paused until its tape has been freed (reference counting frees it; `Tape.__del__`
+breaks the op/Variable cycles). `pullback` keeps every value: its tape is
 the user's. benchmarks/README.md has the measurements behind these choices.
 """
 from __future__ import annotations

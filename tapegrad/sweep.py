@@ -1,7 +1,7 @@
 """The reverse sweep: from the seed back to the inputs, one pullback per recorded primitive.
 
-A gradient tape (see `tapegrad.grad.GradContext`) remembers, for each primitive's value, the
-Variable of its pullback. The sweep walks those values from the newest to the oldest; for
+A gradient tape (see `tapegrad.grad.GradContext`) remembers, for each primitive's value, its
+rrule op and its pullback. The sweep walks those values from the newest to the oldest; for
 each one that has received a derivative ``dy`` it
 
 1. calls the pullback on ``dy``, which returns ``(dfn, *dargs)``: the function's own
@@ -15,9 +15,10 @@ each one that has received a derivative ``dy`` it
 
 `back` records all of this onto the tape itself (a pullback call, one read per tangent,
 one `accum` per further share), so the tape ends up holding the whole forward-and-backward
-program. `back_values` runs the same steps on values alone: `grad`'s tape is private, so
-nobody would read the backward ops, and building them was half the cost of a gradient. The
-two share every piece above and run the pullbacks, reads and sums in the same order, so
+program. `back_values` runs the same steps on values alone, over the private tape of `grad`
+(one op per primitive, `GradContext(private=True)`): nobody reads that tape, so building
+the backward ops would be wasted work (half the cost of a gradient). The two share every
+piece above and run the pullbacks, reads and sums in the same order, so
 `grad` equals `pullback` bit for bit and a trace of `grad` (a compiled gradient, a higher
 derivative) records the same program.
 """

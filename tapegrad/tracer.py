@@ -1,6 +1,7 @@
-"""Tracers and `trace`: run a plain numpy function and record the primitives it calls.
+"""Tracers: the values a traced function runs on, and `record_call`, where their calls go.
 
-A Tracer stands in for one value while the user's function runs. Python operators forward
+A Tracer stands in for one value while the user's function runs (`tapegrad.context.trace`
+makes them). Python operators forward
 to the numpy function of the same meaning (``a * b`` is ``np.multiply``), numpy hands its
 ufuncs and functions to the Tracer through ``__array_ufunc__`` / ``__array_function__``, and
 every such call goes to the context of the Tracer's tape, which records it.
