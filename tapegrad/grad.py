@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import types
 
 import numpy as np
 
@@ -53,24 +54,18 @@ class GradContext(BaseContext):
         #: private tape (the rrule op's Variable, which is the value's, the pullback itself)
         self.pullbacks = {}
         self.private = private
-        # a subclass that changes what is a primitive is asked about every call
-        self._decides = type(self).is_primitive is not GradContext.is_primitive
+        cls = type(self)
+        if (cls.is_primitive is not GradContext.is_primitive
+                or cls.record_primitive is not GradContext.record_primitive):
+            # a subclass that decides what is a primitive, or records one its own way, is
+            # asked about every call, as BaseContext asks
+            self.record = types.MethodType(BaseContext.record, self)
 
     def is_primitive(self, fn, *args) -> bool:
         return fn in RULES or fn in NONDIFF or not is_traceable(fn)
 
-    def record(self, tape, fn, args, kwargs):
-        # A function with a rule is a primitive here, so the decision of BaseContext.record
-        # is skipped for it (it is the per-primitive cost of every gradient), unless a
-        # subclass decides otherwise.
-        rule = RULES.get(fn)
-        if rule is None or self._decides:
-            return BaseContext.record(self, tape, fn, args, kwargs)
-        return self.apply_rule(tape, fn, rule, args, kwargs)
-
     def record_primitive(self, tape, fn, *args, **kwargs):
-        rule = RULES.get(fn)
-        if rule is None:
+        if fn not in RULES:
             if fn in NONDIFF:
                 return BaseContext.record_primitive(self, tape, fn, *args, **kwargs)
             raise NoRuleError(
@@ -78,10 +73,19 @@ class GradContext(BaseContext):
                 f"one with @tapegrad.rrule({qualified_name(fn)}), or mark it "
                 f"tapegrad.nondifferentiable({qualified_name(fn)}) if its derivative is zero"
             )
-        return self.apply_rule(tape, fn, rule, args, kwargs)
+        return GradContext.record(self, tape, fn, args, kwargs)
 
-    def apply_rule(self, tape, fn, rule, args, kwargs):
-        """Record ``rrule(fn, *args)`` and its two reads; return the traced value of ``fn(*args)``."""
+    def record(self, tape, fn, args, kwargs):
+        """Record ``rrule(fn, *args)`` (and, on a tape that is not private, its two reads) and
+        return the traced value of ``fn(*args)``. A function without a rule goes to
+        `BaseContext.record`, which decides what it is.
+
+        A function with a rule is always a primitive here, so the base context's decision is
+        skipped for it: this is the per-primitive cost of every gradient.
+        """
+        rule = RULES.get(fn)
+        if rule is None:
+            return BaseContext.record(self, tape, fn, args, kwargs)
         if kwargs and any_nested(kwargs.values(), _traced_on(tape)):
             kwargs = _concrete_ints(kwargs, tape)
             if any_nested(kwargs.values(), _traced_on(tape)):
@@ -94,7 +98,7 @@ class GradContext(BaseContext):
             # constant the same object in both lists, and nothing traced so
             needs = tuple(map(operator.is_not, targs, vals))
             if False in needs:
-                rule_kwargs = {**(kwargs or {}), "needs": needs}
+                rule_kwargs = {**kwargs, "needs": needs} if kwargs else {"needs": needs}
         try:
             pair = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         except TypeError:

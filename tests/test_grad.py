@@ -97,3 +97,17 @@ def test_pullback_runs_again_with_another_seed_and_keeps_the_last_backward_progr
     assert back(1.0)[1] == 2.0 * np.cos(0.5)
     n = len(back.tape)
     assert back(3.0)[1] == 6.0 * np.cos(0.5) and len(back.tape) == n
+
+
+def test_a_grad_context_subclass_that_records_its_own_way_is_asked_about_every_primitive():
+    """A GradContext subclass overriding record_primitive sees every primitive (the rule path
+    that skips the base context's decision is for GradContext itself)."""
+    seen = []
+
+    class Logging(tapegrad.GradContext):
+        def record_primitive(self, tape, fn, *args, **kwargs):
+            seen.append(fn.__name__)
+            return super().record_primitive(tape, fn, *args, **kwargs)
+
+    value, _ = tapegrad.trace(lambda x: np.sin(x) * x, 0.5, ctx=Logging())
+    assert seen == ["sin", "multiply"] and value == np.sin(0.5) * 0.5
