@@ -94,8 +94,8 @@ class GradContext(BaseContext):
         rule_kwargs = kwargs
         if fn in NEEDS and _ndarray in map(type, vals):
             # which arguments are traced: only their tangents will be read. Told when it helps,
-            # a constant beside an array (two numbers cost nothing to keep). `lift` leaves a
-            # constant the same object in both lists, and nothing traced so
+            # a constant beside an array (two numbers cost nothing to keep). `lift` puts a
+            # constant in both lists as the same object, a traced value as value and Variable
             needs = tuple(map(operator.is_not, targs, vals))
             if False in needs:
                 rule_kwargs = {**kwargs, "needs": needs} if kwargs else {"needs": needs}
@@ -123,8 +123,9 @@ class GradContext(BaseContext):
 def _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs):
     """After a TypeError from a rule: if the call does not fit the rule's signature (np.multiply
     with dtype=, which numpy takes and the rule does not), say so and what to do instead."""
+    kwargs = kwargs or {}
     try:
-        inspect.signature(rule).bind(*vals, **rule_kwargs)
+        inspect.signature(rule).bind(*vals, **(rule_kwargs or {}))
     except TypeError:
         names = [k for k in kwargs if k not in inspect.signature(rule).parameters]
         unknown = ", ".join(f"{k}=" for k in names) or "these arguments"

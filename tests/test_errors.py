@@ -41,6 +41,17 @@ def test_keyword_a_rule_does_not_take_is_named_with_the_fix():
         grad(lambda x: np.sum(np.sum(x, axis=1.5)), np.ones((2, 2)))
 
 
+def test_a_type_error_inside_the_rule_of_an_operator_is_passed_on_unchanged(monkeypatch):
+    """An operator's call has no keyword arguments at all; a TypeError its rule raises still
+    comes through as it was raised."""
+    def broken_matmul_rrule(a, b):
+        raise TypeError("raised inside the rule")
+
+    monkeypatch.setitem(tapegrad.registry.RULES, np.matmul, broken_matmul_rrule)
+    with pytest.raises(TypeError, match="^raised inside the rule$"):
+        grad(lambda x: np.sum(x @ x), np.ones((2, 2)))
+
+
 def test_non_scalar_result_needs_a_seed():
     """grad of an array result without a seed says to pass a seed of the result's shape."""
     with pytest.raises(SeedError, match=r"sin returned float64\[3\], not a scalar, so the gradient "
