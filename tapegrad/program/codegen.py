@@ -199,7 +199,7 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
         else:
             text = f"{vname} = {w.call(op)}"
         if note:
-            text = f"{text}  # {note}"
+            text = f"{text}  # {_comment(note)}"
         lines.append(text)
         if i in dead_after:
             lines.append("del " + ", ".join(w.names[v] for v in sorted(dead_after[i], key=lambda v: v.id)))
@@ -209,6 +209,15 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
         ret = "(" + ", ".join(w.names[v] for v in outputs) + ("," if len(outputs) == 1 else "") + ")"
     body = "\n".join("    " + line for line in lines + [f"return {ret}"])
     return f"def {name}({', '.join(params)}):\n{body}"
+
+
+def _comment(note):
+    """A note as the text of a comment: notes are data (a file name may hold a newline), so
+    control characters are written escaped and can never end the comment."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], note)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def compile_tape(tape, name: str = "replay", outputs=None):

@@ -65,3 +65,16 @@ def test_a_broadcast_constant_stays_a_broadcast_in_the_source():
     _, tape = trace(f, x, wrt=0)  # c, which f captures, is a constant
     assert to_source(tape, "g") == "def g(fn, x):\n    v3 = x + np.broadcast_to(1.0, (2, 2))\n    return v3"
     assert tapegrad.compile_tape(tape)(f, x).strides == f(x).strides == (8, 16)
+
+
+def test_a_note_cannot_write_code_into_generated_source():
+    """Notes are data (a guard's note holds a file name, which may hold a newline): control
+    characters in a note are written escaped, so they stay inside the comment."""
+    _, tape = trace(lambda x: x * 2.0, 3.0)
+    tape.ops[-1].note = 'evil.py:1\nraise RuntimeError("injected")\r\u2028x'
+    assert to_source(tape) == (
+        "def replay(fn, x):\n"
+        '    v3 = x * 2.0  # evil.py:1\\nraise RuntimeError("injected")\\r\\u2028x\n'
+        "    return v3"
+    )
+    assert tapegrad.compile_tape(tape)(None, 3.0) == 6.0
