@@ -212,11 +212,17 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
         return spec, unflatten(spec, stand_ins, copies)
 
-    selected = _selector(wrt)
+    if not callable(f):
+        raise TypeError(
+            f"the function to trace comes first, but a {type(f).__name__} was given at "
+            f"{user_location()}: call it as trace(f, *args) / grad(f, *args)"
+        )
+    names = _names or param_names(f, len(args))
+    selected = _selector(wrt, len(args), names, kwargs)
     # with wrt, the values f captures are differentiated only if wrt names "f"
     fspec, tf = traced_copy(f, "f") if wrt is None or selected(None, "f") else (Spec("static", f), f)
     argspecs, targs = [], []
-    for i, (name, a) in enumerate(zip(_names or param_names(f, len(args)), args)):
+    for i, (name, a) in enumerate(zip(names, args)):
         spec, copy = traced_copy(a, name) if selected(i, name) else (Spec("static", a), a)
         if wrt is not None and selected(i, name) and spec.kind == "static":
             raise TypeError(
@@ -272,13 +278,22 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     return out, tape
 
 
-def _selector(wrt):
+def _selector(wrt, n_args, names, kwargs):
+    """``selected(position, name)`` for the arguments `wrt` names; a name or position that is
+    no argument of the call raises, listing the ones there are."""
     if wrt is None:
         return lambda i, name: True
     chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
     for w in chosen:
-        if not isinstance(w, (int, str)):
+        if not isinstance(w, (int, str)) or isinstance(w, bool):
             raise TypeError(f"wrt takes argument positions (int) and names (str), not {w!r}")
+        if w not in ("f", *names, *kwargs) and not (type(w) is int and 0 <= w < n_args):
+            raise TypeError(
+                f"wrt={w!r} at {user_location()} names no argument of this call, which has "
+                f"positions 0..{n_args - 1} ({', '.join(names)})"
+                + (f" and keywords {', '.join(kwargs)}" if kwargs else "")
+                + "; name one of them, or \"f\" for the values the function captures"
+            )
     return lambda i, name: i in chosen or name in chosen
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .context import BaseContext, describe_call, is_traceable, lift, positional, trace
 from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
-from .pytree import any_nested, tangent_of
+from .pytree import Boxed, any_nested, flatten, tangent_of
 from . import registry
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
@@ -175,10 +175,42 @@ def _default_seed(y, where):
 def _check_seed(y, seed, where):
     if type(seed) is float and type(y) is float:
         return
+    if not (isinstance(seed, (int, float, complex, np.number)) and not isinstance(seed, bool)
+            or isinstance(seed, np.ndarray) and seed.dtype.kind in "iufc"):
+        raise SeedError(
+            f"the seed given at {user_location()} is {type_str(seed)}; a seed is a number, or an "
+            f"array of numbers of the result's shape ({where} returned {type_str(y)})"
+            + (": pass np.asarray(seed)" if isinstance(seed, (list, tuple)) else "")
+        )
+    if np.iscomplexobj(seed) and not np.iscomplexobj(y):
+        raise SeedError(
+            f"the seed given at {user_location()} is complex, but {where} returned a real "
+            f"{type_str(y)}; pass a real seed"
+        )
     if np.shape(seed) != np.shape(y):
         raise SeedError(
             f"the seed given at {user_location()} has shape {np.shape(seed)} but {where} returned "
             f"{type_str(y)}; pass a seed of the result's shape, {np.shape(y)}"
+        )
+
+
+def _check_result(f, value):
+    """A result has a derivative when it is a number, an array of numbers, or a tuple, list or
+    dict of those; anything else (None, a string, a set) raises, naming what came back."""
+    if type(value) is float:
+        return
+    _, leaves = flatten(value)
+    for leaf in leaves:
+        while isinstance(leaf, Boxed):  # a value traced by an enclosing trace, or a dual number
+            leaf = leaf._val
+        if isinstance(leaf, (int, float, complex, np.number)) and not isinstance(leaf, bool):
+            continue
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "iufc":
+            continue
+        what = type(value).__name__ if leaf is value else f"a {type(value).__name__} holding {type_str(leaf)}"
+        raise TypeError(
+            f"{getattr(f, '__name__', 'f')} returned {what} at {user_location()}, which has no "
+            f"derivative; return a number, an array of numbers, or a tuple, list or dict of them"
         )
 
 
@@ -258,6 +290,7 @@ def pullback(f, *args, **kwargs):
     (ZeroTangent(), 0.0743801652892562, -0.09917355371900827)
     """
     value, tape = trace(f, *args, ctx=GradContext(), **kwargs)
+    _check_result(f, value)
     return value, Pullback(f, args, tape, value)
 
 
@@ -287,6 +320,7 @@ def grad(f, *args, seed=None, **kwargs):
     # pass would walk every op of a tape that reference counting is about to free anyway.
     with paused_gc():
         value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
+        _check_result(f, value)
         back_ = Pullback(f, args, tape, value)
         grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
         del back_, tape

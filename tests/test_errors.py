@@ -121,3 +121,52 @@ def test_type_str_prints_a_value_type_as_dumps_do():
     assert [type_str(v) for v in values] == [
         "float64", "int64", "bool", "complex128", "float32[2,3]", "float64[]", "float32", "ufunc sin",
         "function halve", "tuple", "str"]
+
+
+NO_DERIVATIVE = [
+    (lambda x: None, "NoneType"),
+    (lambda x: "a", "str"),
+    (lambda x: {x}, "set"),
+    (lambda x: (x, "label"), "a tuple holding str"),
+    (lambda x: x > 0, "bool"),
+]
+
+
+@pytest.mark.parametrize("f, what", NO_DERIVATIVE, ids=[w for _, w in NO_DERIVATIVE])
+def test_a_result_without_a_derivative_is_refused_naming_what_came_back(f, what):
+    """grad and pullback of a function returning None, a string, a set (a traced value must
+    not escape inside it) or a structure holding one raise, naming it, never a zero gradient."""
+    for entry in (grad, tapegrad.pullback):
+        with pytest.raises(TypeError, match=rf"^<lambda> returned {what} at test_errors\.py:\d+, which "
+                                            r"has no derivative; return a number, an array of "
+                                            r"numbers, or a tuple, list or dict of them$"):
+            entry(f, 1.0)
+
+
+def test_wrt_naming_no_argument_is_refused_with_the_arguments_there_are():
+    """wrt= a position or a name the call does not have raises, listing the ones it has."""
+    for wrt in (3, "y", (0, "z")):
+        with pytest.raises(TypeError, match=r"^wrt=.* at test_errors\.py:\d+ names no argument of this "
+                                            r"call, which has positions 0\.\.1 \(x, c\); name one of "
+                                            r"them, or \"f\" for the values the function captures$"):
+            grad(lambda x, c: x * c, 1.0, 2.0, wrt=wrt)
+    assert grad(lambda x, c: x * c, 1.0, 2.0, wrt="c")[1] == (tapegrad.ZeroTangent(), tapegrad.NoTangent(), 1.0)
+
+
+@pytest.mark.parametrize("seed, message", [
+    ("1", r"is str; a seed is a number, or an array of numbers of the result's shape \(<lambda> "
+          r"returned float64\[2\]\)$"),
+    ([1.0, 1.0], r"is list; .*: pass np\.asarray\(seed\)$"),
+    (np.ones(2) * 1j, r"is complex, but <lambda> returned a real float64\[2\]; pass a real seed$"),
+])
+def test_a_seed_of_the_wrong_type_is_refused(seed, message):
+    """A seed that is a string, a list or complex for a real result raises SeedError saying what a seed is."""
+    with pytest.raises(SeedError, match=r"^the seed given at test_errors\.py:\d+ " + message):
+        grad(lambda x: x * 2.0, np.ones(2), seed=seed)
+
+
+def test_a_function_argument_in_the_wrong_place_is_named():
+    """grad(3.0, 1.0) says that the function comes first, instead of failing to call a Tracer."""
+    with pytest.raises(TypeError, match=r"^the function to trace comes first, but a float was given at "
+                                        r"test_errors\.py:\d+: call it as trace\(f, \*args\) / grad\(f, \*args\)$"):
+        grad(3.0, 1.0)
