@@ -164,3 +164,10 @@ def sum_of(*terms):
 def sym(g):
     """The symmetric part of g (of each matrix in a stack)."""
     return 0.5 * (g + mT(g))
+
+
+def divide(a, b):
+    """``a / b``, with numpy's result where `b` is a Python 0.0 (inf or nan, and numpy's
+    RuntimeWarning), at which Python's / raises ZeroDivisionError: a pullback such as log's
+    ``dy / x`` at x = 0.0 gives inf, as on a numpy float."""
+    return np.divide(a, b) if type(b) is float and b == 0.0 else a / b

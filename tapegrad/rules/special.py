@@ -16,6 +16,7 @@ import scipy.special as sp
 from ..registry import rrule, unbroadcast
 from ..scipy.special import polygamma
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import divide
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -160,7 +161,7 @@ def expit_rrule(x):
 def logit_rrule(x):
     def logit_pullback(dy):
         # d/dx log(x / (1 - x)) = 1 / (x (1 - x)); inf at 0 and 1
-        return NO_TANGENT, dy / (x * (1 - x))
+        return NO_TANGENT, divide(dy, x * (1 - x))
 
     return sp.logit(x), logit_pullback
 

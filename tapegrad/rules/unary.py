@@ -12,6 +12,7 @@ import numpy as np
 
 from ..registry import rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import divide
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -26,7 +27,7 @@ def sqrt_rrule(x):
 
     def sqrt_pullback(dy):
         # d/dx √x = 1 / (2√x); inf at 0, as in autograd and JAX
-        return NO_TANGENT, dy / (2 * y)
+        return NO_TANGENT, divide(dy, 2 * y)
 
     return y, sqrt_pullback
 
@@ -37,7 +38,7 @@ def cbrt_rrule(x):
 
     def cbrt_pullback(dy):
         # d/dx ∛x = 1 / (3 ∛x²); inf at 0, as in JAX
-        return NO_TANGENT, dy / (3 * (y * y))
+        return NO_TANGENT, divide(dy, 3 * (y * y))
 
     return y, cbrt_pullback
 
@@ -80,7 +81,7 @@ def expm1_rrule(x):
 @rrule(np.log)
 def log_rrule(x):
     def log_pullback(dy):
-        return NO_TANGENT, dy / x
+        return NO_TANGENT, divide(dy, x)
 
     return np.log(x), log_pullback
 
@@ -89,7 +90,7 @@ def log_rrule(x):
 def log2_rrule(x):
     def log2_pullback(dy):
         # d/dx log2 x = 1 / (x ln 2)
-        return NO_TANGENT, dy / (x * _LN2)
+        return NO_TANGENT, divide(dy, x * _LN2)
 
     return np.log2(x), log2_pullback
 
@@ -98,7 +99,7 @@ def log2_rrule(x):
 def log10_rrule(x):
     def log10_pullback(dy):
         # d/dx log10 x = 1 / (x ln 10)
-        return NO_TANGENT, dy / (x * _LN10)
+        return NO_TANGENT, divide(dy, x * _LN10)
 
     return np.log10(x), log10_pullback
 
@@ -106,7 +107,7 @@ def log10_rrule(x):
 @rrule(np.log1p)
 def log1p_rrule(x):
     def log1p_pullback(dy):
-        return NO_TANGENT, dy / (1 + x)
+        return NO_TANGENT, divide(dy, 1 + x)
 
     return np.log1p(x), log1p_pullback
 
@@ -299,7 +300,7 @@ def arccosh_rrule(x):
 def arctanh_rrule(x):
     def arctanh_pullback(dy):
         # d/dx arctanh = 1 / (1 - x²); inf at ±1
-        return NO_TANGENT, dy / (1 - x * x)
+        return NO_TANGENT, divide(dy, 1 - x * x)
 
     return np.arctanh(x), arctanh_pullback
 

@@ -2,6 +2,7 @@
 trigonometry, extrema, clip, where, remainders and the real and imaginary parts."""
 import numpy as np
 import pytest
+import scipy.special
 
 from tapegrad import NO_TANGENT, ZERO, check_grad, grad, gradient, rrule
 from tapegrad.tangents import getitem
@@ -365,3 +366,17 @@ def test_scalar_times_array_tangent_is_a_dot_product(rng):
     assert g(2.0, K, w)[1][1] == ds
     assert g.source(2.0, K, w).count("np.dot(") == 2  # one for s * K, one for K / s
     check_grad(f, 2.0, K, w)  # raises if reverse mode and central differences disagree
+
+
+SINGULAR = [(np.log, 0.0), (np.log2, 0.0), (np.log10, 0.0), (np.log1p, -1.0), (np.arctanh, 1.0),
+            (np.sqrt, 0.0), (np.cbrt, 0.0), (scipy.special.logit, 0.0)]
+
+
+@pytest.mark.parametrize("fn, x", SINGULAR, ids=lambda v: getattr(v, "__name__", ""))
+def test_singular_point_of_a_python_float_gives_numpys_inf(fn, x):
+    """At a point where the derivative is infinite, a Python float argument gets numpy's inf,
+    as a numpy float does, not Python's ZeroDivisionError."""
+    with np.errstate(all="ignore"):
+        from_float = grad(fn, x)[1][1]
+        from_numpy = grad(fn, np.float64(x))[1][1]
+    assert np.isinf(from_float) and from_float == from_numpy
