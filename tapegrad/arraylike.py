@@ -217,6 +217,15 @@ class ArrayLike(Boxed):
         self._check_writable("x[...] = v")
         self._become(self._dispatch(updated, (self, index, value), None))
 
+    def sort(self, axis=-1, kind=None):
+        """``x.sort()`` sorts in place, as numpy's method: from now on this value is
+        ``np.sort(x, axis)`` (through a view, its base changes too)."""
+        if not isinstance(self._val, np.ndarray):
+            raise TypeError(f"sort() of the scalar {self._label()} at {user_location()}")
+        self._check_writable("x.sort()")
+        kwargs = {"axis": axis} if kind is None else {"axis": axis, "kind": kind}
+        self._become(self._dispatch(np.sort, (self,), kwargs))
+
     def _check_writable(self, pattern):
         base = getattr(self, "_base", None)
         if base is not None and not base[2]:

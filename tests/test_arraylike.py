@@ -3,6 +3,7 @@ methods, iteration), and in-place writes keep numpy's semantics and give the rig
 import numpy as np
 import pytest
 
+import tapegrad
 from tapegrad import ConcreteValueError, StaleViewError, check_grad, grad, gradient, trace
 from tapegrad.arraylike import updated
 
@@ -200,3 +201,25 @@ def test_in_place_cast_that_numpy_refuses_is_refused():
 
     with pytest.raises(TypeError, match=r"cannot cast float64 to int64 \(numpy's same_kind rule\)"):
         grad(f, np.ones(2), np.ones(2))
+
+
+def test_sort_method_sorts_in_place_and_differentiates():
+    """x.sort() sorts the traced array in place, as numpy's method does: later reads see the
+    sorted values, each gradient entry goes back to where its element came from, and sorting a
+    basic-slice view sorts that part of its base."""
+    def head(x):
+        x.sort()
+        return x[0] * 10.0 + x[1]
+
+    x = np.array([3.0, 1.0])
+    assert grad(head, x) == (head(x.copy()), (tapegrad.ZeroTangent(), pytest.approx([1.0, 10.0])))
+
+    def tail_sorted(x):
+        tail = x[1:]
+        tail.sort()
+        return np.sum(x * np.arange(3.0))
+
+    value, (_, dx) = grad(tail_sorted, np.array([0.0, 3.0, 1.0]))
+    assert value == tail_sorted(np.array([0.0, 3.0, 1.0])) == 7.0
+    assert dx.tolist() == [0.0, 2.0, 1.0]
+    check_grad(tail_sorted, np.array([0.5, 3.0, 1.0]))

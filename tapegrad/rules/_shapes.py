@@ -167,7 +167,7 @@ def sym(g):
 
 
 def divide(a, b):
-    """``a / b``, with numpy's result where `b` is a Python 0.0 (inf or nan, and numpy's
+    """``a / b``, with numpy's result where `b` is a Python 0 or 0.0 (inf or nan, and numpy's
     RuntimeWarning), at which Python's / raises ZeroDivisionError: a pullback such as log's
-    ``dy / x`` at x = 0.0 gives inf, as on a numpy float."""
-    return np.divide(a, b) if type(b) is float and b == 0.0 else a / b
+    ``dy / x`` at x = 0.0 gives inf, as on a numpy float, and mean's over no elements nan."""
+    return np.divide(a, b) if (type(b) is float or type(b) is int) and b == 0 else a / b

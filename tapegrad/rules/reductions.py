@@ -17,6 +17,7 @@ from ._shapes import (
     as_tuple,
     bind,
     cast_like,
+    divide,
     expand_reduced,
     no_tangents,
     normalize_axis,
@@ -70,7 +71,7 @@ def mean_rrule(x, *args, **kwargs):
 
     def mean_pullback(dy):
         if where is None:
-            dx = _spread(dy / _count(x, axes), x, axes, keepdims)
+            dx = _spread(divide(dy, _count(x, axes)), x, axes, keepdims)  # nan for an empty x, as numpy
         else:
             # only the selected elements count, and only they receive a share
             keep = np.astype(np.broadcast_to(where, np.shape(x)), tangent_dtype(x, dy))

@@ -1,4 +1,6 @@
 """Rules of the reductions: sums, means, products, extrema, moments, cumulative sums and products."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -241,3 +243,12 @@ def test_rule_is_traceable(fn, args, kwargs, rng):
     got, tape = tapegrad.trace(rule_then_pullback, x, dy, ctx=RecordEverything())
     np.testing.assert_allclose(got, rule_then_pullback(x, dy))
     assert len(tape) > 3
+
+
+def test_mean_of_no_elements_is_nan_with_a_nan_free_empty_gradient():
+    """np.mean of an empty array is nan (numpy warns); its gradient is the empty array, not a
+    ZeroDivisionError from the pullback."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value, (_, dx) = grad(lambda x: np.mean(x), np.ones(0))
+    assert np.isnan(value) and dx.shape == (0,) and dx.dtype == np.float64
