@@ -78,6 +78,9 @@ class Dual(ArrayLike):
     def __int__(self):
         return int(self._val)
 
+    def __round__(self, ndigits=None):
+        return round(self._val) if ndigits is None else np.round(self, ndigits)
+
     def __float__(self):
         raise ConcreteValueError(
             f"float() of a dual value at {user_location()} would drop its variation; use numpy "

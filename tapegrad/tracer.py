@@ -26,7 +26,7 @@ from .errors import (
     user_location,
 )
 from .arraylike import VIEWS, ArrayLike, note_view
-from .program.guards import guard_bool, guard_index, guard_int
+from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
 
@@ -172,6 +172,14 @@ class Tracer(ArrayLike):
         # int() truncates: its derivative is zero wherever it exists, so nothing is lost
         self._tape.meta.setdefault("concrete", set()).add(self._var)
         return self._guard(guard_int, int(self._val))
+
+    def __round__(self, ndigits=None):
+        # round(t) is an integer, as for a float: its derivative is zero wherever it exists,
+        # so it is taken with a guard, as int() is; round(t, n) stays traced (np.round)
+        if ndigits is not None:
+            return np.round(self, ndigits)
+        self._tape.meta.setdefault("concrete", set()).add(self._var)
+        return self._guard(guard_round, round(self._val))
 
     def __float__(self):
         # an integer (a count) loses nothing: take its value, guarded. A float would silently

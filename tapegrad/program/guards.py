@@ -12,7 +12,7 @@ import operator
 from ..errors import TapegradError
 from ..tape import note_text
 
-__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "GUARDS"]
+__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "GUARDS"]
 
 
 class GuardError(TapegradError, RuntimeError):
@@ -43,8 +43,17 @@ def guard_int(value, expected: int) -> int:
     return got
 
 
+def guard_round(value, expected: int) -> int:
+    """``round(value) == expected``, or GuardError."""
+    got = round(value)
+    if got != expected:
+        raise GuardError(f"round() is now {got}, the tape recorded {expected}")
+    return got
+
+
 #: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
-GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}"}
+GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}",
+          guard_round: "round({}) == {!r}"}
 
 
 def _replay_error(op, exc):

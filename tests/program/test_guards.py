@@ -71,3 +71,20 @@ def test_float_of_a_traced_count_is_guarded_and_of_a_traced_float_refused():
     assert "guard int(%3) == 3" in str(tape)
     with pytest.raises(tapegrad.ConcreteValueError, match=r"float\(\) of the traced value %2::float64"):
         grad(lambda x: float(x) * 2, 1.0)
+
+
+def test_round_of_a_traced_float_is_an_integer_taken_with_a_guard():
+    """round(t) is an int as for a float, with a guard that replay checks (derivative zero);
+    round(t, n) stays traced as np.round."""
+    def f(x):
+        return x * round(x)
+
+    value, tape = trace(f, 2.6)
+    assert value == 2.6 * 3
+    assert tapegrad.format_tape(tape).splitlines()[3].startswith("  guard round(%2) == 3   # test_guards.py:")
+    assert tape.replay(f, 2.7) == 2.7 * 3
+    with pytest.raises(tapegrad.GuardError, match=r"round\(\) is now 4, the tape recorded 3"):
+        tape.replay(f, 3.7)
+    assert tapegrad.grad(f, 2.6)[1][1] == 3.0
+    assert tapegrad.compiled_grad(f)(3.7) == (3.7 * 4, (tapegrad.ZeroTangent(), 4.0))
+    assert tapegrad.grad(lambda x: round(x * 3.0, 1) * x, 1.234)[1][1] == pytest.approx(3.7)
