@@ -19,36 +19,23 @@ class GuardError(TapegradError, RuntimeError):
     """A guard failed on replay: the new inputs take a path the tape did not record."""
 
 
-def guard_bool(value, expected: bool) -> bool:
-    """``bool(value) == expected``, or GuardError."""
-    got = bool(value)
-    if got != expected:
-        raise GuardError(f"the condition is now {got}, the tape recorded {expected}")
-    return got
+def _guard(name, convert, what):
+    """A guard function: ``convert(value) == expected``, or GuardError saying what changed."""
+    def guard(value, expected):
+        got = convert(value)
+        if got != expected:
+            raise GuardError(f"{what} is now {got}, the tape recorded {expected}")
+        return got
+
+    guard.__name__ = guard.__qualname__ = name
+    guard.__doc__ = f"``{convert.__name__}(value) == expected``, or GuardError."
+    return guard
 
 
-def guard_index(value, expected: int) -> int:
-    """``operator.index(value) == expected`` (a count or an index), or GuardError."""
-    got = operator.index(value)
-    if got != expected:
-        raise GuardError(f"the index is now {got}, the tape recorded {expected}")
-    return got
-
-
-def guard_int(value, expected: int) -> int:
-    """``int(value) == expected``, or GuardError."""
-    got = int(value)
-    if got != expected:
-        raise GuardError(f"int() is now {got}, the tape recorded {expected}")
-    return got
-
-
-def guard_round(value, expected: int) -> int:
-    """``round(value) == expected``, or GuardError."""
-    got = round(value)
-    if got != expected:
-        raise GuardError(f"round() is now {got}, the tape recorded {expected}")
-    return got
+guard_bool = _guard("guard_bool", bool, "the condition")
+guard_index = _guard("guard_index", operator.index, "the index")  # a count or an index
+guard_int = _guard("guard_int", int, "int()")
+guard_round = _guard("guard_round", round, "round()")
 
 
 #: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
