@@ -139,10 +139,10 @@ class Tracer(ArrayLike):
     def __array__(self, dtype=None, copy=None):
         raise ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
-            f"array at {user_location()}, which would drop its gradient. Build arrays from traced "
-            f"values with np.stack / np.concatenate / np.where instead of np.array([...]) or "
-            f"assignment into a plain array, and use numpy functions rather than math or other "
-            f"functions that cannot see traced values"
+            f"array at {user_location()}, which would drop its gradient. Use the traced value as it "
+            f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
+            f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
+            f"numpy functions rather than math or other functions that cannot see traced values"
         )
 
     # --- concrete values ---

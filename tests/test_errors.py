@@ -69,10 +69,12 @@ def test_math_function_on_tracer_raises():
         grad(lambda x: math.sin(x), 1.0)
 
 
-def test_array_of_tracers_raises_with_the_fix():
-    """np.array([...]) of traced values would lose them; the error says to use np.stack."""
-    with pytest.raises(ConcreteValueError, match="np.stack"):
-        grad(lambda x: np.sum(np.array([x, 2 * x])), 1.0)
+def test_plain_array_of_a_traced_value_raises_with_the_fix():
+    """np.array(x) of a traced value itself would lose it; the error says what to do instead."""
+    with pytest.raises(ConcreteValueError, match=r"Use the traced value as it is \(x\.copy\(\) for a "
+                                                 r"copy\), build arrays from traced values with "
+                                                 r"np\.array\(\[\.\.\.\]\), np\.stack"):
+        grad(lambda x: np.sum(np.array(x)), np.ones(2))
 
 
 def test_escaped_tracer_is_caught():
