@@ -6,7 +6,7 @@ import numpy as np
 from .pytree import is_differentiable_leaf, object_fields, rebuild_object
 from .forward import Dual, tangent_of_result
 from .grad import grad
-from .literals import literals_allowed
+from .literals import dual_literals
 from .tangents import NO_TANGENT, Tangent, ZERO
 
 __all__ = ["ngradient", "check_grad"]
@@ -199,7 +199,7 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
         duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v))
                  for key, (x, v) in directions.items()}
         fn, *a = _substitute(everything, duals)
-        with literals_allowed():
+        with dual_literals():
             out = fn(*a)
         dy = tangent_of_result(out, out)
         forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))

@@ -29,7 +29,6 @@ from .errors import (
     type_str,
     user_location,
 )
-from .literals import literals_allowed
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .tape import Call, Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, primitive
@@ -241,8 +240,6 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     stack.append(tape)
     gc_pause = paused_gc()
     gc_pause.__enter__()
-    literals = literals_allowed()  # np.array([t1, t2]) of traced values
-    literals.__enter__()
     try:
         try:
             out = tf(*targs, **tkwargs)
@@ -266,7 +263,6 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True
     finally:
-        literals.__exit__()
         gc_pause.__exit__()
         stack.pop()
         tape.closed = True

@@ -29,7 +29,7 @@ from .errors import (
     type_str,
     user_location,
 )
-from .literals import literals_allowed
+from .literals import dual_literals
 from .pytree import any_nested, map_nested
 from .registry import FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, getitem
@@ -287,7 +287,7 @@ def jvp(f, args, tangents):
         if np.shape(a) != np.shape(t):
             raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
         duals.append(Dual(a, t))
-    with literals_allowed():  # np.array([d1, d2]) of dual values
+    with dual_literals():  # np.array([d1, d2]) of dual values
         out = f(*duals)
     return plain_scalar(_primal_of(out)), plain_scalar(tangent_of_result(out, out))
 

@@ -2,12 +2,12 @@
 
 numpy gives no traced value a say in ``np.array(list)``: it asks each element for a plain
 array (``__array__``), which a traced value must refuse, since that would drop its gradient.
-So while a function is traced (or run on dual numbers), `tapegrad` stands in for
-``numpy.array`` and ``numpy.asarray``: a list or tuple holding traced or dual values, at any
+So `install` (run by ``import tapegrad``) puts a wrapper in the place of ``numpy.array`` and
+``numpy.asarray``. Outside a trace (and outside forward mode) the wrapper hands every call to
+numpy's own function. Inside one, a list or tuple that holds traced or dual values, at any
 depth, becomes ``np.stack`` of its entries (constants included), which is recorded and
-differentiated like any other call; every other argument goes to numpy's own function
-unchanged. Outside a trace numpy's functions are restored, and code that imported them by
-name (``from numpy import array``) is not affected.
+differentiated like any other call. Code that imported numpy's functions by name
+(``from numpy import array``) keeps numpy's own.
 
 A call that comes from scipy keeps numpy's own behaviour, so that a scipy function that
 cannot see traced values still fails where it converts them, with the error that names
@@ -15,18 +15,21 @@ its replacement in `tapegrad.scipy`.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 
 import numpy as np
 
 from .pytree import Boxed, find_nested
+from .tracer import active_tapes
 
-__all__ = ["literals_allowed"]
+__all__ = ["install", "dual_literals", "NUMPY"]
 
-_ORIGINAL = {"array": np.array, "asarray": np.asarray}
-_lock = threading.Lock()
-_users = 0
+#: numpy's own functions, which the wrappers hand every other call to
+NUMPY = {"array": np.array, "asarray": np.asarray}
+
+_local = threading.local()  # .duals: how many forward-mode calls run in this thread
 
 
 def _stack(obj):
@@ -34,47 +37,43 @@ def _stack(obj):
     return np.stack([_stack(e) if type(e) is list or type(e) is tuple else e for e in obj])
 
 
-def _from_scipy():
-    name = sys._getframe(2).f_globals.get("__name__", "")
-    return name == "scipy" or name.startswith("scipy.")
+def _traced_literal(obj):
+    """True for a list or tuple holding traced or dual values, in a trace or forward-mode call
+    of this thread, that a scipy function did not pass."""
+    if not (active_tapes() or getattr(_local, "duals", 0)):
+        return False
+    if find_nested(obj, Boxed) is None:
+        return False
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return not (caller == "scipy" or caller.startswith("scipy."))
 
 
-def _literal(original):
+def _wrapper(original):
+    @functools.wraps(original)
     def convert(obj, dtype=None, *args, **kwargs):
-        if ((type(obj) is list or type(obj) is tuple) and find_nested(obj, Boxed) is not None
-                and not _from_scipy()):
+        if (type(obj) is list or type(obj) is tuple) and _traced_literal(obj):
             out = _stack(obj)
             return out if dtype is None else out.astype(dtype)
         return original(obj, dtype, *args, **kwargs)
 
-    convert.__name__ = original.__name__
-    convert.__doc__ = original.__doc__
-    convert.__wrapped_numpy__ = original
     return convert
 
 
-_LITERALS = {name: _literal(fn) for name, fn in _ORIGINAL.items()}
+def install():
+    """Put the wrappers in the place of ``numpy.array`` and ``numpy.asarray`` (once)."""
+    for name, fn in NUMPY.items():
+        if getattr(np, name) is fn:
+            setattr(np, name, _wrapper(fn))
 
 
-class literals_allowed:
-    """While open (a trace, a forward-mode call), ``np.array`` and ``np.asarray`` take lists of
-    traced values; nested uses count, and numpy's functions come back when the last closes."""
+class dual_literals:
+    """While open, np.array of lists holding dual values builds a dual array (forward mode)."""
 
     __slots__ = ()
 
     def __enter__(self):
-        global _users
-        with _lock:
-            if _users == 0:
-                for name, fn in _LITERALS.items():
-                    setattr(np, name, fn)
-            _users += 1
+        _local.duals = getattr(_local, "duals", 0) + 1
 
     def __exit__(self, *exc):
-        global _users
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                for name, fn in _ORIGINAL.items():
-                    setattr(np, name, fn)
+        _local.duals -= 1
         return False
