@@ -16,6 +16,7 @@ knows only that its tape has one.
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 
 
@@ -209,8 +210,15 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         if type(x) is float:  # the common leaf, which nothing can share, without the walk
             var, tracer = make_leaf(x, path)
             return Spec("leaf", x, var=var), tracer
-        spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
-        return spec, unflatten(spec, stand_ins, copies)
+        try:
+            spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
+            return spec, unflatten(spec, stand_ins, copies)
+        except RecursionError:
+            raise TypeError(
+                f"the argument {path} given at {user_location()} is nested too deeply to walk "
+                f"(more levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
+                f"pass its numbers as an array, or nest them less"
+            ) from None
 
     if not callable(f):
         raise TypeError(

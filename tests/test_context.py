@@ -178,3 +178,28 @@ def test_describe_call_shows_a_call_as_errors_do():
     (text, _) = seen_in_trace(lambda x, k: describe_call(np.sinc, (x, [k, 2]), {"dtype": np.float32}),
                               2.0, np.ones(3))
     assert text == "numpy.sinc(%2::float64, [%3::float64[3], 2], dtype=numpy.float32)"
+
+
+def test_an_argument_nested_deeper_than_the_recursion_limit_is_refused_clearly():
+    """A list nested thousands of levels deep gives an error naming the argument and the fix,
+    not a RecursionError from inside tapegrad; moderate nesting is walked as usual."""
+    deep = 1.0
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(TypeError, match=r"^the argument d given at test_context\.py:\d+ is nested too "
+                                        r"deeply to walk .*; pass its numbers as an array, or nest "
+                                        r"them less$"):
+        grad(lambda d: 2.0, deep)
+    shallow = 1.5
+    for _ in range(50):
+        shallow = [shallow]
+
+    def innermost(d):
+        while isinstance(d, list):
+            d = d[0]
+        return d * 2.0
+
+    value, (_, g) = grad(innermost, shallow)
+    while isinstance(g, list):
+        g = g[0]
+    assert (value, g) == (3.0, 2.0)
