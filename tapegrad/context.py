@@ -35,7 +35,7 @@ from .tape import Call, Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, primitive
 from .tracer import Tracer, active_tapes, escaped_error, plain_scalar, record_call, wrap_result
 
-__all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "positional",
+__all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
            "describe_call"]
 
 
@@ -53,13 +53,18 @@ def lift(args, tape):
         if t is Tracer and a._tape is tape:
             vals.append(a._val)
             targs.append(a._var)
-        elif (t is list or t is tuple) and a and any_nested(a, lambda x: type(x) is Tracer and x._tape is tape):
-            vals.append(t(map_nested(lambda x: x._val if type(x) is Tracer and x._tape is tape else x, a)))
-            targs.append(t(map_nested(lambda x: x._var if type(x) is Tracer and x._tape is tape else x, a)))
+        elif (t is list or t is tuple) and a and any_nested(a, own := traced_on(tape)):
+            vals.append(t(map_nested(lambda x: x._val if own(x) else x, a)))
+            targs.append(t(map_nested(lambda x: x._var if own(x) else x, a)))
         else:
             vals.append(a)
             targs.append(a)
     return vals, targs
+
+
+def traced_on(tape):
+    """``test(x)``: is `x` a Tracer of `tape` (not of an enclosing trace, not a constant)?"""
+    return lambda x: type(x) is Tracer and x._tape is tape
 
 
 def positional(fn, args, kwargs, kind=Tracer):

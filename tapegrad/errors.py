@@ -59,7 +59,7 @@ class ConcreteValueError(TapegradError, TypeError):
     """A traced value was turned into a plain Python or NumPy value, which would drop its gradient."""
 
 
-def _in_scipy(frame) -> bool:
+def in_scipy(frame) -> bool:
     """True for a frame of scipy's own code, known by its module (a path containing ``scipy/``
     may as well be the user's project or tapegrad's own ``tapegrad/scipy``)."""
     module = frame.f_globals.get("__name__") or ""
@@ -71,7 +71,7 @@ def user_location() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
-        if not fname.startswith(_SKIP_DIRS) and not _in_scipy(frame):
+        if not fname.startswith(_SKIP_DIRS) and not in_scipy(frame):
             if "ipykernel_" in fname or fname.startswith("<ipython-input"):
                 return f"cell line {frame.f_lineno}"  # a notebook cell: its file name means nothing
             return f"{os.path.basename(fname)}:{frame.f_lineno}"
@@ -104,7 +104,7 @@ def foreign_function_hint() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
-        if _in_scipy(frame):
+        if in_scipy(frame):
             names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))
             # scipy's decorators (array-argument batching) run before the real function's frame
             # exists: the function they wrap is a local of theirs

@@ -22,7 +22,7 @@ import types
 
 import numpy as np
 
-from .context import BaseContext, describe_call, is_traceable, lift, positional, trace
+from .context import BaseContext, describe_call, is_traceable, lift, positional, trace, traced_on
 from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
 from .pytree import Boxed, any_nested, flatten, tangent_of
 from . import registry
@@ -86,9 +86,9 @@ class GradContext(BaseContext):
         rule = RULES.get(fn)
         if rule is None:
             return BaseContext.record(self, tape, fn, args, kwargs)
-        if kwargs and any_nested(kwargs.values(), _traced_on(tape)):
+        if kwargs and any_nested(kwargs.values(), traced_on(tape)):
             kwargs = _concrete_ints(kwargs, tape)
-            if any_nested(kwargs.values(), _traced_on(tape)):
+            if any_nested(kwargs.values(), traced_on(tape)):
                 args, kwargs = positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         rule_kwargs = kwargs
@@ -153,10 +153,6 @@ def _concrete_ints(kwargs, tape):
 
 
 
-def _traced_on(tape):
-    return lambda x: type(x) is Tracer and x._tape is tape
-
-
 def _default_seed(y, where):
     if type(y) is float:
         return 1.0
@@ -172,11 +168,17 @@ def _default_seed(y, where):
     return 1.0
 
 
+def _numeric(x) -> bool:
+    """A number (not a bool) or an array of numbers: what a result or a seed may be."""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "iufc"
+    return isinstance(x, (int, float, complex, np.number)) and not isinstance(x, bool)
+
+
 def _check_seed(y, seed, where):
     if type(seed) is float and type(y) is float:
         return
-    if not (isinstance(seed, (int, float, complex, np.number)) and not isinstance(seed, bool)
-            or isinstance(seed, np.ndarray) and seed.dtype.kind in "iufc"):
+    if not _numeric(seed):
         raise SeedError(
             f"the seed given at {user_location()} is {type_str(seed)}; a seed is a number, or an "
             f"array of numbers of the result's shape ({where} returned {type_str(y)})"
@@ -203,9 +205,7 @@ def _check_result(f, value):
     for leaf in leaves:
         while isinstance(leaf, Boxed):  # a value traced by an enclosing trace, or a dual number
             leaf = leaf._val
-        if isinstance(leaf, (int, float, complex, np.number)) and not isinstance(leaf, bool):
-            continue
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "iufc":
+        if _numeric(leaf):
             continue
         what = type(value).__name__ if leaf is value else f"a {type(value).__name__} holding {type_str(leaf)}"
         raise TypeError(

@@ -21,6 +21,7 @@ import threading
 
 import numpy as np
 
+from .errors import in_scipy
 from .pytree import Boxed, find_nested
 from .tracer import active_tapes
 
@@ -44,8 +45,7 @@ def _traced_literal(obj):
         return False
     if find_nested(obj, Boxed) is None:
         return False
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    return not (caller == "scipy" or caller.startswith("scipy."))
+    return not in_scipy(sys._getframe(2))  # (0: here, 1: the wrapper, 2: its caller)
 
 
 def _wrapper(original):

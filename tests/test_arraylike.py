@@ -223,3 +223,13 @@ def test_sort_method_sorts_in_place_and_differentiates():
     assert value == tail_sorted(np.array([0.0, 3.0, 1.0])) == 7.0
     assert dx.tolist() == [0.0, 2.0, 1.0]
     check_grad(tail_sorted, np.array([0.5, 3.0, 1.0]))
+
+
+def test_sort_of_a_traced_number_is_refused_as_numpy_refuses_it():
+    """A traced scalar has no sort() in place (a float has none); the error names it and the line."""
+    def f(x):
+        x.sort()
+        return x
+
+    with pytest.raises(TypeError, match=r"^sort\(\) of the scalar %2 at test_arraylike\.py:\d+$"):
+        grad(f, 1.5)

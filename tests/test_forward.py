@@ -194,3 +194,12 @@ def test_missing_forward_rule_names_the_function():
     """A numpy function with neither rule raises NoRuleError in forward mode, naming it."""
     with pytest.raises(NoRuleError, match=r"no forward rule for numpy.frexp.*@tapegrad.frule"):
         jvp(lambda x: np.frexp(x)[0], (1.5,), (1.0,))
+
+
+def test_round_of_a_dual_value_is_its_value_rounded():
+    """round(d) is the int of the rounded value (no variation, as for a traced value);
+    round(d, n) is a dual value with the variation of np.round, zero."""
+    y, dy = jvp(lambda x: x * round(x), (2.6,), (1.0,))
+    assert (y, dy) == (2.6 * 3, 3.0)
+    y, dy = jvp(lambda x: round(x * 3.0, 1) * x, (1.234,), (1.0,))
+    assert dy == pytest.approx(3.7)
