@@ -1,9 +1,12 @@
-"""The notebooks run from top to bottom and print what the text around them says.
+"""The notebooks run from top to bottom, print what the text around them says, and are stored
+with the outputs that a run gives now.
 
-Each notebook is executed once (in a Jupyter kernel, through nbclient) and its outputs are
-read by cell id: the ids are the names given in tools/make_notebooks.py. Two notebooks are
-also run in this process with an optional dependency hidden (matplotlib, Graphviz), to check
-that they still work without it.
+The source of each notebook is the percent-format file notebooks/NAME.py; the .ipynb beside
+it holds the same cells, executed (tools/notebooks.py writes it). Each notebook is executed
+once here, from its .py, in a Jupyter kernel through nbclient; the tests compare its outputs
+with the stored ones cell by cell and read the outputs of named cells (the name is the
+cell's id). Two notebooks are also run in this process with an optional dependency hidden
+(matplotlib, Graphviz), to check that they still work without it.
 """
 import ast
 import contextlib
@@ -20,6 +23,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
+jupytext = pytest.importorskip("jupytext")
 
 ROOT = pathlib.Path(__file__).parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -34,13 +38,28 @@ NAMES = [
 FLOAT = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
 
 
+def load_tool():
+    spec = importlib.util.spec_from_file_location("notebooks_tool", ROOT / "tools" / "notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TOOL = load_tool()
+
+
+def source_of(name):
+    return (ROOT / "notebooks" / name).with_suffix(".py")
+
+
 @functools.lru_cache(maxsize=None)
 def run(name):
-    path = ROOT / "notebooks" / name
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}}).execute()
-    return nb
+    path = source_of(name)
+    return TOOL.execute(TOOL.read_source(path), path)
+
+
+def stored(name):
+    return nbformat.read(ROOT / "notebooks" / name, as_version=4)
 
 
 def outputs(name):
@@ -59,34 +78,51 @@ def floats(text):
 # --- every notebook ---
 
 
-def test_all_six_notebooks_exist():
+def test_every_notebook_has_its_source_beside_it():
+    """Each .ipynb has its percent-format .py, and no .py is left without its notebook."""
     assert [p.name for p in NOTEBOOKS] == NAMES
+    assert sorted(p.name for p in (ROOT / "notebooks").glob("*.py")) == [
+        n.replace(".ipynb", ".py") for n in NAMES]
 
 
-def load_generator():
-    spec = importlib.util.spec_from_file_location("make_notebooks", ROOT / "tools" / "make_notebooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_notebook_has_the_cells_of_its_source(name):
+    """The .ipynb holds the .py's cells, in order, with the same ids: run tools/notebooks.py after an edit."""
+    source, nb = TOOL.read_source(source_of(name)), stored(name)
+    assert [(c.id, c.cell_type, c.source) for c in nb.cells] == [
+        (c.id, c.cell_type, c.source) for c in source.cells], (
+        f"notebooks/{name} is stale: run python tools/notebooks.py {name[:2]}")
+    assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"
 
 
-def test_notebooks_are_generated_without_outputs():
-    """The files are exactly what tools/make_notebooks.py writes: no outputs, fixed cell ids."""
-    built = load_generator().build()
-    assert sorted(built) == NAMES
-    for name, nb in built.items():
-        on_disk = (ROOT / "notebooks" / name).read_text()
-        assert nbformat.writes(nb) + "\n" == on_disk or nbformat.writes(nb) == on_disk, (
-            f"{name} is stale: run python tools/make_notebooks.py")
-        for cell in nbformat.reads(on_disk, as_version=4).cells:
-            if cell.cell_type == "code":
-                assert cell.outputs == [] and cell.execution_count is None
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_outputs_are_what_the_notebook_prints_now(name):
+    """Every code cell is stored executed, and a fresh run prints the same (addresses and picture bytes aside)."""
+    fresh = {c.id: c for c in run(name).cells}
+    for cell in stored(name).cells:
+        if cell.cell_type != "code":
+            continue
+        assert cell.execution_count is not None, f"{name}: cell {cell.id} is stored unexecuted"
+        assert TOOL.normalize(cell.outputs) == TOOL.normalize(fresh[cell.id].outputs), (
+            f"{name}: cell {cell.id} prints something else now: run python tools/notebooks.py {name[:2]}")
+
+
+def test_normalize_blanks_addresses_and_pictures_only():
+    """Two runs differ in memory addresses and picture bytes; any other change is a difference."""
+    a = [{"output_type": "stream", "name": "stdout", "text": "<f at 0x7f3a2b1c9d40> 1.5\n"},
+         {"output_type": "display_data", "data": {"image/png": "iVBORw0K", "text/plain": "<Figure>"}}]
+    b = [{"output_type": "stream", "name": "stdout", "text": "<f at 0x7f00000000aa> 1.5\n"},
+         {"output_type": "display_data", "data": {"image/png": "AAAA", "text/plain": "<Figure>"}}]
+    assert TOOL.normalize(a) == TOOL.normalize(b) == (
+        "[stdout]\n<f at 0x…> 1.5\n\n[display_data image/png]\n<picture>\n[display_data text/plain]\n<Figure>")
+    b[0]["text"] = "<f at 0x7f00000000aa> 1.6\n"
+    assert TOOL.normalize(a) != TOOL.normalize(b)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_is_short_and_ends_with_an_exercise(name):
     """Prose and small code cells in turn, ending with an exercise for the student."""
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    nb = TOOL.read_source(source_of(name))
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
     assert nb.cells[-1].cell_type == "markdown" and "**Exercise.**" in nb.cells[-1].source
@@ -269,26 +305,23 @@ def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
         "    v6 = v5 + b\n"
         "    v7 = 1.0 * x\n"
         "    v8 = 1.0 * m\n"
-        "    v9 = build(result_structure, ZERO, v7, v8, 1.0)\n"
-        "    return v9\n"
+        "    return ZERO, v7, v8, 1.0\n"
         "def df(fn, m, x, b):\n"
-        "    v5 = build(result_structure, ZERO, x, m, 1.0)\n"
-        "    return v5\n"
-        "7 lines -> 3 lines\n"
+        "    return ZERO, x, m, 1.0\n"
+        "6 lines -> 2 lines\n"
     )
     assert out["compiled-tape"] == "(ZeroTangent(), 3.0, 2.0, 1.0) (ZeroTangent(), -1.0, 5.0, 1.0)\n"
     raw, after_cse, optimized = out["cse"].split("def dg(fn, x):\n")[1:]
     assert len(raw.splitlines()) > len(after_cse.splitlines()) > len(optimized.splitlines())
     assert raw.count("np.sin(x)") == 2 and after_cse.count("np.sin(x)") == 1
-    assert optimized.count("np.cos(x)") == 1 and len(optimized.splitlines()) == 7
+    assert optimized.count("np.cos(x)") == 1 and len(optimized.splitlines()) == 6
     assert out["compiled-grad"] == (
         "(7.0, (ZeroTangent(), 3.0, 2.0, 1.0))\n"
         "(-5.0, (ZeroTangent(), -1.0, 5.0, 1.0))\n"
         "def gradient_program(fn, m, x, b):\n"
         "    v5 = m * x\n"
         "    v6 = v5 + b\n"
-        "    v7 = build(result_structure, v6, ZERO, x, m, 1.0)\n"
-        "    return v7\n"
+        "    return v6, (x, m, 1.0)\n"
     )
     assert 'shape=diamond' in out["draw"]
     draw = next(c for c in run(NAMES[5]).cells if c.id == "draw")
@@ -306,7 +339,7 @@ def run_in_this_process(name):
     The value of a cell's last expression is "shown" as a kernel shows it: SVG if the object
     offers it, else HTML, else its repr.
     """
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    nb = TOOL.read_source(source_of(name))
     namespace = {"__name__": "__main__"}
     shown = []
     buffer = io.StringIO()
@@ -341,5 +374,5 @@ def test_training_notebook_prints_the_losses_without_matplotlib(monkeypatch):
 def test_drawing_notebook_shows_a_table_without_graphviz(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
     text, shown = run_in_this_process(NAMES[5])
-    assert "7 lines -> 3 lines" in text
+    assert "6 lines -> 2 lines" in text
     assert len(shown) == 1 and shown[0][0] == "_repr_html_" and "accum(%15, %18)" in shown[0][1]

@@ -22,7 +22,7 @@ import scipy.special
 
 from ..errors import qualified_name, short_name
 from .guards import GUARDS
-from ..pytree import Spec
+from ..pytree import Spec, build
 from ..tangents import NO_TANGENT, ZERO
 from ..tape import Call, Constant, Input, Variable, note_text
 
@@ -183,7 +183,10 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
     w = _writer or _Writer(tape)
     params, lines = [], []
     dead_after = _last_uses(tape, set(outputs or ()) | {tape.result})
+    packed = _final_build(tape) if outputs is None else None
     for i, op in enumerate(tape.ops):
+        if op is packed:
+            continue  # written as the return statement's literal
         note = note_text(op.note)
         if type(op) is Input:
             pname = w.fresh(note if note else ("fn" if op.id == 1 else f"x{op.id}"))
@@ -203,12 +206,78 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
         lines.append(text)
         if i in dead_after:
             lines.append("del " + ", ".join(w.names[v] for v in sorted(dead_after[i], key=lambda v: v.id)))
-    if outputs is None:
+    if packed is not None:
+        ret = _literal(w, packed.args[0], iter(packed.args[1:]), top=True)
+    elif outputs is None:
         ret = w.names[tape.result] if tape.result is not None else "None"
     else:
         ret = "(" + ", ".join(w.names[v] for v in outputs) + ("," if len(outputs) == 1 else "") + ")"
     body = "\n".join("    " + line for line in lines + [f"return {ret}"])
     return f"def {name}({', '.join(params)}):\n{body}"
+
+
+def _final_build(tape):
+    """The op packing a structured result, when it is the tape's last op and nothing else reads it.
+
+    Its tuple / list / dict is then written as a literal in the return statement
+    (``return v6, (v10, v12)``), so that the program reads as a student would write it; the
+    structure machinery remains only for the parts a literal cannot say (a `Tangent`, a
+    dataclass, a named tuple, a part shared between two places).
+    """
+    if not tape.ops or tape.result is None:
+        return None
+    op = tape.ops[-1]
+    if (type(op) is not Call or op.var is not tape.result or op.fn is not build or op.kwargs
+            or not op.args or not isinstance(op.args[0], Spec)):
+        return None
+    return op
+
+
+def _shared(spec) -> bool:
+    """True when a part of `spec` stands in two places (`build` gives both the same object)."""
+    seen, stack = set(), [spec]
+    while stack:
+        s = stack.pop()
+        if id(s) in seen:
+            return True
+        seen.add(id(s))
+        stack.extend(s.children)
+    return False
+
+
+def _literal(w, spec, leaves, top=False):
+    """The source of the value `spec` packs from the next of `leaves` (an iterator of op arguments):
+    tuples, lists and dicts as literals, any other part as a `build` of its own."""
+    if spec.kind == "leaf":
+        return w.value(next(leaves))
+    plain = ((spec.kind == "seq" and spec.cls in (tuple, list))
+             or (spec.kind == "dict" and all(type(k) in (str, int) for k in spec.keys)))
+    if not plain or (top and _shared(spec)):
+        items = [w.value(next(leaves)) for _ in range(_leaf_count(spec))]
+        return f"{w.bind(build, 'build')}({', '.join([w.bind(spec, 'structure')] + items)})"
+    if spec.kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {_literal(w, c, leaves)}" for k, c in zip(spec.keys, spec.children)) + "}"
+    items = [_literal(w, c, leaves) for c in spec.children]
+    if spec.cls is list:
+        return "[" + ", ".join(items) + "]"
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return ", ".join(items) if top and items else f"({', '.join(items)})"
+
+
+def _leaf_count(spec):
+    """How many leaves `build(spec, ...)` takes: each leaf once (a shared part counts once)."""
+    count, seen, stack = 0, set(), [spec]
+    while stack:
+        s = stack.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        if s.kind == "leaf":
+            count += 1
+        elif s.kind != "static":
+            stack.extend(s.children)
+    return count
 
 
 def _comment(note):

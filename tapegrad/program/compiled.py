@@ -23,8 +23,9 @@ from .codegen import compile_tape
 from ..grad import grad
 from .guards import GuardError
 from .passes import optimize
-from ..pytree import finalize, flatten, spec_key
+from ..pytree import Spec, build, finalize, flatten, spec_key, unflatten
 from ..context import param_names, trace
+from ..tape import Call, Variable
 from ..tracer import plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
@@ -68,22 +69,28 @@ class CompiledGrad:
                 except GuardError:
                     continue
                 self.hits += 1
-                return self._finish(out, args)
+                return self._finish(out, args, program)
             self.retraces += 1
         else:
             self.misses += 1
         names = ["f", "seed"] + param_names(self.f, len(args))
         out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-        program = compile_tape(optimize(tape, assume_finite=self.assume_finite), "gradient_program")
+        optimized = optimize(tape, assume_finite=self.assume_finite)
+        drops_df, df = _drop_function_tangent(optimized)
+        program = compile_tape(optimized, "gradient_program")
         program.__tape__ = tape
+        program.__drops_df__ = drops_df
+        program.__df__ = df
         self._cache.setdefault(key, []).append(program)
         self._cache.move_to_end(key)
         while len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
-        return self._finish(out, args)
+        return self._finish(out, args)  # the traced call returned the whole result
 
-    def _finish(self, out, args):
+    def _finish(self, out, args, program=None):
         value, grads = out
+        if program is not None and program.__drops_df__:
+            grads = (program.__df__, *grads)
         return plain_scalar(value), finalize(grads, (self.f, *args))
 
     def cache_info(self) -> dict:
@@ -106,6 +113,54 @@ class CompiledGrad:
                 continue
             return program.__source__
         raise RuntimeError("no compiled program accepts these arguments")  # pragma: no cover
+
+
+def _drop_function_tangent(tape):
+    """Leave the gradient with respect to `f` out of the program's result when it is a constant.
+
+    A plain function has no values of its own to differentiate (``df`` is `ZERO`), nor has a
+    closure over integers and flags (a `Tangent` of `NO_TANGENT`); without that constant the
+    program ends in ``return value, (da, db)``, as a student would write it. Returns
+    ``(True, df)`` when the tape was changed (`CompiledGrad._finish` puts `df` back), else
+    ``(False, None)``.
+    """
+    op = tape.ops[-1] if tape.ops else None
+    if type(op) is not Call or op.fn is not build or op.var is not tape.result or op.kwargs:
+        return False, None
+    spec = op.args[0]
+    if not (isinstance(spec, Spec) and spec.kind == "seq" and len(spec.children) == 2):
+        return False, None
+    value_spec, grads_spec = spec.children
+    if (value_spec.kind != "leaf" or grads_spec.kind != "seq" or grads_spec.cls is not tuple
+            or not grads_spec.children):
+        return False, None
+    df_spec = grads_spec.children[0]
+    n = len(flatten_spec_leaves(df_spec))
+    if n == 0 or any(type(a) is Variable for a in op.args[2:2 + n]) or len(op.args) < 2 + n:
+        return False, None
+    df = unflatten(df_spec, op.args[2:2 + n])
+    rest = grads_spec.children[1:]
+    new_grads = Spec("seq", cls=tuple, keys=tuple(range(len(rest))), children=tuple(rest))
+    new_spec = Spec("seq", cls=spec.cls, keys=spec.keys, children=(value_spec, new_grads))
+    op.args = (new_spec, op.args[1], *op.args[2 + n:])
+    value, grads = op.val
+    op.val = (value, grads[1:])
+    return True, df
+
+
+def flatten_spec_leaves(spec):
+    """The leaf specs of `spec` in the order `build` takes their values (each shared part once)."""
+    out, seen, stack = [], set(), [spec]
+    while stack:
+        s = stack.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        if s.kind == "leaf":
+            out.append(s)
+        elif s.kind != "static":
+            stack.extend(reversed(s.children))
+    return out
 
 
 def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None):

@@ -78,3 +78,52 @@ def test_a_note_cannot_write_code_into_generated_source():
         "    return v3"
     )
     assert tapegrad.compile_tape(tape)(None, 3.0) == 6.0
+
+
+def test_a_structured_result_is_returned_as_a_literal():
+    """Tuples, lists and dicts of a result are written in the return statement, not packed by a helper."""
+    _, tape = trace(lambda p, x: (np.sum(p["w"] * x), [p["b"], x]), {"w": np.ones(2), "b": 1.0}, 2.0)
+    src = to_source(tape, "f")
+    assert src.splitlines()[-1] == "    return v6, [p_b, x]"
+    assert "build" not in src
+
+
+def test_compiled_gradient_ends_in_value_and_gradients():
+    """The gradient program returns ``value, (da, db)``: no df for a plain function, dicts as literals."""
+    g = tapegrad.compiled_grad(lambda p, x: np.sum(p["w"] * x) + p["b"])
+    p, x = {"w": np.array([1.0, 2.0]), "b": 0.5}, np.array([3.0, 4.0])
+    assert g.source(p, x) == (
+        "def gradient_program(fn, p_w, p_b, x):\n"
+        "    v5 = p_w * x\n"
+        "    v6 = np.sum(v5)\n"
+        "    v7 = v6 + p_b\n"
+        "    return v7, ({'w': x, 'b': 1.0}, p_w)"
+    )
+    for _ in range(2):  # the traced call and a replay give grad's result, df included
+        value, (df, dp, dx) = g(p, x)
+        assert value == 11.5 and df is tapegrad.ZERO and dp["b"] == 1.0
+        np.testing.assert_array_equal(dp["w"], x)
+        np.testing.assert_array_equal(dx, p["w"])
+
+
+def test_compiled_gradient_of_a_closure_keeps_its_tangent():
+    """A closure's own gradient is computed, so it stays in the result, packed where a literal cannot say it."""
+    def make(a):
+        return lambda x: a * x
+    g = tapegrad.compiled_grad(make(2.0))
+    assert g.source(3.0).splitlines()[-1] == "    return v4, (build(structure, x), f_a)"
+    for _ in range(2):
+        value, (df, dx) = g(3.0)
+        assert (value, df.fields, dx) == (6.0, {"a": 3.0}, 2.0)
+
+
+def test_compiled_gradient_of_a_closure_over_flags_drops_its_constant_tangent():
+    """A closure whose captured values cannot be differentiated has a constant df: the program leaves it out."""
+    def make(n):
+        return lambda x: x ** n
+    g = tapegrad.compiled_grad(make(3))
+    assert g.source(2.0).splitlines()[-1].startswith("    return v")
+    assert "build" not in g.source(2.0)
+    for _ in range(2):
+        value, (df, dx) = g(2.0)
+        assert (value, dx) == (8.0, 12.0) and tapegrad.grad(make(3), 2.0)[1][0] == df

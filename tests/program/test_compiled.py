@@ -107,6 +107,5 @@ def test_compiled_scalar_chain_source_is_plain_numpy():
         "    v10 = v7 + v9\n"
         "    v11 = v9 * b\n"
         "    v12 = v11 + v11\n"
-        "    v13 = build(result_structure, v6, ZERO, v10, v12)\n"
-        "    return v13"
+        "    return v6, (v10, v12)"
     )

@@ -31,15 +31,13 @@ def test_simplify_and_prune_the_derivative_of_a_line():
         "    v6 = v5 + b\n"
         "    v7 = 1.0 * x\n"
         "    v8 = 1.0 * m\n"
-        "    v9 = build(result_structure, v6, ZERO, v7, v8, 1.0)\n"
-        "    return v9"
+        "    return v6, (ZERO, v7, v8, 1.0)"
     )
     assert to_source(prune(simplify(tape)), "after") == (
         "def after(fn, m, x, b):\n"
         "    v5 = m * x\n"
         "    v6 = v5 + b\n"
-        "    v7 = build(result_structure, v6, ZERO, x, m, 1.0)\n"
-        "    return v7"
+        "    return v6, (ZERO, x, m, 1.0)"
     )
 
 
