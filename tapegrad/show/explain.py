@@ -7,6 +7,8 @@ number, and a ``+=`` line wherever a second share of a derivative is accumulated
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..errors import short_name
@@ -14,14 +16,16 @@ from ..grad import pullback
 from ..registry import rrule
 from ..tangents import accum, getitem
 from ..tape import Call, Constant, Input, Variable
+from .formulas import FORMULAS
 
-__all__ = ["explain", "explain_text"]
+__all__ = ["explain", "explain_text", "generic_formula"]
 
 Y_BAR = "\u0233"  # ȳ, one precomposed character
-_SUPERSCRIPT = str.maketrans("0123456789-.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻·")
 
 
 def _num(v) -> str:
+    if type(v) is bool or v is None:
+        return repr(v)
     if isinstance(v, np.ndarray) and v.ndim > 0:
         return np.array2string(v, precision=6, separator=", ", threshold=6).replace("\n", "")
     try:
@@ -30,49 +34,74 @@ def _num(v) -> str:
         return repr(v)
 
 
-def _power(base: str, k) -> str:
-    if k == 1:
-        return base
-    text = f"{k:g}" if isinstance(k, (int, float, np.number)) else str(k)
-    return base + text.translate(_SUPERSCRIPT)
-
-
-# the partial derivative of each primitive by argument: a function of the argument names
-# (a list of strings), the output name and the constant arguments' values
-def _partials(fn, names, out, consts):
-    x = names[0] if names else "x"
-    y = names[1] if len(names) > 1 else "y"
-    if fn is np.add:
-        return ["1", "1"]
-    if fn is np.subtract:
-        return ["1", "-1"]
-    if fn is np.multiply:
-        return [y, x]
-    if fn is np.divide:
-        return [f"1/{y}", f"(-{x}/{_power(y, 2)})"]
-    if fn is np.power:
-        k = consts[1]
-        dx = f"{k:g}·{_power(x, k - 1)}" if isinstance(k, (int, float, np.number)) else f"{y}·{x}^({y}-1)"
-        return [f"({dx})", f"log({x})·{out}"]
-    if fn is np.negative:
-        return ["-1"]
-    table = {
-        np.sin: f"cos({x})", np.cos: f"(-sin({x}))", np.tan: f"(1 + {_power(out, 2)})",
-        np.exp: out, np.log: f"1/{x}", np.log10: f"1/({x}·ln 10)", np.sqrt: f"1/(2·{out})",
-        np.tanh: f"(1 - {_power(out, 2)})", np.positive: "1",
-        np.sum: "1 (spread over the summed axes)", np.mean: "1/n (spread over the averaged axes)",
-    }
-    if fn in table:
-        return [table[fn]]
-    return None
-
-
 def _times(adjoint: str, partial: str) -> str:
     if partial == "1":
         return adjoint
     if partial == "-1":
         return f"-{adjoint}"
     return f"{adjoint} · {partial}"
+
+
+def _index(v) -> str:
+    """An index as it is written between brackets: ``1:3, ..., 0``."""
+    if type(v) is tuple:
+        return ", ".join(_index(x) for x in v) if v else "()"
+    if type(v) is slice:
+        parts = ["" if p is None else _index(p) for p in (v.start, v.stop, v.step)]
+        return ":".join(parts[:2] if v.step is None else parts)
+    if v is Ellipsis:
+        return "..."
+    if v is None:
+        return "np.newaxis"
+    return _num(v)
+
+
+def _over(fargs, kwargs) -> str:
+    """The axes a reduction ran over, from its ``axis`` keyword or its second argument."""
+    axis = kwargs.get("axis", fargs[1] if len(fargs) > 1 and type(fargs[1]) in (int, tuple) else None)
+    if axis is None:
+        return "every axis"
+    if type(axis) is tuple:
+        return ("axes " + ", ".join(map(str, axis))) if len(axis) != 1 else f"axis {axis[0]}"
+    return f"axis {axis}"
+
+
+def _summed_axes(arg_shape, out_shape):
+    """The axes of `out_shape` that a broadcast of `arg_shape` made, which the pullback sums over."""
+    lead = len(out_shape) - len(arg_shape)
+    axes = list(range(lead))
+    axes += [lead + i for i, n in enumerate(arg_shape) if n == 1 and out_shape[lead + i] != 1]
+    return axes
+
+
+def _formula(fn, i, names, fargs, kwargs, dy, out):
+    """``ȳ5 · cos(y4)``: the tangent of argument `i` as explain writes it, or None without a formula."""
+    entry = FORMULAS.get(fn)
+    template = entry.template(i, names, fargs, kwargs) if entry is not None else None
+    if template is None:
+        return None
+    fields = {"dy": dy, "y": out, "a": names, "ix": [_index(a) for a in fargs], "over": _over(fargs, kwargs)}
+    text = template.format(**fields)
+    return _times(dy, text) if entry.kind == "partial" else text
+
+
+def _broadcast_note(fn, arg_value, out_value) -> str:
+    """Where an elementwise function broadcast an argument, the sum its pullback does to undo it."""
+    if not isinstance(fn, np.ufunc):
+        return ""
+    arg_shape, out_shape = np.shape(arg_value), np.shape(out_value)
+    if arg_shape == out_shape or len(arg_shape) > len(out_shape):
+        return ""
+    axes = _summed_axes(arg_shape, out_shape)
+    if not axes:
+        return ""
+    where = f"axis {axes[0]}" if len(axes) == 1 else "axes " + ", ".join(map(str, axes))
+    return f", summed over {where}, broadcast in the forward pass"
+
+
+def generic_formula(fn, dy, i) -> str:
+    """The text for a rule with no formula in `FORMULAS` (tests keep tapegrad's own from it)."""
+    return f"pullback of {short_name(fn)} applied to {dy}, argument {i + 1}"
 
 
 def explain_text(f, *args, seed=None) -> str:
@@ -95,9 +124,14 @@ def explain_text(f, *args, seed=None) -> str:
                 k += 1
                 name[op.var] = f"y{k}"
                 fn, fargs = src.args[0], src.args[1:]
-                primitive_of[op.var] = (fn, fargs)
-                shown = ", ".join(name.get(a, "?") if type(a) is Variable else _num(a) for a in fargs)
-                lines.append(f"  y{k} = {short_name(fn)}({shown}) = {_num(op.val)}")
+                primitive_of[op.var] = (fn, fargs, src.kwargs or {})
+                shown = [name.get(a, "?") if type(a) is Variable else _num(a) for a in fargs]
+                shown += [f"{key}={_num(v)}" for key, v in (src.kwargs or {}).items()]
+                if fn is operator.getitem and len(fargs) == 2 and not src.kwargs:
+                    call = f"{shown[0]}[{_index(fargs[1])}]"
+                else:
+                    call = f"{short_name(fn)}({', '.join(shown)})"
+                lines.append(f"  y{k} = {call} = {_num(op.val)}")
     bar = {v: Y_BAR + n[1:] for v, n in name.items()}
     lines.append("Backward: ȳk = ∂result/∂yk, from the seed back to the inputs")
     has = set()
@@ -111,14 +145,15 @@ def explain_text(f, *args, seed=None) -> str:
             _, holder, arg = op.note
             if arg not in bar:
                 continue
-            fn, fargs = primitive_of[holder]
+            fn, fargs, kwargs = primitive_of[holder]
             names = [name.get(a, _num(a)) if type(a) is Variable else _num(a) for a in fargs]
-            parts = _partials(fn, names, name[holder], fargs)
+            values = [a._op.val if type(a) is Variable else a for a in fargs]
             i = op.args[1] - 1
-            if parts is not None and i < len(parts):
-                formula = _times(bar[holder], parts[i])
-            else:
-                formula = f"pullback of {short_name(fn)} applied to {bar[holder]}, argument {i + 1}"
+            formula = _formula(fn, i, names, values, kwargs, bar[holder], name[holder])
+            if formula is None:
+                formula = generic_formula(fn, bar[holder], i)
+            elif i < len(values):
+                formula += _broadcast_note(fn, values[i], holder._op.val)
             if arg in has:
                 total = accum_of[op.var].val if op.var in accum_of else op.val
                 lines.append(f"  {bar[arg]} += {formula} = {_num(op.val)}   → {bar[arg]} = {_num(total)}")

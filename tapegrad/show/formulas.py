@@ -1,0 +1,297 @@
+"""The formula `explain` prints for each rule: how the tangent of each argument is made from ȳ.
+
+Why a table here, keyed by function, and not a ``formula=`` on ``@rrule``: a formula is
+teaching text, and text is this package's business; the registry stays a table of rules
+(``rrule(fn, *args, **kwargs)`` already gives keyword arguments a meaning), the rule modules
+import nothing from `show`, and one table keeps the notation the same across families. A
+rule author adds one line to the family's block below (or calls `explain_formula` for a rule
+of their own); ``tests/show/test_formulas.py`` fails, naming the line to add, for a rule of
+tapegrad's that has none.
+
+Two kinds of entry:
+
+- `partials` (elementwise functions): the partial derivative of the result by each argument,
+  ``ȳ · ∂y/∂x``; a partial ``"1"`` prints as ``ȳ`` alone. Where an argument was broadcast in
+  the forward pass, explain adds the sum that undoes it ("summed over axis 0").
+- `formulas`: the whole tangent, for everything else (``ȳ4 · y2ᵀ`` for a matrix product).
+
+A template may use ``{dy}`` (the result's adjoint, ``ȳ5``), ``{y}`` (the result, ``y5``),
+``{a[i]}`` (the i-th argument's name or value), ``{ix[i]}`` (the i-th argument written as an
+index, ``1:3, 0``) and ``{over}`` (the axes a reduction ran over: ``axis 1`` or ``every
+axis``). ``None`` stands for an argument that gets no tangent; an argument past the last
+template (``*args``) uses the last one. An entry may also be a function
+``(names, values, kwargs) -> [template, ...]`` when the text depends on the values.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import scipy.special
+
+from ..arraylike import updated
+from ..errors import qualified_name
+from ..pytree import build
+from ..rules.indexing import scatter_add
+from ..scipy import linalg as tg_linalg
+from ..scipy import special as tg_special
+
+__all__ = ["FORMULAS", "Formula", "explain_formula", "partials", "formulas", "missing_formula_lines"]
+
+
+class Formula:
+    """The templates of one function: ``kind`` is "partial" (times ȳ) or "whole"."""
+
+    __slots__ = ("kind", "templates")
+
+    def __init__(self, kind, templates):
+        self.kind = kind
+        self.templates = templates
+
+    def template(self, i, names, values, kwargs):
+        """The template of argument `i`, or None when it gets no tangent."""
+        ts = self.templates(names, values, kwargs) if callable(self.templates) else self.templates
+        if not ts:
+            return None
+        return ts[i] if i < len(ts) else ts[-1]
+
+
+#: fn -> Formula
+FORMULAS: dict = {}
+
+
+def partials(fn, *templates):
+    """Register the partial derivatives ∂y/∂(argument i) of an elementwise `fn` (ȳ times each)."""
+    FORMULAS[fn] = Formula("partial", templates[0] if len(templates) == 1 and callable(templates[0]) else templates)
+
+
+def formulas(fn, *templates):
+    """Register the whole tangent of each argument of `fn`, written with ``{dy}``."""
+    FORMULAS[fn] = Formula("whole", templates[0] if len(templates) == 1 and callable(templates[0]) else templates)
+
+
+def explain_formula(fn, *templates, elementwise=False):
+    """Teach `explain` the formula of your own rule for `fn`, one template per argument.
+
+    With ``elementwise=True`` each template is the partial derivative ∂y/∂x (explain prints
+    ``ȳ · partial``); otherwise it is the whole tangent, written with ``{dy}``. See the
+    module docstring of `tapegrad.show.formulas` for the placeholders.
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> @tapegrad.primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> @tapegrad.rrule(cube)
+    ... def cube_rrule(x):
+    ...     return cube(x), lambda dy: (tapegrad.NO_TANGENT, dy * 3 * x ** 2)
+    >>> tapegrad.explain_formula(cube, "3·{a[0]}²", elementwise=True)
+    >>> tapegrad.explain(cube, 2.0)
+    Forward
+      y1 = x = 2
+      y2 = cube(y1) = 8
+    Backward: ȳk = ∂result/∂yk, from the seed back to the inputs
+      ȳ2 = 1   (seed)
+      ȳ1 = ȳ2 · 3·y1² = 12
+    Gradient: ∂f/∂x = ȳ1 = 12
+    """
+    (partials if elementwise else formulas)(fn, *templates)
+
+
+def missing_formula_lines(fns):
+    """The lines to paste into tapegrad/show/formulas.py for functions that have no formula."""
+    return [f"formulas({qualified_name(fn)}, \"...{{dy}}...\")   # or partials(...) if elementwise"
+            for fn in fns]
+
+
+def _power(names, values, kwargs):
+    x, k = names[0], values[1]
+    if isinstance(k, (int, float, np.number)) and not isinstance(k, bool):
+        dx = f"{k:g}·{x}{_superscript(k - 1)}"
+    else:
+        dx = f"{names[1]}·{x}^({names[1]}-1)"
+    return [f"({dx})", f"log({x})·{{y}}"]
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻·")
+
+
+def _superscript(k):
+    return "" if k == 1 else f"{k:g}".translate(_SUPERSCRIPT)
+
+
+# --- arithmetic ---
+partials(np.add, "1", "1")
+partials(np.subtract, "1", "-1")
+partials(np.multiply, "{a[1]}", "{a[0]}")
+partials(np.divide, "1/{a[1]}", "(-{a[0]}/{a[1]}²)")
+partials(np.power, _power)
+partials(np.float_power, _power)
+partials(np.negative, "-1")
+partials(np.positive, "1")
+partials(np.reciprocal, "(-{y}²)")
+partials(np.square, "2·{a[0]}")
+partials(np.sqrt, "1/(2·{y})")
+partials(np.cbrt, "1/(3·{y}²)")
+partials(np.fmod, "1", "(-trunc({a[0]}/{a[1]}))")
+partials(np.remainder, "1", "(-floor({a[0]}/{a[1]}))")
+formulas(np.divmod, "{dy}[1]", "-{dy}[1] · floor({a[0]}/{a[1]})")
+partials(np.hypot, "{a[0]}/{y}", "{a[1]}/{y}")
+partials(np.absolute, "sign({a[0]})")
+partials(np.fabs, "sign({a[0]})")
+partials(np.copysign, "sign({a[0]})·sign({a[1]})", "0")
+formulas(np.conjugate, "conj({dy})")
+formulas(np.real, "{dy} as the real part")
+formulas(np.imag, "{dy} as the imaginary part")
+formulas(np.astype, "{dy} cast back to the dtype of {a[0]}", None)
+formulas(np.copy, "{dy}")
+
+# --- exponentials, logarithms, trigonometry ---
+partials(np.exp, "{y}")
+partials(np.exp2, "ln 2·{y}")
+partials(np.expm1, "({y} + 1)")
+partials(np.log, "1/{a[0]}")
+partials(np.log2, "1/({a[0]}·ln 2)")
+partials(np.log10, "1/({a[0]}·ln 10)")
+partials(np.log1p, "1/(1 + {a[0]})")
+partials(np.logaddexp, "exp({a[0]} - {y})", "exp({a[1]} - {y})")
+partials(np.logaddexp2, "2^({a[0]} - {y})", "2^({a[1]} - {y})")
+partials(np.sin, "cos({a[0]})")
+partials(np.cos, "(-sin({a[0]}))")
+partials(np.tan, "(1 + {y}²)")
+partials(np.arcsin, "1/√(1 - {a[0]}²)")
+partials(np.arccos, "(-1/√(1 - {a[0]}²))")
+partials(np.arctan, "1/(1 + {a[0]}²)")
+partials(np.arctan2, "{a[1]}/({a[0]}² + {a[1]}²)", "(-{a[0]}/({a[0]}² + {a[1]}²))")
+partials(np.sinh, "cosh({a[0]})")
+partials(np.cosh, "sinh({a[0]})")
+partials(np.tanh, "(1 - {y}²)")
+partials(np.arcsinh, "1/√({a[0]}² + 1)")
+partials(np.arccosh, "1/√({a[0]}² - 1)")
+partials(np.arctanh, "1/(1 - {a[0]}²)")
+partials(np.sinc, "(cos(π{a[0]}) - {y})/{a[0]}")
+for _fn in (np.deg2rad, np.radians):
+    partials(_fn, "π/180")
+for _fn in (np.rad2deg, np.degrees):
+    partials(_fn, "180/π")
+
+# --- piecewise ---
+partials(np.maximum, "[{a[0]} > {a[1]}] (½ at a tie)", "[{a[1]} > {a[0]}] (½ at a tie)")
+partials(np.fmax, "[{a[0]} > {a[1]}] (½ at a tie)", "[{a[1]} > {a[0]}] (½ at a tie)")
+partials(np.minimum, "[{a[0]} < {a[1]}] (½ at a tie)", "[{a[1]} < {a[0]}] (½ at a tie)")
+partials(np.fmin, "[{a[0]} < {a[1]}] (½ at a tie)", "[{a[1]} < {a[0]}] (½ at a tie)")
+formulas(np.clip, "{dy} where {a[0]} lies inside the bounds, else 0",
+         "{dy} where the bound is the value, else 0")
+formulas(np.where, None, "{dy} where {a[0]}, else 0", "{dy} where not {a[0]}, else 0")
+
+# --- special functions ---
+partials(scipy.special.erf, "2/√π·exp(-{a[0]}²)")
+partials(scipy.special.erfc, "(-2/√π·exp(-{a[0]}²))")
+partials(scipy.special.erfinv, "√π/2·exp({y}²)")
+partials(scipy.special.erfcinv, "(-√π/2·exp({y}²))")
+partials(scipy.special.expit, "{y}·(1 - {y})")
+partials(scipy.special.logit, "1/({a[0]}·(1 - {a[0]}))")
+partials(scipy.special.ndtr, "exp(-{a[0]}²/2)/√(2π)")
+partials(scipy.special.log_ndtr, "exp(-{a[0]}²/2 - {y})/√(2π)")
+partials(scipy.special.ndtri, "√(2π)·exp({y}²/2)")
+partials(scipy.special.gamma, "{y}·ψ({a[0]})")
+partials(scipy.special.gammaln, "ψ({a[0]})")
+partials(scipy.special.psi, "ψ′({a[0]})")
+partials(tg_special.polygamma, None, "polygamma({a[0]} + 1, {a[1]})")
+partials(scipy.special.beta, "{y}·(ψ({a[0]}) - ψ({a[0]} + {a[1]}))", "{y}·(ψ({a[1]}) - ψ({a[0]} + {a[1]}))")
+partials(scipy.special.betaln, "(ψ({a[0]}) - ψ({a[0]} + {a[1]}))", "(ψ({a[1]}) - ψ({a[0]} + {a[1]}))")
+partials(scipy.special.i0, "i1({a[0]})")
+partials(scipy.special.i0e, "(i1e({a[0]}) - sign({a[0]})·{y})")
+partials(scipy.special.i1, "(i0({a[0]}) - {y}/{a[0]})")
+partials(scipy.special.i1e, "(i0e({a[0]}) - {y}·(sign({a[0]}) + 1/{a[0]}))")
+partials(scipy.special.entr, "(-log({a[0]}) - 1)")
+partials(scipy.special.rel_entr, "(log({a[0]}/{a[1]}) + 1)", "(-{a[0]}/{a[1]})")
+partials(scipy.special.xlogy, "log({a[1]})", "{a[0]}/{a[1]}")
+partials(scipy.special.xlog1py, "log1p({a[1]})", "{a[0]}/(1 + {a[1]})")
+formulas(tg_special.logsumexp_op, "{dy} · exp({a[0]} - {y}), broadcast back over {over}")
+formulas(tg_special.softmax_op, "{y} · ({dy} - Σ({dy} · {y}) over {over})")
+formulas(tg_special.log_softmax_op, "{dy} - exp({y}) · Σ{dy} over {over}")
+
+# --- reductions ---
+formulas(np.sum, "{dy} broadcast back over {over}")
+formulas(np.nansum, "{dy} broadcast back over {over}, 0 where {a[0]} is nan")
+formulas(np.mean, "{dy}/n broadcast back over {over} (n values averaged)")
+formulas(np.nanmean, "{dy}/n broadcast back over {over} (n values that are not nan), 0 at nan")
+formulas(np.average, "{dy} · w/Σw broadcast back over {over} (w the weights, 1 without)")
+formulas(np.prod, "{dy} · {y}/{a[0]} broadcast back over {over} (the product of the others)")
+for _fn in (np.max, np.amax):
+    formulas(_fn, "{dy} sent to where {a[0]} is largest over {over} (shared at a tie)")
+for _fn in (np.min, np.amin):
+    formulas(_fn, "{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)")
+formulas(np.ptp, "{dy} to the largest, -{dy} to the smallest of {a[0]} over {over}")
+formulas(np.var, "{dy} · 2({a[0]} - mean)/(n - ddof) over {over}")
+formulas(np.std, "{dy} · ({a[0]} - mean)/((n - ddof)·{y}) over {over}")
+formulas(np.cumsum, "the cumulative sum of {dy} taken backwards along {over}")
+formulas(np.cumprod, "the backward cumulative sum of {dy} · {y}, divided by {a[0]}, along {over}")
+formulas(np.linalg.norm, "{dy} · {a[0]}/{y} for the 2-norm (each order has its own), over {over}")
+formulas(np.trace, "{dy} · I: {dy} on the diagonal, zeros elsewhere")
+formulas(np.sort, "{dy} put back where sort took each value from")
+
+# --- shapes ---
+for _fn in (np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
+            np.atleast_3d):
+    formulas(_fn, "{dy} reshaped to the shape of {a[0]}")
+for _fn in (np.transpose, np.swapaxes, np.moveaxis):
+    formulas(_fn, "{dy} with its axes put back in the order of {a[0]}")
+formulas(np.broadcast_to, "{dy} summed over the axes the broadcast added")
+for _fn in (np.flip, np.fliplr, np.flipud):
+    formulas(_fn, "{dy} flipped back")
+formulas(np.rot90, "{dy} rotated back")
+formulas(np.roll, "{dy} rolled back")
+formulas(np.tile, "{dy} with its tiles summed")
+formulas(np.repeat, "{dy} with each run of repeats summed")
+formulas(np.pad, "{dy} with the padding cut off")
+formulas(np.diag, "{dy} read back through diag (a diagonal and its matrix)")
+formulas(np.diagonal, "{dy} placed on the diagonal of zeros shaped like {a[0]}")
+formulas(np.tril, "tril({dy})")
+formulas(np.triu, "triu({dy})")
+for _fn in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack):
+    formulas(_fn, "the piece of {dy} where each argument went")
+for _fn in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
+    formulas(_fn, "the pieces of {dy} joined back (zeros for a piece not used)")
+
+# --- indexing ---
+formulas(operator.getitem, "{dy} scattered into zeros shaped like {a[0]} at [{ix[1]}]", None)
+formulas(updated, "{dy} with zeros at [{ix[1]}]", None, "{dy}[{ix[1]}]")
+formulas(scatter_add, "{dy}[{ix[2]}] (a scatter's tangent is a gather)", None)
+formulas(np.take, "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices", None)
+formulas(np.take_along_axis, "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices", None)
+formulas(build, None, "the part of {dy} at this value's place in the result")
+
+# --- products ---
+for _fn in (np.matmul, np.dot):
+    formulas(_fn, "{dy} · {a[1]}ᵀ", "{a[0]}ᵀ · {dy}")
+formulas(np.inner, "{dy} · {a[1]}", "{dy} · {a[0]}")
+formulas(np.vdot, "{dy} · {a[1]}", "{dy} · {a[0]}")
+formulas(np.outer, "{dy} · {a[1]}", "{dy}ᵀ · {a[0]}")
+formulas(np.kron, "each block of {dy} contracted with {a[1]}", "the blocks of {dy} weighted by {a[0]} and summed")
+formulas(np.tensordot, "{dy} contracted with {a[1]} over its free axes", "{a[0]} contracted with {dy} over its free axes")
+formulas(np.einsum, None, "einsum of {dy} with the other operands, this operand's subscripts as output")
+
+# --- linear algebra ---
+formulas(np.linalg.det, "{dy} · {y} · {a[0]}⁻ᵀ")
+formulas(np.linalg.slogdet, "{dy}[1] · {a[0]}⁻ᵀ")
+formulas(np.linalg.inv, "-{y}ᵀ · {dy} · {y}ᵀ")
+formulas(np.linalg.solve, "-({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}")
+formulas(np.linalg.lstsq, "the least-squares pullback through pinv({a[0]})", "pinv({a[0]})ᵀ · {dy}[0]")
+formulas(np.linalg.pinv, "-{y}ᵀ·{dy}·{y}ᵀ plus the terms of the two null spaces")
+formulas(np.linalg.matrix_power, "Σₖ ({a[0]}ᵀ)ᵏ · {dy} · ({a[0]}ᵀ)ⁿ⁻¹⁻ᵏ")
+formulas(np.linalg.cholesky, "L⁻ᵀ · Φ(Lᵀ · {dy}) · L⁻¹, symmetrized (L = {y}, Φ: lower half, diagonal halved)")
+formulas(np.linalg.eigh, "V · (diag(ȳw) + F ∘ Vᵀ·ȳV) · Vᵀ, Fᵢⱼ = 1/(wⱼ - wᵢ) ((w, V) = {y})")
+formulas(np.linalg.eigvalsh, "V · diag({dy}) · Vᵀ (V the eigenvectors of {a[0]})")
+formulas(np.linalg.qr, "the QR pullback: (ȳQ + Q·copyltu(M)) · R⁻ᵀ, M = Rȳᵀ_R - ȳᵀ_Q·Q")
+formulas(np.linalg.svd, "U · diag(ȳs) · Vᵀ plus the terms of the singular vectors")
+formulas(tg_linalg.cholesky, "L⁻ᵀ · Φ(Lᵀ · {dy}) · L⁻¹, symmetrized (L = {y}, Φ: lower half, diagonal halved)")
+formulas(tg_linalg.cho_factor, "as cholesky: L⁻ᵀ · Φ(Lᵀ · ȳL) · L⁻¹, symmetrized")
+formulas(tg_linalg.cho_solve, "-(A⁻¹ · {dy}) · {y}ᵀ, through the factor", "A⁻¹ · {dy} (A = L·Lᵀ)")
+formulas(tg_linalg.lu_factor, "the LU pullback: L⁻ᵀ · (tril(Lᵀ·ȳL, -1) + triu(ȳU·Uᵀ)) · U⁻ᵀ, permuted back")
+formulas(tg_linalg.lu_solve, "-(A⁻ᵀ · {dy}) · {y}ᵀ, through the factors", "A⁻ᵀ · {dy} (A = P·L·U)")
+formulas(tg_linalg.solve, "-({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}")
+formulas(tg_linalg.solve_triangular, "-triangle of ({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}")
+formulas(tg_linalg.expm, "the Fréchet derivative of expm at {a[0]}ᵀ applied to {dy}")

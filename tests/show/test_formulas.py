@@ -1,0 +1,107 @@
+"""tapegrad.show.formulas: every rule of tapegrad has the formula explain prints for it."""
+import numpy as np
+
+import tapegrad
+from tapegrad.registry import RULES
+from tapegrad.show.explain import explain_text, generic_formula
+from tapegrad.show.formulas import FORMULAS, missing_formula_lines
+
+
+def test_every_registered_rule_has_a_formula():
+    """No rule of tapegrad falls back to the generic "pullback of ... applied to" text in explain."""
+    missing = [fn for fn, rule in RULES.items()
+               if (rule.__module__ or "").startswith("tapegrad") and fn not in FORMULAS]
+    assert missing == [], (
+        "these rules have no formula for tapegrad.explain; add to tapegrad/show/formulas.py, in the "
+        "block of their family:\n" + "\n".join(missing_formula_lines(missing)))
+
+
+def test_every_formula_can_be_written():
+    """Each template uses only the placeholders explain fills in (dy, y, a[i], ix[i], over)."""
+    names = ["y1", "y2", "y3", "y4", "y5"]
+    values = [np.ones(3), 2.0, (slice(1, None), 0), np.ones(3), np.ones(3)]
+    fields = {"dy": "ȳ9", "y": "y9", "a": names, "ix": ["i0", "i1", "i2", "i3", "i4"], "over": "axis 0"}
+    for fn, entry in FORMULAS.items():
+        for i in range(4):
+            template = entry.template(i, names, values, {})
+            if template is not None:
+                text = template.format(**fields)
+                assert "{" not in text and "pullback of" not in text, (fn, text)
+
+
+def test_missing_formula_message_names_the_line_to_add():
+    """The failure message gives the exact call to paste, with the function's importable name."""
+    assert missing_formula_lines([np.sin]) == [
+        'formulas(numpy.sin, "...{dy}...")   # or partials(...) if elementwise']
+
+
+def test_generic_text_is_what_a_rule_without_formula_gets():
+    """A user's rule with no formula still explains, with the generic text."""
+    @tapegrad.primitive
+    def twice(x):
+        return 2 * x
+
+    @tapegrad.rrule(twice)
+    def twice_rrule(x):
+        return twice(x), lambda dy: (tapegrad.NO_TANGENT, 2 * dy)
+
+    text = explain_text(twice, 1.5)
+    assert f"  ȳ1 = {generic_formula(twice, 'ȳ2', 0)} = 2\n" in text
+    FORMULAS.pop(twice, None)
+    tapegrad.explain_formula(twice, "2·{dy}")
+    try:
+        assert "  ȳ1 = 2·ȳ2 = 2\n" in explain_text(twice, 1.5)
+    finally:
+        FORMULAS.pop(twice, None)
+        RULES.pop(twice, None)
+
+
+def layer(W, b, x):
+    h = np.tanh(x @ W - b)
+    m = np.max(h, axis=1, keepdims=True)
+    return np.sum(h[:, 1:] - m)
+
+
+W = np.array([[0.5, -1.0, 0.75], [2.0, 0.25, -0.5]])
+B = np.array([0.5, -0.5, 0.0])
+X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+
+
+def test_explain_of_array_code_names_keywords_broadcasts_matmul_and_getitem():
+    """max shows axis/keepdims; a broadcast argument's adjoint says which axes were summed;
+    matmul and getitem read as their formulas; the numbers are those of grad."""
+    text = explain_text(layer, W, B, X)
+    lines = [line.split(" = [")[0] if " = [" in line else line for line in text.splitlines()]
+    assert lines[4:12] == [
+        "  y4 = matmul(y3, y1)",
+        "  y5 = subtract(y4, y2)",
+        "  y6 = tanh(y5)",
+        "  y7 = max(y6, axis=1, keepdims=True)",
+        "  y8 = y6[:, 1:]",
+        "  y9 = subtract(y8, y7)",
+        f"  y10 = sum(y9) = {layer(W, B, X):.10g}",
+        "Backward: ȳk = ∂result/∂yk, from the seed back to the inputs",
+    ]
+    assert lines[12:] == [
+        "  ȳ10 = 1   (seed)",
+        "  ȳ9 = ȳ10 broadcast back over every axis",
+        "  ȳ8 = ȳ9",
+        "  ȳ7 = -ȳ9, summed over axis 1, broadcast in the forward pass",
+        "  ȳ6 = ȳ8 scattered into zeros shaped like y6 at [:, 1:]",
+        "  ȳ6 += ȳ7 sent to where y6 is largest over axis 1 (shared at a tie)",
+        "  ȳ5 = ȳ6 · (1 - y6²)",
+        "  ȳ4 = ȳ5",
+        "  ȳ2 = -ȳ5, summed over axis 0, broadcast in the forward pass",
+        "  ȳ3 = ȳ4 · y1ᵀ",
+        "  ȳ1 = y3ᵀ · ȳ4",
+        "Gradient: ∂f/∂W = ȳ1",
+    ]
+    _, (_, dW, db, dx) = tapegrad.grad(layer, W, B, X)
+    assert f"∂f/∂b = ȳ2 = {np.array2string(db, precision=6, separator=', ')}" in text
+    tapegrad.check_grad(layer, W, B, X)
+
+
+def test_the_numbers_of_a_broadcast_sum_are_the_sums():
+    """ȳ of a row vector added to each row of a matrix is the column sum of ȳ of the result."""
+    text = explain_text(lambda a, v: np.sum((a + v) * a), np.arange(6.0).reshape(3, 2), np.array([1.0, 2.0]))
+    assert "  ȳ2 = ȳ3, summed over axis 0, broadcast in the forward pass = [6., 9.]\n" in text
