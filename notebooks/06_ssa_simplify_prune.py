@@ -110,8 +110,10 @@ print(grad_f.source(2.0, 3.0, 1.0))
 # ## Pictures
 #
 # `tapegrad.to_dot` writes a tape as Graphviz DOT text, and `tapegrad.draw` shows it in a
-# notebook: as a picture when Graphviz is installed, as a table of the dump otherwise.
-# Forward ops are blue, backward ops orange and accumulations red diamonds.
+# notebook as a picture, with each value and its type: Graphviz draws it where it is
+# installed, tapegrad itself (as SVG) everywhere else; `.save("tape.svg")` writes it to a
+# file. Forward ops are blue boxes, backward ops dashed orange boxes and accumulations red
+# diamonds.
 
 # %% name="draw"
 y, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)

@@ -35,6 +35,7 @@ from .show.printing import format_tape
 from .show.explain import explain, explain_text
 from .show.formulas import explain_formula
 from .show.drawing import draw, render, to_dot
+from .show.svg import to_svg
 from . import rules  # noqa: F401  (registers the rules)
 from . import extend, literals, scipy  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
 
@@ -59,7 +60,7 @@ __all__ = [
     "Tape", "Variable", "Input", "Constant", "Call",
     "BaseContext", "GradContext", "back", "step_back", "set_or_add_deriv",
     # showing and rewriting tapes
-    "format_tape", "explain", "explain_text", "explain_formula", "to_dot", "render", "draw",
+    "format_tape", "explain", "explain_text", "explain_formula", "to_dot", "to_svg", "render", "draw",
     "to_source", "compile_tape", "simplify", "prune", "cse", "optimize",
     # subpackages
     "extend", "scipy",

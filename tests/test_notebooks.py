@@ -326,8 +326,7 @@ def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
     assert 'shape=diamond' in out["draw"]
     draw = next(c for c in run(NAMES[5]).cells if c.id == "draw")
     shown = [o for o in draw.outputs if o.output_type == "execute_result"]
-    kind = "image/svg+xml" if shutil.which("dot") else "text/html"
-    assert len(shown) == 1 and kind in shown[0]["data"]
+    assert len(shown) == 1 and "<svg" in shown[0]["data"]["image/svg+xml"]
 
 
 # --- optional dependencies missing ---
@@ -371,8 +370,8 @@ def test_training_notebook_prints_the_losses_without_matplotlib(monkeypatch):
     assert float(steps[0][1]) > 10 * float(steps[-1][1])
 
 
-def test_drawing_notebook_shows_a_table_without_graphviz(monkeypatch):
+def test_drawing_notebook_shows_a_picture_without_graphviz(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
     text, shown = run_in_this_process(NAMES[5])
     assert "6 lines -> 2 lines" in text
-    assert len(shown) == 1 and shown[0][0] == "_repr_html_" and "accum(%15, %18)" in shown[0][1]
+    assert len(shown) == 1 and shown[0][0] == "_repr_svg_" and ">%20 = accum</text>" in shown[0][1]

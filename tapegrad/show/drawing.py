@@ -1,4 +1,5 @@
-"""Pictures of tapes: Graphviz DOT text (no dependency), rendered when the `dot` program exists.
+"""Pictures of tapes: Graphviz DOT text (no dependency), rendered when the `dot` program exists,
+and tapegrad's own SVG (`tapegrad.show.svg`) where it does not.
 
 Forward ops are blue boxes, backward ops (the seed, pullback calls and their tangent reads)
 orange boxes, accumulations red diamonds, inputs green ellipses, guards grey hexagons. An
@@ -10,11 +11,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from ..errors import type_str
-from ..program.guards import GUARDS
-from .printing import format_value, group_ops
-from ..tangents import accum
-from ..tape import Call, Constant, Input, Variable, note_text
+from .graph import graph
+from .svg import to_svg
 
 __all__ = ["to_dot", "render", "draw", "Drawing"]
 
@@ -49,60 +47,13 @@ def to_dot(tape, values: bool = False, name: str = "tape") -> str:
       n2 -> n3;
     }
     """
-    backward_from = None
-    for op in tape.ops:
-        if type(op) is Constant and note_text(op.note) == "seed":
-            backward_from = op.id
-            break
-    node_of = {}  # Variable -> node name
+    nodes, edges = graph(tape, values)
     lines = [f"digraph {name} {{", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
-    edges = []
-    for kind, head, members, text in group_ops(tape.ops):
-        node = f"n{head.id}"
-        for m in members:
-            node_of[m.var] = node
-        value_op = members[1] if kind == "rrule" else head
-        if type(head) is Input:
-            style = "input"
-            label = f"{head.var} {note_text(head.note) or 'f'}\\n{type_str(head.val)}"
-        elif type(head) is Constant:
-            style = "backward" if note_text(head.note) == "seed" else "constant"
-            label = f"{head.var} = {format_value(head.val)}" + (f"\\n{note_text(head.note)}" if head.note else "")
-        elif type(head) is Call and head.fn in GUARDS:
-            style = "guard"
-            label = text
-        elif type(head) is Call and head.fn is accum:
-            style = "accumulate"
-            label = f"{head.var} = accum\\n{note_text(head.note)}"
-        else:
-            style = "backward" if backward_from is not None and head.id > backward_from else "forward"
-            label = text.split("::")[0] + (f"\\n{type_str(value_op.val)}" if kind != "pullback" else "")
-            if kind == "pullback":
-                label += f"\\n{note_text(head.note)}"
-        if values and kind == "pullback":
-            label += "\\n= " + ", ".join(format_value(m.val) for m in members[1:])
-        elif values and type(head) not in (Input, Constant):
-            label += f"\\n= {format_value(value_op.val)}"
-        lines.append(f'  {node} [label="{_escape(label).replace(chr(92) * 2 + "n", chr(92) + "n")}", {_STYLE[style]}];')
-        seen = set()
-        for m in members:
-            if type(m) is not Call:
-                continue
-            used = [m.fn] + list(m.args) + list((m.kwargs or {}).values())
-            for a in _flat(used):
-                src = node_of.get(a)
-                if src is not None and src != node and (src, node) not in seen:
-                    seen.add((src, node))
-                    edges.append(f"  {src} -> {node};")
-    return "\n".join(lines + edges + ["}"])
-
-
-def _flat(items):
-    for a in items:
-        if type(a) is Variable:
-            yield a
-        elif type(a) in (list, tuple):
-            yield from _flat(a)
+    for node, style, label in nodes:
+        text = "\\n".join(_escape(part) for part in label)
+        lines.append(f'  {node} [label="{text}", {_STYLE[style]}];')
+    lines += [f"  {src} -> {dst};" for src, dst in edges]
+    return "\n".join(lines + ["}"])
 
 
 def render(tape, path=None, format: str = "svg", values: bool = False):
@@ -122,26 +73,60 @@ def render(tape, path=None, format: str = "svg", values: bool = False):
 
 
 class Drawing:
-    """A tape drawn for a notebook: SVG when `dot` is installed, the text dump when not."""
+    """A tape's picture: shown in a notebook, saved to a file.
 
-    def __init__(self, tape, values: bool = False):
+    `engine` "auto" uses Graphviz where its `dot` program is installed (the nicer layout) and
+    tapegrad's own SVG (`tapegrad.to_svg`) where not; "graphviz" and "svg" choose one.
+    """
+
+    def __init__(self, tape, values: bool = True, engine: str = "auto"):
+        if engine not in ("auto", "graphviz", "svg"):
+            raise ValueError(f"engine must be 'auto', 'graphviz' or 'svg', not {engine!r}")
         self.tape = tape
         self.values = values
+        self.engine = engine
+
+    def _uses_graphviz(self) -> bool:
+        return self.engine == "graphviz" or (self.engine == "auto" and shutil.which("dot") is not None)
+
+    def svg(self) -> str:
+        """The picture as SVG text."""
+        if self._uses_graphviz():
+            return render(self.tape, values=self.values)
+        return to_svg(self.tape, values=self.values)
 
     def _repr_svg_(self):
-        if shutil.which("dot") is None:
-            return None  # the notebook falls back to the text
-        return render(self.tape, values=self.values)
+        return self.svg()
 
     def __repr__(self):
         return repr(self.tape)
 
-    def _repr_html_(self):
-        if shutil.which("dot") is not None:
-            return None
-        return self.tape._repr_html_()
+    def save(self, path) -> None:
+        """Write the picture to `path`: SVG for a ``.svg`` name; other formats (``.png``, ``.pdf``) through Graphviz."""
+        path = str(path)
+        if path.lower().endswith(".svg"):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(self.svg())
+            return
+        if shutil.which("dot") is None:
+            raise RuntimeError(
+                f"saving {path!r} needs the Graphviz program `dot` for its format; save it as .svg "
+                "(drawn by tapegrad itself, opened by any browser), or install Graphviz "
+                "(apt-get install graphviz, brew install graphviz)")
+        render(self.tape, path, format=path.rsplit(".", 1)[-1].lower(), values=self.values)
 
 
-def draw(tape, values: bool = False) -> Drawing:
-    """Show a tape as a picture in a notebook (SVG through Graphviz, the text dump without it)."""
-    return Drawing(tape, values)
+def draw(tape, values: bool = True, engine: str = "auto") -> Drawing:
+    """A picture of a tape, with each node's value and type: in a notebook, or ``.save("tape.svg")``.
+
+    Forward ops, backward ops and accumulations have their own shapes and colours. Graphviz
+    draws it where installed; tapegrad's own SVG layout everywhere else (see `Drawing`).
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> _, tape = tapegrad.trace(lambda x: x * 2.0, 3.0)
+    >>> tapegrad.draw(tape, engine="svg").svg().count("<ellipse")  # the legend's, f and x
+    3
+    """
+    return Drawing(tape, values, engine)

@@ -1,5 +1,7 @@
-"""tapegrad.show.drawing: DOT text of tapes, rendered or drawn when Graphviz is there, a table when not."""
+"""tapegrad.show.drawing and svg: DOT text of tapes, rendered by Graphviz when it is there, tapegrad's own SVG when not."""
+import re
 import shutil
+import xml.dom.minidom
 
 import numpy as np
 import pytest
@@ -24,15 +26,72 @@ def test_render_svg_when_dot_is_installed():
     _, tape = tapegrad.trace(lambda x: np.sin(x) * 2, 1.0)
     svg = tapegrad.render(tape)
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    assert tapegrad.draw(tape)._repr_svg_() == svg
+    assert tapegrad.draw(tape, values=False)._repr_svg_() == svg
 
 
-def test_draw_falls_back_to_text_without_dot(monkeypatch):
-    """Without Graphviz, draw() gives no SVG, an HTML table and the text dump."""
+def test_render_without_dot_names_the_fix(monkeypatch):
+    """Without Graphviz, render() says how to install it or where else to render the DOT text."""
     monkeypatch.setattr(shutil, "which", lambda name: None)
     _, tape = tapegrad.trace(lambda x: np.sin(x) * 2, 1.0)
-    d = tapegrad.draw(tape)
-    assert d._repr_svg_() is None and repr(d) == str(tape)
-    assert "<code>%3 = sin(%2)::float64</code>" in d._repr_html_()
     with pytest.raises(RuntimeError, match="apt-get install graphviz"):
         tapegrad.render(tape)
+
+
+def scalar_gradient_tape():
+    _, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
+    back(1.0)
+    return back.tape
+
+
+def test_svg_picture_tells_forward_backward_and_accumulation_apart():
+    """tapegrad's own SVG: ellipses for inputs, blue boxes forward, dashed orange boxes backward,
+    red diamonds for accumulations, each with its value and type; one edge per use."""
+    tape = scalar_gradient_tape()
+    svg = tapegrad.to_svg(tape)
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and svg.endswith("</svg>")
+    assert svg.count("<ellipse") == 1 + 3  # the legend's sample and f, a, b
+    assert svg.count('fill="#dbe8fb"') == 1 + 3  # legend, multiply, add, divide
+    assert svg.count('stroke-dasharray="5,3"') == 1 + 4  # legend, the seed and three pullbacks
+    assert svg.count("<polygon") == 1 + 2  # legend, the accumulations of d%2 and d%3
+    assert svg.count("<line") == len(tapegrad.show.graph.graph(tape)[1])
+    assert ">%20 = accum</text>" in svg and ">= 0.0743801652892562</text>" in svg
+    assert ">%3 b</text>" in svg and ">float64</text>" in svg
+
+
+def test_svg_picture_shows_shapes_of_arrays_and_escapes_text():
+    """An array's node shows its dtype and shape; text is escaped for SVG (a < in a note stays text)."""
+    _, tape = tapegrad.trace(lambda p: np.sum(p["x<y"] < 0.5) + np.sum(p["x<y"] ** 2), {"x<y": np.ones((2, 3))})
+    svg = tapegrad.to_svg(tape)
+    assert ">float64[2,3]</text>" in svg and ">bool[2,3]</text>" in svg and ">%3 = less(%2, 0.5)</text>" in svg
+    assert ">%2 p[&quot;x&lt;y&quot;]</text>" in svg
+    xml.dom.minidom.parseString(svg)  # well-formed
+
+
+def test_svg_layout_puts_every_node_below_its_sources():
+    """In the layered layout each edge runs downwards: a node's top is below its sources' bottoms."""
+    tape = scalar_gradient_tape()
+    for x1, y1, x2, y2 in re.findall(r'<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"',
+                                     tapegrad.to_svg(tape)):
+        assert float(y2) > float(y1)
+
+
+def test_draw_without_graphviz_shows_and_saves_the_svg(monkeypatch, tmp_path):
+    """Without Graphviz, draw() shows tapegrad's SVG in a notebook and saves it to a .svg file;
+    a .png needs Graphviz and the error says so."""
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    tape = scalar_gradient_tape()
+    d = tapegrad.draw(tape)
+    assert d._repr_svg_() == tapegrad.to_svg(tape) and repr(d) == str(tape)
+    d.save(tmp_path / "tape.svg")
+    assert (tmp_path / "tape.svg").read_text(encoding="utf-8") == tapegrad.to_svg(tape)
+    with pytest.raises(RuntimeError, match=r"save it as \.svg"):
+        d.save(tmp_path / "tape.png")
+    with pytest.raises(ValueError, match="engine must be"):
+        tapegrad.draw(tape, engine="matplotlib")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_draw_prefers_graphviz_when_installed():
+    tape = scalar_gradient_tape()
+    assert tapegrad.draw(tape, values=False)._repr_svg_() == tapegrad.render(tape)
+    assert tapegrad.draw(tape, engine="svg")._repr_svg_() == tapegrad.to_svg(tape)
