@@ -113,6 +113,7 @@ def explain_text(f, *args, seed=None) -> str:
     lines = ["Forward"]
     k = 0
     primitive_of = {}  # value Variable -> (fn, arg Variables or constants)
+    constant = {}  # id of a constant array argument -> its name "c1"
     for op in tape.ops:
         if type(op) is Input and op.id > 1:
             k += 1
@@ -125,7 +126,17 @@ def explain_text(f, *args, seed=None) -> str:
                 name[op.var] = f"y{k}"
                 fn, fargs = src.args[0], src.args[1:]
                 primitive_of[op.var] = (fn, fargs, src.kwargs or {})
-                shown = [name.get(a, "?") if type(a) is Variable else _num(a) for a in fargs]
+                shown = []
+                for a in fargs:
+                    if type(a) is Variable:
+                        shown.append(name.get(a, "?"))
+                    elif isinstance(a, np.ndarray) and a.size > 1:
+                        if id(a) not in constant:  # an array the code holds: named once, as c1
+                            constant[id(a)] = f"c{len(constant) + 1}"
+                            lines.append(f"  {constant[id(a)]} = constant {_num(a)}")
+                        shown.append(constant[id(a)])
+                    else:
+                        shown.append(_num(a))
                 shown += [f"{key}={_num(v)}" for key, v in (src.kwargs or {}).items()]
                 if fn is operator.getitem and len(fargs) == 2 and not src.kwargs:
                     call = f"{shown[0]}[{_index(fargs[1])}]"
@@ -146,7 +157,8 @@ def explain_text(f, *args, seed=None) -> str:
             if arg not in bar:
                 continue
             fn, fargs, kwargs = primitive_of[holder]
-            names = [name.get(a, _num(a)) if type(a) is Variable else _num(a) for a in fargs]
+            names = [name.get(a, _num(a)) if type(a) is Variable else constant.get(id(a)) or _num(a)
+                     for a in fargs]
             values = [a._op.val if type(a) is Variable else a for a in fargs]
             i = op.args[1] - 1
             formula = _formula(fn, i, names, values, kwargs, bar[holder], name[holder])

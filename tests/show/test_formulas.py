@@ -105,3 +105,25 @@ def test_the_numbers_of_a_broadcast_sum_are_the_sums():
     """ȳ of a row vector added to each row of a matrix is the column sum of ȳ of the result."""
     text = explain_text(lambda a, v: np.sum((a + v) * a), np.arange(6.0).reshape(3, 2), np.array([1.0, 2.0]))
     assert "  ȳ2 = ȳ3, summed over axis 0, broadcast in the forward pass = [6., 9.]\n" in text
+
+
+def test_a_constant_array_is_named_once_and_used_by_name():
+    """An array the code holds (not an input) is listed once as c1 and named so in the formulas;
+    the gradient of sum(X @ W + X) by W is Xᵀ times a matrix of ones."""
+    X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert explain_text(lambda W: np.sum(X @ W + X), np.eye(2)) == (
+        "Forward\n"
+        "  y1 = W = [[1., 0.], [0., 1.]]\n"
+        "  c1 = constant [[1., 2.], [3., 4.]]\n"
+        "  y2 = matmul(c1, y1) = [[1., 2.], [3., 4.]]\n"
+        "  y3 = add(y2, c1) = [[2., 4.], [6., 8.]]\n"
+        "  y4 = sum(y3) = 20\n"
+        "Backward: ȳk = ∂result/∂yk, from the seed back to the inputs\n"
+        "  ȳ4 = 1   (seed)\n"
+        "  ȳ3 = ȳ4 broadcast back over every axis = [[1., 1.], [1., 1.]]\n"
+        "  ȳ2 = ȳ3 = [[1., 1.], [1., 1.]]\n"
+        "  ȳ1 = c1ᵀ · ȳ2 = [[4., 4.], [6., 6.]]\n"
+        "Gradient: ∂f/∂W = ȳ1 = [[4., 4.], [6., 6.]]"
+    )
+    np.testing.assert_array_equal(tapegrad.gradient(lambda W: np.sum(X @ W + X), np.eye(2))[0],
+                                  X.T @ np.ones((2, 2)))
