@@ -107,11 +107,14 @@ def test_the_numbers_of_a_broadcast_sum_are_the_sums():
     assert "  ȳ2 = ȳ3, summed over axis 0, broadcast in the forward pass = [6., 9.]\n" in text
 
 
+C = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
 def test_a_constant_array_is_named_once_and_used_by_name():
     """An array the code holds (not an input) is listed once as c1 and named so in the formulas;
-    the gradient of sum(X @ W + X) by W is Xᵀ times a matrix of ones."""
-    X = np.array([[1.0, 2.0], [3.0, 4.0]])
-    assert explain_text(lambda W: np.sum(X @ W + X), np.eye(2)) == (
+    the gradient of sum(X @ W + X) by W is Xᵀ times a matrix of ones (X a global: a closure's
+    values would be inputs)."""
+    assert explain_text(lambda W: np.sum(C @ W + C), np.eye(2)) == (
         "Forward\n"
         "  y1 = W = [[1., 0.], [0., 1.]]\n"
         "  c1 = constant [[1., 2.], [3., 4.]]\n"
@@ -125,5 +128,5 @@ def test_a_constant_array_is_named_once_and_used_by_name():
         "  ȳ1 = c1ᵀ · ȳ2 = [[4., 4.], [6., 6.]]\n"
         "Gradient: ∂f/∂W = ȳ1 = [[4., 4.], [6., 6.]]"
     )
-    np.testing.assert_array_equal(tapegrad.gradient(lambda W: np.sum(X @ W + X), np.eye(2))[0],
-                                  X.T @ np.ones((2, 2)))
+    np.testing.assert_array_equal(tapegrad.gradient(lambda W: np.sum(C @ W + C), np.eye(2))[0],
+                                  C.T @ np.ones((2, 2)))
