@@ -34,6 +34,7 @@ NAMES = [
     "04_pullback_and_accumulation.ipynb",
     "05_dual_numbers.ipynb",
     "06_ssa_simplify_prune.ipynb",
+    "07_reading_a_gradient.ipynb",
 ]
 FLOAT = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
 
@@ -327,6 +328,30 @@ def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
     draw = next(c for c in run(NAMES[5]).cells if c.id == "draw")
     shown = [o for o in draw.outputs if o.output_type == "execute_result"]
     assert len(shown) == 1 and "<svg" in shown[0]["data"]["image/svg+xml"]
+
+
+# --- 7. reading a gradient of real code ---
+
+
+def test_reading_a_gradient_notebook_reads_the_network_five_ways():
+    """Tape, explain with matmul formulas and broadcast sums, an SVG picture, a program ending in
+    a plain return of the value and a dict gradient, and a finite-difference check that agrees."""
+    out = outputs(NAMES[6])
+    assert "  %6 = matmul(array(float64[4,2]), %2)::float64[4,3]\n" in out["tape"]
+    explain = out["explain"]
+    for line in ["  c1 = constant [[ 0.13, -0.13],", "  ȳ7 = ȳ8 · y3ᵀ = ", "  ȳ3 = y7ᵀ · ȳ8 = ",
+                 "  ȳ1 = c1ᵀ · ȳ5 = ", "  ȳ2 = ȳ6, summed over axis 0, broadcast in the forward pass = ",
+                 "  ȳ4 = ȳ9, summed over axes 0, 1, broadcast in the forward pass = "]:
+        assert "\n" + line in explain
+    draw = next(c for c in run(NAMES[6]).cells if c.id == "draw")
+    shown = [o for o in draw.outputs if o.output_type == "execute_result"]
+    assert len(shown) == 1 and "<svg" in shown[0]["data"]["image/svg+xml"]
+    source = out["source"].splitlines()
+    assert source[0] == "def gradient_program(fn, p_W1, p_b1, p_W2, p_b2):"
+    assert source[-1] == "    return v13, ({'W1': v25, 'b1': v24, 'W2': v20, 'b2': v16},)"
+    reverse, central = floats(out["check"].splitlines()[0].split(":", 1)[1])
+    assert reverse == pytest.approx(central, abs=1e-8)
+    assert out["check"].endswith("check_grad: reverse and forward mode agree with central differences\n")
 
 
 # --- optional dependencies missing ---

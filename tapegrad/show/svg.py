@@ -23,9 +23,9 @@ from .graph import graph
 __all__ = ["to_svg"]
 
 FONT = 11  # px
-CHAR = 0.6 * FONT  # the advance of one monospace character
+CHAR = 0.62 * FONT  # the advance of one monospace character, with a little room
 LINE = 1.3 * FONT
-PAD_X, PAD_Y = 10, 6
+PAD_X, PAD_Y = 14, 6
 GAP_X, GAP_Y = 18, 34
 MARGIN = 12
 
