@@ -24,6 +24,7 @@ template (``*args``) uses the last one. An entry may also be a function
 """
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -32,6 +33,7 @@ import scipy.special
 from ..arraylike import updated
 from ..errors import qualified_name
 from ..pytree import build
+from ..registry import RULES
 from ..rules.indexing import scatter_add
 from ..scipy import linalg as tg_linalg
 from ..scipy import special as tg_special
@@ -100,9 +102,34 @@ def explain_formula(fn, *templates, elementwise=False):
 
 
 def missing_formula_lines(fns):
-    """The lines to paste into tapegrad/show/formulas.py for functions that have no formula."""
-    return [f"formulas({qualified_name(fn)}, \"...{{dy}}...\")   # or partials(...) if elementwise"
-            for fn in fns]
+    """The lines to paste into tapegrad/show/formulas.py for functions that have no formula:
+    one template per differentiable argument of the rule, named as this module imports it."""
+    lines = []
+    for fn in fns:
+        q = qualified_name(fn)
+        for prefix, short in (("numpy.", "np."), ("tapegrad.scipy.linalg.", "tg_linalg."),
+                              ("tapegrad.scipy.special.", "tg_special.")):
+            if q.startswith(prefix):
+                q = short + q[len(prefix):]
+                break
+        args = _argument_names(RULES.get(fn))
+        templates = ", ".join(f'"<tangent of {a}, written with {{dy}}>"' for a in args)
+        module = q.rsplit(".", 1)[0]
+        known = module.split(".")[0] in ("np", "tg_linalg", "tg_special") or module == "scipy.special"
+        lines.append(f"formulas({q}, {templates})  # or partials({q}, <∂y/∂arg>, ...) if elementwise"
+                     + ("" if known else f"; add import {module} at the top"))
+    return lines
+
+
+def _argument_names(rule):
+    """The positional parameters of a rule without a default (its differentiable arguments)."""
+    try:
+        params = inspect.signature(rule).parameters.values()
+    except (TypeError, ValueError):
+        return ["x"]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+             and p.default is p.empty]
+    return names + [f"*{p.name}" for p in params if p.kind is p.VAR_POSITIONAL] or ["x"]
 
 
 def _power(names, values, kwargs):

@@ -1,4 +1,6 @@
 """tapegrad.show.formulas: every rule of tapegrad has the formula explain prints for it."""
+import json
+
 import numpy as np
 
 import tapegrad
@@ -31,8 +33,13 @@ def test_every_formula_can_be_written():
 
 def test_missing_formula_message_names_the_line_to_add():
     """The failure message gives the exact call to paste, with the function's importable name."""
-    assert missing_formula_lines([np.sin]) == [
-        'formulas(numpy.sin, "...{dy}...")   # or partials(...) if elementwise']
+    assert missing_formula_lines([np.sin, np.linalg.solve, json.dumps]) == [
+        'formulas(np.sin, "<tangent of x, written with {dy}>")  # or partials(np.sin, <∂y/∂arg>, ...) '
+        'if elementwise',
+        'formulas(np.linalg.solve, "<tangent of a, written with {dy}>", "<tangent of b, written with {dy}>")'
+        '  # or partials(np.linalg.solve, <∂y/∂arg>, ...) if elementwise',
+        'formulas(json.dumps, "<tangent of x, written with {dy}>")  # or partials(json.dumps, <∂y/∂arg>, ...) '
+        'if elementwise; add import json at the top']
 
 
 def test_generic_text_is_what_a_rule_without_formula_gets():
