@@ -5,6 +5,8 @@ Both pictures, Graphviz DOT text (`tapegrad.show.drawing`) and tapegrad's own SV
 """
 from __future__ import annotations
 
+import re
+
 from ..errors import type_str
 from ..program.guards import GUARDS
 from .printing import format_value, group_ops
@@ -46,7 +48,7 @@ def graph(tape, values: bool = False):
             label = [f"{head.var} = accum", note_text(head.note)]
         else:
             style = "backward" if backward_from is not None and head.id > backward_from else "forward"
-            label = [text.split("::")[0]]
+            label = [_readable(kind, text.split("::")[0])]
             if kind == "pullback":
                 label.append(note_text(head.note))
             else:
@@ -75,3 +77,19 @@ def _flat(items):
             yield a
         elif type(a) in (list, tuple):
             yield from _flat(a)
+
+
+_RRULE = re.compile(r"^(%\d+), %\d+ = \[%\d+\] = rrule\(([^,()]+)(?:, )?(.*)\)$")
+_PULLBACK = re.compile(r"^(.*) = \[%\d+\] = %\d+\((.*)\)$")
+
+
+def _readable(kind, text):
+    """A node's first line as the user's call reads: ``%5 = multiply(%3, %3)`` for the rrule call
+    ``%5, %6 = [%4] = rrule(multiply, %3, %3)``, ``_, %15 = pullback(%13)`` for a pullback call
+    (the pullback's own name is an edge into the node)."""
+    m = (_RRULE if kind == "rrule" else _PULLBACK).match(text)
+    if m is None:
+        return text
+    if kind == "rrule":
+        return f"{m.group(1)} = {m.group(2)}({m.group(3)})"
+    return f"{m.group(1)} = pullback({m.group(2)})"

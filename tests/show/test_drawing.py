@@ -20,6 +20,16 @@ def test_dot_tells_forward_backward_and_accumulation_apart():
     assert '= 0.0743801652892562"' in dot and "n20 [label=\"%20 = accum\\naccumulate d%2" in dot
 
 
+def test_picture_labels_read_as_the_users_calls():
+    """An rrule node reads as the call (its pullback's name is an edge), a pullback node as pullback(dy)."""
+    _, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
+    back(1.0)
+    dot = tapegrad.to_dot(back.tape)
+    assert '  n4 [label="%5 = multiply(%3, %3)\\nfloat64", ' in dot
+    assert '  n14 [label="_, %15, %16 = pullback(%13)\\npullback for %11", ' in dot
+    assert "rrule" not in dot and "[%" not in dot
+
+
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 def test_render_svg_when_dot_is_installed():
     """With Graphviz, render returns SVG and draw() shows it in notebooks."""
