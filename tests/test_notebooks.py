@@ -108,6 +108,21 @@ def test_stored_outputs_are_what_the_notebook_prints_now(name):
             f"{name}: cell {cell.id} prints something else now: run python tools/notebooks.py {name[:2]}")
 
 
+def test_a_notebook_from_elsewhere_gets_its_source_with_the_cell_names(tmp_path):
+    """--from-ipynb writes the .py of a notebook: named code cells keep their names, outputs go."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"),
+                                         nbformat.v4.new_code_cell("print(1)"),
+                                         nbformat.v4.new_code_cell("x = 2")])
+    nb.cells[0].id, nb.cells[1].id, nb.cells[2].id = "c00", "first-print", "c02"
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nbformat.write(nb, tmp_path / "08_new.ipynb")
+    TOOL.source_from_ipynb(tmp_path / "08_new.ipynb")
+    text = (tmp_path / "08_new.py").read_text()
+    assert text.endswith('# %% [markdown]\n# # Title\n\n# %% name="first-print"\nprint(1)\n\n# %%\nx = 2\n')
+    back = TOOL.read_source(tmp_path / "08_new.py")
+    assert [(c.id, c.source) for c in back.cells] == [("c00", "# Title"), ("first-print", "print(1)"), ("c02", "x = 2")]
+
+
 def test_normalize_blanks_addresses_and_pictures_only():
     """Two runs differ in memory addresses and picture bytes; any other change is a difference."""
     a = [{"output_type": "stream", "name": "stdout", "text": "<f at 0x7f3a2b1c9d40> 1.5\n"},

@@ -3,6 +3,7 @@ an executed .ipynb beside it that holds the outputs a reader sees on a code host
 
     python tools/notebooks.py            # run every notebooks/*.py, write its .ipynb
     python tools/notebooks.py 03 07      # only the notebooks whose names start so
+    python tools/notebooks.py --from-ipynb notebooks/08_new.ipynb   # write the .py of a notebook
 
 Edit the .py file (in any editor, or in Jupyter with jupytext, which keeps the pair in
 sync), then run this script to store the outputs. A code cell the tests read has a name,
@@ -69,7 +70,27 @@ def normalize(outputs):
     return _ADDRESS.sub("0x…", "\n".join(parts))
 
 
+def source_from_ipynb(ipynb_path):
+    """Write the percent-format .py for a notebook that has none (or had another source):
+    a code cell's id that is not a position (``c07``) becomes its name, so tests keep reading
+    it. Used once per notebook when a notebook written elsewhere joins notebooks/."""
+    path = pathlib.Path(ipynb_path)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        cell.outputs = [] if cell.cell_type == "code" else cell.get("outputs")
+        if cell.cell_type == "code" and not re.fullmatch(r"c\d\d", cell.id):
+            cell.metadata["name"] = cell.id
+        if cell.cell_type != "code":
+            cell.pop("outputs", None)
+    nb.metadata["jupytext"] = {"formats": PAIRING}
+    jupytext.write(nb, path.with_suffix(".py"), fmt="py:percent")
+
+
 def main(prefixes):
+    if prefixes[:1] == ["--from-ipynb"]:
+        for name in prefixes[1:]:
+            source_from_ipynb(name)
+        return
     for path in sorted(NOTEBOOK_DIR.glob("*.py")):
         if not prefixes or any(path.name.startswith(p) for p in prefixes):
             print("running", path.name)

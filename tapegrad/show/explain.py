@@ -4,6 +4,13 @@ Every value gets a name ``y1, y2, ...`` (inputs first), every adjoint a bar: ``�
 derivative of the result with respect to ``y5``. The forward pass is listed first, then the
 reverse sweep in the order tapegrad runs it, one line per tangent with its formula and its
 number, and a ``+=`` line wherever a second share of a derivative is accumulated.
+
+On arrays the lines read the same way: each formula comes from the table in
+`tapegrad.show.formulas` (``ȳ4 · y2ᵀ`` for a matrix product, a scatter into zeros for an
+index), the forward lines show keyword arguments (``axis=1, keepdims=True``) and indexes as
+``y6[:, 1:]``, an array the code holds is named once (``c1``), and where an elementwise
+function broadcast an argument, its adjoint's line says over which axes the pullback sums
+("summed over axis 0, broadcast in the forward pass").
 """
 from __future__ import annotations
 
