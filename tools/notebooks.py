@@ -54,13 +54,20 @@ _VOLATILE_DATA = ("image/png", "image/svg+xml")
 
 
 def normalize(outputs):
-    """A cell's outputs as text to compare: memory addresses and picture bytes blanked."""
-    parts = []
+    """A cell's outputs as text to compare: memory addresses and picture bytes blanked, and
+    consecutive pieces of one stream joined (a kernel may send a print in one piece or two)."""
+    parts, stream = [], None
     for out in outputs:
         kind = out["output_type"]
         if kind == "stream":
-            parts.append(f"[{out['name']}]\n{out['text']}")
-        elif kind in ("execute_result", "display_data"):
+            if stream == out["name"]:
+                parts[-1] += out["text"]
+            else:
+                parts.append(f"[{out['name']}]\n{out['text']}")
+            stream = out["name"]
+            continue
+        stream = None
+        if kind in ("execute_result", "display_data"):
             for mime, data in sorted(out.get("data", {}).items()):
                 text = "<picture>" if mime in _VOLATILE_DATA else (
                     data if isinstance(data, str) else "".join(data))
@@ -77,11 +84,10 @@ def source_from_ipynb(ipynb_path):
     path = pathlib.Path(ipynb_path)
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
-        cell.outputs = [] if cell.cell_type == "code" else cell.get("outputs")
-        if cell.cell_type == "code" and not re.fullmatch(r"c\d\d", cell.id):
-            cell.metadata["name"] = cell.id
-        if cell.cell_type != "code":
-            cell.pop("outputs", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            if not re.fullmatch(r"c\d\d", cell.id):
+                cell.metadata["name"] = cell.id
     nb.metadata["jupytext"] = {"formats": PAIRING}
     jupytext.write(nb, path.with_suffix(".py"), fmt="py:percent")
 

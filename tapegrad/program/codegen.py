@@ -163,11 +163,12 @@ def _last_uses(tape, keep):
     return out
 
 
-def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
+def to_source(tape, name: str = "replay", outputs=None, _writer=None, names=None) -> str:
     """The tape as the source of a Python function ``name(<one parameter per input>)``.
 
     A name bound to a large array (`FREE_BYTES`) is deleted after its last use, as the array
-    would be freed in the user's own code.
+    would be freed in the user's own code. `names` ({Variable: name}) gives chosen names to
+    some values (``value``, ``da``); the others are ``v<id>``.
 
     Examples
     --------
@@ -193,7 +194,7 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None) -> str:
             w.names[op.var] = pname
             params.append(pname)
             continue
-        vname = w.fresh(f"v{op.id}")
+        vname = w.fresh((names or {}).get(op.var) or f"v{op.id}")
         w.names[op.var] = vname
         if type(op) is Constant:
             text = f"{vname} = {w.value(op.val)}"
@@ -289,7 +290,7 @@ def _comment(note):
 _CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
-def compile_tape(tape, name: str = "replay", outputs=None):
+def compile_tape(tape, name: str = "replay", outputs=None, names=None):
     """Compile the tape to a Python function (see `to_source`); ``fn.__source__`` is its text.
 
     Examples
@@ -301,7 +302,7 @@ def compile_tape(tape, name: str = "replay", outputs=None):
     True
     """
     w = _Writer(tape)
-    src = to_source(tape, name, outputs, _writer=w)
+    src = to_source(tape, name, outputs, _writer=w, names=names)
     namespace = dict(w.namespace)
     exec(compile(src, f"<tapegrad {name}>", "exec"), namespace)  # noqa: S102 - our own generated source
     fn = namespace[name]

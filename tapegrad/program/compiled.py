@@ -25,7 +25,7 @@ from .guards import GuardError
 from .passes import optimize
 from ..pytree import Spec, build, finalize, flatten, spec_key, unflatten
 from ..context import param_names, trace
-from ..tape import Call, Variable
+from ..tape import Call, Input, Variable
 from ..tracer import plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
@@ -77,7 +77,8 @@ class CompiledGrad:
         out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
         optimized = optimize(tape, assume_finite=self.assume_finite)
         drops_df, df = _drop_function_tangent(optimized)
-        program = compile_tape(optimized, "gradient_program")
+        chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
+        program = compile_tape(optimized, "gradient_program", names=chosen)
         program.__tape__ = tape
         program.__drops_df__ = drops_df
         program.__df__ = df
@@ -146,6 +147,46 @@ def _drop_function_tangent(tape):
     value, grads = op.val
     op.val = (value, grads[1:])
     return True, df
+
+
+def _result_names(tape, params):
+    """{Variable: name} for the values the program returns: ``value`` for the function's value,
+    ``d<parameter>`` (``da``, ``dp_W1``) for each gradient, so that the program reads
+    ``return value, (da, db)``. A value that is an input or already named keeps its name."""
+    op = tape.ops[-1] if tape.ops else None
+    if type(op) is not Call or op.fn is not build or op.var is not tape.result:
+        return {}
+    spec = op.args[0]
+    if not (isinstance(spec, Spec) and spec.kind == "seq" and len(spec.children) == 2
+            and spec.children[0].kind == "leaf" and spec.children[1].kind == "seq"):
+        return {}
+    chosen = {}
+
+    def choose(v, name):
+        if type(v) is Variable and v not in chosen and type(v._op) is not Input:
+            chosen[v] = name
+
+    leaves = iter(op.args[1:])
+    choose(next(leaves), "value")
+    seen = set()
+    for param, child in zip(params, spec.children[1].children):
+        for path in _leaf_paths(child, seen):
+            choose(next(leaves), "d" + "_".join([param, *path]))
+    return chosen
+
+
+def _leaf_paths(spec, seen):
+    """The key path of each leaf of `spec`, in the order `build` takes them (a shared part once)."""
+    stack = [(spec, [])]
+    while stack:
+        s, path = stack.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        if s.kind == "leaf":
+            yield [str(k) for k in path]
+        elif s.kind != "static":
+            stack.extend(reversed([(c, path + [k]) for k, c in zip(s.keys, s.children)]))
 
 
 def flatten_spec_leaves(spec):

@@ -96,8 +96,8 @@ def test_compiled_gradient_ends_in_value_and_gradients():
         "def gradient_program(fn, p_w, p_b, x):\n"
         "    v5 = p_w * x\n"
         "    v6 = np.sum(v5)\n"
-        "    v7 = v6 + p_b\n"
-        "    return v7, ({'w': x, 'b': 1.0}, p_w)"
+        "    value = v6 + p_b\n"
+        "    return value, ({'w': x, 'b': 1.0}, p_w)"
     )
     for _ in range(2):  # the traced call and a replay give grad's result, df included
         value, (df, dp, dx) = g(p, x)
@@ -111,7 +111,7 @@ def test_compiled_gradient_of_a_closure_keeps_its_tangent():
     def make(a):
         return lambda x: a * x
     g = tapegrad.compiled_grad(make(2.0))
-    assert g.source(3.0).splitlines()[-1] == "    return v4, (build(structure, x), f_a)"
+    assert g.source(3.0).splitlines()[-2:] == ["    value = f_a * x", "    return value, (build(structure, x), f_a)"]
     for _ in range(2):
         value, (df, dx) = g(3.0)
         assert (value, df.fields, dx) == (6.0, {"a": 3.0}, 2.0)
@@ -122,7 +122,7 @@ def test_compiled_gradient_of_a_closure_over_flags_drops_its_constant_tangent():
     def make(n):
         return lambda x: x ** n
     g = tapegrad.compiled_grad(make(3))
-    assert g.source(2.0).splitlines()[-1].startswith("    return v")
+    assert g.source(2.0).splitlines()[-1] == "    return value, (dx,)"
     assert "build" not in g.source(2.0)
     for _ in range(2):
         value, (df, dx) = g(2.0)
