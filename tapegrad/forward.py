@@ -30,10 +30,10 @@ from .errors import (
     user_location,
 )
 from .literals import dual_literals
-from .pytree import any_nested, map_nested
+from .pytree import any_nested, flatten, map_nested, unflatten
 from .registry import FRULES, NONDIFF, RULES, frule
-from .tangents import NO_TANGENT, ZERO, getitem
-from .tracer import Tracer, plain_scalar, record_call
+from .tangents import NO_TANGENT, ZERO, Tangent, getitem
+from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
 
@@ -145,10 +145,6 @@ def _is_dual(a):
     return type(a) is Dual
 
 
-def _is_tracer(a):
-    return type(a) is Tracer
-
-
 def _value(a):
     if type(a) is not Dual:
         return a
@@ -175,8 +171,10 @@ def _wrap(y, dy):
 
 def dual_call(fn, args, kwargs):
     """Apply `fn` to arguments some of which are Duals: ``fn``'s forward rule on values and variations."""
-    if any_nested(args, _is_tracer) or (kwargs and any_nested(kwargs.values(), _is_tracer)):
-        # a traced value among the arguments: the trace records the call (Duals are its constants)
+    tape = innermost_tape(args, kwargs)
+    if tape is not None and newer_boxed(args, kwargs, tape) is None:
+        # a traced value among the arguments, of a trace inside this forward pass: the trace
+        # records the call (Duals are its constants); a Dual made inside the trace handles it
         return record_call(fn, args, kwargs)
     kwargs = kwargs or {}
     if any_nested(kwargs.values(), _is_dual):
@@ -211,10 +209,26 @@ def _like_seq(seq, items):
 
 
 def _zeros_like(y):
+    """A zero tangent of the primal `y`: its shape and (float) dtype, also when `y` is traced or dual."""
     if isinstance(y, (tuple, list)):
         return _like_seq(y, [_zeros_like(v) for v in y])
-    if isinstance(y, np.ndarray):
-        return np.zeros_like(y, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
+    return zero_tangent(y)
+
+
+def zero_tangent(y):
+    """Zeros of the shape and float dtype of `y`'s innermost value (through Tracers and Duals).
+
+    A zero tangent is never a bare ``0.0`` standing for an array: a rule that reshapes or
+    indexes it (or a pullback seeded with it) would see the wrong shape.
+    """
+    while isinstance(y, ArrayLike):
+        y = y._val
+    if isinstance(y, (np.ndarray, np.generic)):
+        dtype = y.dtype if y.dtype.kind in "fc" else np.dtype(np.float64)
+        z = np.zeros(np.shape(y), dtype=dtype)
+        return z if isinstance(y, np.ndarray) else z[()]
+    if isinstance(y, complex):
+        return 0j
     return 0.0
 
 
@@ -254,20 +268,65 @@ def derived_frule(fn, vals, dargs, kwargs):
 # --- entry points ---
 
 
-def tangent_of_result(out, like):
+def tangent_of_result(out, like=None):
+    """The tangent carried by a forward-mode result: a Dual's variation, zeros of a constant's
+    shape, the same container type (tuple, list, NamedTuple, dict, dataclass) around them."""
     if type(out) is Dual:
         return out.delta
-    if isinstance(out, (tuple, list)):
-        return _like_seq(out, [tangent_of_result(o, o) for o in out])
-    return np.zeros_like(out) if isinstance(out, np.ndarray) else 0.0
+    spec, leaves = flatten(out, argument=True)
+    return _tangents_of(spec, iter(leaves).__next__)
+
+
+def _tangents_of(spec, take):
+    if spec.kind == "leaf":
+        leaf = take()
+        return leaf.delta if type(leaf) is Dual else zero_tangent(leaf)
+    if spec.kind == "static":
+        p = spec.primal
+        return zero_tangent(p) if isinstance(p, (np.ndarray, np.generic, bool)) else NO_TANGENT
+    return spec.pack([_tangents_of(c, take) for c in spec.children], tangent=True)
 
 
 def _primal_of(out):
+    """`out` with every Dual replaced by its value (through containers)."""
     if type(out) is Dual:
         return out._val
-    if isinstance(out, (tuple, list)):
-        return _like_seq(out, [_primal_of(o) for o in out])
-    return out
+    spec, leaves = flatten(out, argument=True)
+    return unflatten(spec, [_value(v) for v in leaves])
+
+
+def _duals(arg, tangent, i):
+    """Argument `arg` with each float leaf made a Dual carrying the tangent of the same place."""
+    spec, leaves = flatten(arg, argument=True)
+    if spec.kind == "leaf":
+        return Dual(arg, _checked(arg, tangent, f"argument {i}"))
+    ts = []
+    _tangent_leaves(spec, tangent, f"argument {i}", ts)
+    return unflatten(spec, [Dual(x, t) for x, t in zip(leaves, ts)])
+
+
+def _tangent_leaves(spec, t, where, out):
+    if spec.kind == "static":
+        return
+    if spec.kind == "leaf":
+        out.append(_checked(spec.primal, t, where))
+        return
+    for k, child in zip(spec.keys, spec.children):
+        if isinstance(t, Tangent):
+            sub = t.fields.get(k, ZERO)
+        elif spec.kind == "object":
+            sub = getattr(t, k)
+        else:
+            sub = t[k]
+        _tangent_leaves(child, sub, f"{where}[{k!r}]", out)
+
+
+def _checked(x, t, where):
+    if t is ZERO:
+        return zero_tangent(x)
+    if np.shape(x) != np.shape(t):
+        raise ValueError(f"the tangent of {where} has shape {np.shape(t)} for a value of shape {np.shape(x)}")
+    return t
 
 
 def jvp(f, args, tangents):
@@ -282,14 +341,19 @@ def jvp(f, args, tangents):
     """
     if len(args) != len(tangents):
         raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
-    duals = []
-    for a, t in zip(args, tangents):
-        if np.shape(a) != np.shape(t):
-            raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
-        duals.append(Dual(a, t))
+    duals = [_duals(a, t, i) for i, (a, t) in enumerate(zip(args, tangents))]
     with dual_literals():  # np.array([d1, d2]) of dual values
         out = f(*duals)
-    return plain_scalar(_primal_of(out)), plain_scalar(tangent_of_result(out, out))
+    return _plain(_primal_of(out)), _plain(tangent_of_result(out))
+
+
+def _plain(out):
+    """0-d results as numbers, as `grad` gives them, also inside containers."""
+    if isinstance(out, (tuple, list)) and not hasattr(out, "_fields"):
+        return type(out)(_plain(v) for v in out)
+    if isinstance(out, dict):
+        return {k: _plain(v) for k, v in out.items()}
+    return plain_scalar(out) if not isinstance(out, (tuple, list)) else out
 
 
 def jacobian(f, x, mode: str = "rev"):
