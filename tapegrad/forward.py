@@ -16,6 +16,8 @@ Entry points: `jvp(f, args, tangents)`, `jacobian(f, x, mode="fwd" | "rev")`, `h
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .arraylike import VIEWS, ArrayLike, note_view
@@ -30,7 +32,7 @@ from .errors import (
     user_location,
 )
 from .literals import dual_literals
-from .pytree import any_nested, flatten, map_nested, unflatten
+from .pytree import any_nested, flatten, map_nested, rebuild_object, unflatten
 from .registry import FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, Tangent, getitem
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
@@ -270,29 +272,42 @@ def derived_frule(fn, vals, dargs, kwargs):
 
 def tangent_of_result(out, like=None):
     """The tangent carried by a forward-mode result: a Dual's variation, zeros of a constant's
-    shape, the same container type (tuple, list, NamedTuple, dict, dataclass) around them."""
-    if type(out) is Dual:
-        return out.delta
-    spec, leaves = flatten(out, argument=True)
-    return _tangents_of(spec, iter(leaves).__next__)
+    shape and dtype, in the same structure (tuple, list, NamedTuple, dict; a `Tangent` for a
+    dataclass or a Tangent), NoTangent for what has none (a string)."""
+    return _walk_result(out, _tangent_leaf, True)
 
 
-def _tangents_of(spec, take):
-    if spec.kind == "leaf":
-        leaf = take()
-        return leaf.delta if type(leaf) is Dual else zero_tangent(leaf)
-    if spec.kind == "static":
-        p = spec.primal
-        return zero_tangent(p) if isinstance(p, (np.ndarray, np.generic, bool)) else NO_TANGENT
-    return spec.pack([_tangents_of(c, take) for c in spec.children], tangent=True)
+def _tangent_leaf(v):
+    if type(v) is Dual:
+        return v.delta
+    if isinstance(v, (np.ndarray, np.generic, ArrayLike, int, float, complex)):
+        return zero_tangent(v)
+    return NO_TANGENT
 
 
 def _primal_of(out):
     """`out` with every Dual replaced by its value (through containers)."""
-    if type(out) is Dual:
-        return out._val
-    spec, leaves = flatten(out, argument=True)
-    return unflatten(spec, [_value(v) for v in leaves])
+    return _walk_result(out, _value, False)
+
+
+def _walk_result(out, leaf, tangent):
+    """`out` with `leaf` applied at each leaf of its tuples, lists, NamedTuples, dicts, Tangents and
+    dataclasses (as a `tangent`, a dataclass becomes a Tangent)."""
+    t = type(out)
+    if t is Dual:
+        return leaf(out)
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return t(*[_walk_result(v, leaf, tangent) for v in out])
+    if t is tuple or t is list:
+        return t(_walk_result(v, leaf, tangent) for v in out)
+    if isinstance(out, dict):
+        return {k: _walk_result(v, leaf, tangent) for k, v in out.items()}
+    if t is Tangent:
+        return Tangent(out.primal_type, **{k: _walk_result(v, leaf, tangent) for k, v in out.fields.items()})
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):
+        fields = {f.name: _walk_result(getattr(out, f.name), leaf, tangent) for f in dataclasses.fields(out)}
+        return Tangent(t, **fields) if tangent else rebuild_object(out, fields)
+    return leaf(out)
 
 
 def _duals(arg, tangent, i):
@@ -360,7 +375,14 @@ def jacobian(f, x, mode: str = "rev"):
     """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
 
     ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
-    output. Forward is cheaper when there are fewer inputs than outputs.
+    output. Forward is cheaper when there are fewer inputs than outputs. Both differentiate
+    again: ``jacobian(lambda x: jacobian(f, x), x)`` is the array of second derivatives.
+
+    `x` and the result of `f` may be structures, as for `grad`: tuples, lists, dicts,
+    NamedTuples, dataclasses and objects (by their float leaves). The Jacobian then has the
+    structure of the result, and in place of each of its leaves the structure of `x` (a
+    `Tangent` for an object), holding the block ``d result_leaf / d x_leaf`` shaped
+    ``result_leaf.shape + x_leaf.shape`` (JAX's convention).
 
     Examples
     --------
@@ -369,34 +391,131 @@ def jacobian(f, x, mode: str = "rev"):
     >>> tapegrad.jacobian(f, np.array([3.0, 4.0]), mode="fwd")
     array([[4., 3.],
            [8., 6.]])
+    >>> J = tapegrad.jacobian(lambda p: {"s": p["a"] * p["b"]}, {"a": 2.0, "b": np.ones(2)})
+    >>> J["s"]["a"], J["s"]["b"]
+    (array([1., 1.]), array([[2., 0.],
+           [0., 2.]]))
     """
-    x = np.asarray(x, dtype=np.result_type(x, float)) if not isinstance(x, ArrayLike) else x
+    if mode not in ("fwd", "rev"):
+        raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
+    spec, leaves = flatten(x, argument=True)
+    if spec.kind == "leaf" and isinstance(x, (np.ndarray, ArrayLike)):
+        out = _array_jacobian(f, x, mode)
+        if out is not None:
+            return out
+    shapes = [np.shape(v) for v in leaves]
+    sizes = [int(np.prod(s)) for s in shapes]
+    dtype = np.result_type(*[_inner_dtype(v) for v in leaves], float)
+    flat = (np.concatenate([np.reshape(v, -1) for v in leaves]) if len(leaves) > 1
+            else np.reshape(leaves[0], -1) if leaves else np.zeros(0))
+    if isinstance(flat, np.ndarray):
+        flat = flat.astype(dtype)
+    ends = np.cumsum(sizes).tolist()
+    starts = [0] + ends[:-1]
+    seen = []
+
+    # the constants ride in a default argument: reverse mode differentiates a closure's leaves
+    def flat_f(v, _c=(f, spec, starts, ends, shapes, seen)):
+        f, spec, starts, ends, shapes, seen = _c
+        parts = [np.reshape(v[a:b], s) for a, b, s in zip(starts, ends, shapes)]
+        out = f(unflatten(spec, parts))
+        ospec, oleaves = flatten(out)
+        seen.append((ospec, [np.shape(o) for o in oleaves]))
+        pieces = [np.reshape(o, -1) for o in oleaves]
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    J = _array_jacobian(flat_f, flat, mode, structured=True)
+    ospec, oshapes = seen[-1]
+    rows = []
+    r = 0
+    for oshape in oshapes:
+        m = int(np.prod(oshape))
+        blocks = [np.reshape(J[r:r + m, a:b], oshape + s) for a, b, s in zip(starts, ends, shapes)]
+        rows.append(_pack(spec, iter(blocks).__next__))
+        r += m
+    return _pack(ospec, iter(rows).__next__)
+
+
+def _inner_dtype(v):
+    while isinstance(v, ArrayLike):
+        v = v._val
+    return np.result_type(v)
+
+
+def _pack(spec, take):
+    """The structure `spec` describes with `take()` at each leaf, as a tangent (NoTangent where static)."""
+    if spec.kind == "static":
+        return NO_TANGENT
+    if spec.kind == "leaf":
+        return take()
+    return spec.pack([_pack(c, take) for c in spec.children], tangent=True)
+
+
+def _array_jacobian(f, x, mode, structured=False):
+    """The Jacobian of `f` from an array to an array (None if the result is a structure)."""
+    if not isinstance(x, ArrayLike):
+        x = np.asarray(x, dtype=np.result_type(x, float))
     n = int(np.prod(np.shape(x)))
     if mode == "fwd":
         cols = []
         for i in range(n):
-            e = np.zeros(n, dtype=np.result_type(x, float))
+            e = np.zeros(n, dtype=np.result_type(_inner_dtype(x), float))
             e[i] = 1.0
             y, dy = jvp(f, (x,), (e.reshape(np.shape(x)),))
+            if not structured and _is_structure(y):
+                return None
             cols.append(np.reshape(dy, -1) if np.ndim(dy) else np.reshape(dy, (1,)))
-        yshape = np.shape(y)
-        return np.reshape(np.stack(cols, axis=-1), yshape + np.shape(x))
-    if mode == "rev":
-        y, back = pullback(f, x)
-        m = int(np.prod(np.shape(y)))
-        rows = []
-        for j in range(m):
-            e = np.zeros(m, dtype=np.result_type(y, float))
-            e[j] = 1.0
-            seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
-            g = back(seed)[1]
-            rows.append(np.reshape(np.zeros(np.shape(x)) if g is ZERO else g, -1))
-        return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
-    raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
+        if n == 0:
+            y = f(x)
+            if not structured and _is_structure(y):
+                return None
+            return np.zeros(np.shape(y) + np.shape(x))
+        return np.reshape(np.stack(cols, axis=-1), np.shape(y) + np.shape(x))
+    y, back = pullback(f, x)
+    if not structured and _is_structure(y):
+        return None
+    m = int(np.prod(np.shape(y)))
+    rows = []
+    for j in range(m):
+        e = np.zeros(m, dtype=np.result_type(_inner_dtype(y), float))
+        e[j] = 1.0
+        seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
+        g = back(seed)[1]
+        rows.append(np.reshape(zero_tangent(x) if g is ZERO else g, -1))
+    if m == 0:
+        return np.zeros(np.shape(y) + np.shape(x))
+    return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
 
 
-def hessian(f, x):
-    """The Hessian of a scalar `f` at `x`, by forward mode over the reverse-mode gradient.
+def _is_structure(y):
+    return isinstance(y, (tuple, list, dict, Tangent))
+
+
+def _gradient_of(f):
+    """x -> the gradient of scalar `f` at x, zeros (not ZeroTangent) where no path reaches a leaf."""
+    def gradient_of(x, _f=f):
+        g = gradient(_f, x)[0]
+        spec, _ = flatten(x, argument=True)
+        leaves = []
+        _tangent_leaves(spec, g, "the gradient", leaves)
+        return _pack(spec, iter(leaves).__next__)
+    return gradient_of
+
+
+#: how `hessian` and `hvp` compose the two passes when no mode is given: forward over reverse,
+#: the faster in benchmarks/hessian.py (benchmarks/README.md has the numbers)
+HESSIAN_MODE = "fwd"
+
+
+def hessian(f, x, mode: str = HESSIAN_MODE):
+    """The Hessian of a scalar `f` at `x`.
+
+    ``mode="fwd"`` (the default) takes one forward-mode pass over the reverse-mode gradient per
+    input direction (forward over reverse); ``mode="rev"`` one reverse pass over the gradient per
+    gradient entry (reverse over reverse). Both give the same numbers; forward over reverse
+    is the faster (benchmarks/hessian.py). `x` may be a structure, as for `grad`: the Hessian is
+    then the structure of `x` holding, at each leaf, the structure of `x` again (see
+    `jacobian`), ``H[a][b]`` shaped ``a.shape + b.shape``.
 
     Examples
     --------
@@ -404,17 +523,41 @@ def hessian(f, x):
     >>> tapegrad.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
     array([[4., 2.],
            [2., 0.]])
+    >>> H = tapegrad.hessian(lambda p: p["a"] ** 2 * p["b"], {"a": 1.0, "b": 2.0}, mode="rev")
+    >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
+    (4.0, 2.0, 0.0)
     """
-    return jacobian(lambda x: gradient(f, x)[0], x, mode="fwd")
+    return jacobian(_gradient_of(f), x, mode=mode)
 
 
-def hvp(f, x, v):
-    """The Hessian-vector product ``H(x) v`` without forming the Hessian (forward over reverse).
+def hvp(f, x, v, mode: str = HESSIAN_MODE):
+    """The Hessian-vector product ``H(x) v`` without forming the Hessian.
+
+    ``mode="fwd"`` (the default): the forward-mode derivative of the gradient along `v`
+    (forward over reverse); ``mode="rev"``: the gradient of ``<grad f(x), v>`` (reverse over
+    reverse). `x` and `v` may be structures of the same shape, as for `grad`; the result has
+    the structure of the gradient.
 
     Examples
     --------
     >>> import numpy as np, tapegrad
     >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
+    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="rev")
+    array([6., 0.])
     """
-    return jvp(lambda x: gradient(f, x)[0], (x,), (v,))[1]
+    if mode == "fwd":
+        return jvp(_gradient_of(f), (x,), (v,))[1]
+    if mode == "rev":
+        spec, _ = flatten(x, argument=True)
+        vs = []
+        _tangent_leaves(spec, v, "v", vs)
+
+        def along_v(x, _c=(f, spec, vs)):
+            f, spec, vs = _c
+            gs = []
+            _tangent_leaves(spec, gradient(f, x)[0], "the gradient", gs)
+            return sum(np.sum(g * d) for g, d in zip(gs, vs))
+
+        return gradient(along_v, x)[0]
+    raise ValueError(f"hvp mode is 'fwd' or 'rev', not {mode!r}")
