@@ -11,6 +11,7 @@ only module that defines operators.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 
 import numpy as np
@@ -122,6 +123,16 @@ def note_view(view, base, fn, args):
         base._views = [view]
     else:
         views.append(view)
+
+
+#: one clock for the traces and the forward-mode passes of this process: a later one is nested
+#: inside (or after) an earlier one, so it handles the calls the two share
+_EPOCHS = itertools.count(1)
+
+
+def new_epoch() -> int:
+    """The next tick of the nesting clock (a trace's, or the tag of a forward-mode pass's Duals)."""
+    return next(_EPOCHS)
 
 
 def _innermost(x):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .pytree import is_differentiable_leaf, object_fields, rebuild_object
-from .forward import Dual, jvp, tangent_of_result
+from .forward import Dual, jvp, new_tag, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
 from .tangents import NO_TANGENT, Tangent, ZERO
@@ -259,12 +259,13 @@ def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
             f"differences give {float(numeric)!r} (rtol={rtol}, atol={atol})"
         )
     if "fwd" in modes:
-        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v))
+        tag = new_tag()
+        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v), tag)
                  for key, (x, v) in directions.items()}
         fn, *a = _substitute(everything, duals)
         with dual_literals():
             out = fn(*a)
-        dy = tangent_of_result(out, out)
+        dy = tangent_of_result(out, tag)
         forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))
         if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
             raise AssertionError(

@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from .arraylike import VIEWS, ArrayLike, note_view
+from .arraylike import VIEWS, ArrayLike, new_epoch, note_view
 from .context import describe_call, is_marked_primitive, positional
 from .grad import grad, gradient, pullback
 from .errors import (
@@ -32,7 +32,7 @@ from .errors import (
     user_location,
 )
 from .literals import dual_literals
-from .pytree import any_nested, flatten, map_nested, rebuild_object, unflatten
+from .pytree import any_nested, flatten, map_nested, nested, rebuild_object, unflatten
 from .registry import FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, Tangent, getitem
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
@@ -49,17 +49,24 @@ class Dual(ArrayLike):
     >>> y = np.sin(tapegrad.Dual(0.0, 1.0)) * 3
     >>> y
     Dual(0.0, 3.0)
+
+    `tag` is the nesting level: `jvp` gives the Duals of each call a new, higher tag, so a
+    ``jvp`` inside a function that ``jvp`` differentiates keeps its variation apart from the
+    outer one (no perturbation confusion). A call sees the Duals of its highest tag as dual
+    numbers and Duals of lower tags as constants (their own calls handle them). Duals made by
+    hand have tag 0, one level.
     """
 
-    __slots__ = ("_val", "delta", "_base", "_views")
+    __slots__ = ("_val", "delta", "tag", "_base", "_views")
 
     @staticmethod
     def _dispatch(fn, args, kwargs):
         return dual_call(fn, args, kwargs)
 
-    def __init__(self, val, delta):
+    def __init__(self, val, delta, tag=0):
         self._val = val
         self.delta = delta
+        self.tag = tag
 
     @property
     def val(self):
@@ -95,10 +102,10 @@ class Dual(ArrayLike):
 
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):
-        if type(new) is Dual:
+        if type(new) is Dual and new.tag == self.tag:
             self._val, self.delta = new._val, new.delta
         else:
-            self._val, self.delta = new, np.zeros_like(new)
+            self._val, self.delta = new, zero_tangent(new)
 
     def _label(self):
         return f"the dual value {type_str(self._val)}"
@@ -125,18 +132,24 @@ class _Stale:
 # --- applying forward rules ---
 
 
-def _split(args):
-    """(values, variations) of call arguments: a Dual gives its value and variation, also
-    inside lists and tuples; anything else is a constant, with variation ZERO."""
+def _top_tag(args):
+    """The highest tag among the Duals of a call's arguments (inside lists and tuples)."""
+    return max((a.tag for a in nested(args) if type(a) is Dual), default=0)
+
+
+def _split(args, tag):
+    """(values, variations) of call arguments: a Dual of `tag` gives its value and variation,
+    also inside lists and tuples; anything else, a Dual of a lower tag too, is a constant,
+    with variation ZERO."""
     vals, dargs = [], []
     for a in args:
         t = type(a)
-        if t is Dual:
+        if t is Dual and a.tag == tag:
             vals.append(_value(a))
             dargs.append(a.delta)
         elif (t is list or t is tuple) and any_nested(a, _is_dual):
-            vals.append(t(map_nested(_value, a)))
-            dargs.append(t(map_nested(_delta, a)))
+            vals.append(t(map_nested(lambda v: _value(v, tag), a)))
+            dargs.append(t(map_nested(lambda v: _delta(v, tag), a)))
         else:
             vals.append(a)
             dargs.append(ZERO)
@@ -147,28 +160,29 @@ def _is_dual(a):
     return type(a) is Dual
 
 
-def _value(a):
-    if type(a) is not Dual:
+def _value(a, tag=None):
+    """The value of a Dual (of `tag`, if given); anything else as it is."""
+    if type(a) is not Dual or (tag is not None and a.tag != tag):
         return a
     if type(a.delta) is _Stale:
         raise StaleViewError(a.delta.reason + f"; it was used again at {user_location()}")
     return a._val
 
 
-def _delta(a):
-    return a.delta if type(a) is Dual else ZERO
+def _delta(a, tag):
+    return a.delta if type(a) is Dual and a.tag == tag else ZERO
 
 
-def _wrap(y, dy):
+def _wrap(y, dy, tag):
     if isinstance(y, (tuple, list)):
         if dy is ZERO or dy is NO_TANGENT:
             return y
-        return _like_seq(y, [_wrap(a, b) for a, b in zip(y, dy)])
+        return _like_seq(y, [_wrap(a, b, tag) for a, b in zip(y, dy)])
     if dy is ZERO or dy is NO_TANGENT:
         return y  # nothing varies: a plain value
     if np.shape(dy) != np.shape(y):
         dy = np.broadcast_to(dy, np.shape(y))
-    return Dual(y, dy)
+    return Dual(y, dy, tag)
 
 
 def dual_call(fn, args, kwargs):
@@ -181,7 +195,8 @@ def dual_call(fn, args, kwargs):
     kwargs = kwargs or {}
     if any_nested(kwargs.values(), _is_dual):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
-    vals, dargs = _split(args)
+    tag = _top_tag(args)
+    vals, dargs = _split(args, tag)
     rule = FRULES.get(fn)
     if rule is not None:
         y, dy = rule(dargs, *vals, **kwargs)
@@ -197,7 +212,7 @@ def dual_call(fn, args, kwargs):
             f"neither @tapegrad.frule({qualified_name(fn)}) nor @tapegrad.rrule({qualified_name(fn)}); "
             f"register one (a reverse rule gives forward mode too)"
         )
-    out = _wrap(y, dy)
+    out = _wrap(y, dy, tag)
     if fn in VIEWS and type(out) is Dual and type(args[0]) is Dual:
         note_view(out, args[0], fn, args)
     return out
@@ -270,24 +285,24 @@ def derived_frule(fn, vals, dargs, kwargs):
 # --- entry points ---
 
 
-def tangent_of_result(out, like=None):
-    """The tangent carried by a forward-mode result: a Dual's variation, zeros of a constant's
-    shape and dtype, in the same structure (tuple, list, NamedTuple, dict; a `Tangent` for a
-    dataclass or a Tangent), NoTangent for what has none (a string)."""
-    return _walk_result(out, _tangent_leaf, True)
+def tangent_of_result(out, tag=None):
+    """The tangent carried by a forward-mode result: a Dual's variation (of the Duals of `tag`,
+    if given), zeros of a constant's shape and dtype, in the same structure (tuple, list,
+    NamedTuple, dict; a `Tangent` for a dataclass or a Tangent), NoTangent for what has none."""
+    return _walk_result(out, lambda v: _tangent_leaf(v, tag), True)
 
 
-def _tangent_leaf(v):
-    if type(v) is Dual:
+def _tangent_leaf(v, tag):
+    if type(v) is Dual and (tag is None or v.tag == tag):
         return v.delta
     if isinstance(v, (np.ndarray, np.generic, ArrayLike, int, float, complex)):
         return zero_tangent(v)
     return NO_TANGENT
 
 
-def _primal_of(out):
-    """`out` with every Dual replaced by its value (through containers)."""
-    return _walk_result(out, _value, False)
+def _primal_of(out, tag=None):
+    """`out` with every Dual (of `tag`, if given) replaced by its value (through containers)."""
+    return _walk_result(out, lambda v: _value(v, tag), False)
 
 
 def _walk_result(out, leaf, tangent):
@@ -310,14 +325,19 @@ def _walk_result(out, leaf, tangent):
     return leaf(out)
 
 
-def _duals(arg, tangent, i):
-    """Argument `arg` with each float leaf made a Dual carrying the tangent of the same place."""
+def _duals(arg, tangent, i, tag):
+    """Argument `arg` with each float leaf made a Dual of `tag` carrying the tangent of the same place."""
     spec, leaves = flatten(arg, argument=True)
     if spec.kind == "leaf":
-        return Dual(arg, _checked(arg, tangent, f"argument {i}"))
+        return Dual(arg, _checked(arg, tangent, f"argument {i}"), tag)
     ts = []
     _tangent_leaves(spec, tangent, f"argument {i}", ts)
-    return unflatten(spec, [Dual(x, t) for x, t in zip(leaves, ts)])
+    return unflatten(spec, [Dual(x, t, tag) for x, t in zip(leaves, ts)])
+
+
+def new_tag():
+    """A tag for the Duals of one forward-mode pass, later than every tag and trace before it."""
+    return new_epoch()
 
 
 def _tangent_leaves(spec, t, where, out):
@@ -356,10 +376,11 @@ def jvp(f, args, tangents):
     """
     if len(args) != len(tangents):
         raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
-    duals = [_duals(a, t, i) for i, (a, t) in enumerate(zip(args, tangents))]
+    tag = new_tag()
+    duals = [_duals(a, t, i, tag) for i, (a, t) in enumerate(zip(args, tangents))]
     with dual_literals():  # np.array([d1, d2]) of dual values
         out = f(*duals)
-    return _plain(_primal_of(out)), _plain(tangent_of_result(out))
+    return _plain(_primal_of(out, tag)), _plain(tangent_of_result(out, tag))
 
 
 def _plain(out):

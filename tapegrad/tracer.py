@@ -106,13 +106,16 @@ def newer_boxed(args, kwargs, tape):
     """A boxed value among the arguments (a dual number) made inside the trace of `tape` or of
     a newer one, or None.
 
-    It holds a Tracer of that tape within, so it is the newest level of nesting in the call
-    (``jvp`` called inside a traced function: reverse over forward): the call is its to handle,
-    and the Tracers are constants to it. Otherwise the tape records the call and the boxed
+    Its tag is later than the trace's epoch, or it holds a Tracer of that tape within: it is
+    the newest level of nesting in the call (``jvp`` called inside a traced function: reverse
+    over forward), so the call is its to handle, and the Tracers are constants to it. Otherwise the tape records the call and the boxed
     values are its constants (a trace inside ``jvp``: forward over reverse).
     """
+    epoch = tape.meta.get("epoch", 0)
     for a in nested((*args, *(kwargs or {}).values())):
         if isinstance(a, ArrayLike) and type(a) is not Tracer:
+            if getattr(a, "tag", 0) > epoch:
+                return a  # made after the trace began: inside it
             v = a._val
             while isinstance(v, ArrayLike):
                 if type(v) is Tracer and v._tape.level >= tape.level:

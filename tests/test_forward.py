@@ -358,3 +358,13 @@ def test_grad_of_jvp_inside_a_trace_is_the_second_derivative():
     d2 = lambda x: jvp(d1, (x,), (1.0,))[1]
     h = 1e-5
     assert gradient(d2, 0.7)[0] == pytest.approx((d2(0.7 + h) - d2(0.7 - h)) / (2 * h), rel=1e-7)
+
+
+def test_nested_jvp_keeps_its_variation_apart_from_the_outer_one():
+    """A jvp inside a function that jvp differentiates, closing over the outer dual value: the
+    inner tangent is d/dx (a x²) = 2 a x and its outer derivative in a is 2x (no perturbation confusion)."""
+    inner = lambda a: jvp(lambda x: a * x ** 2, (3.0,), (1.0,))[1]
+    assert jvp(inner, (2.0,), (1.0,)) == (12.0, 6.0)
+    constant = lambda a: jvp(lambda x: a + 0.0 * x, (3.0,), (1.0,))
+    assert jvp(constant, (2.0,), (1.0,)) == ((2.0, 0.0), (1.0, 0.0))
+    assert gradient(inner, 2.0) == (6.0,)
