@@ -12,7 +12,14 @@ linear in ``u`` and traceable); a function with neither raises `NoRuleError` nam
 So no function that can be differentiated one way is silently missing the other.
 
 Entry points: `jvp(f, args, tangents)`, `jacobian(f, x, mode="fwd" | "rev")`, `hessian(f, x)`
-(forward over reverse) and `hvp(f, x, v)` (without forming the Hessian).
+and `hvp(f, x, v)` (without forming the Hessian), reverse over reverse unless ``mode="fwd"``.
+All take and give structures as `grad` does.
+
+Nesting: `jvp` gives its Duals a tag from the clock that traces also read
+(`arraylike.new_epoch`), so every combination nests: a jvp inside a jvp (forward over forward)
+keeps the two variations apart, a jvp inside a traced function (reverse over forward) handles
+the calls its Duals share with the trace's Tracers, and a trace inside a jvp (forward over
+reverse) records them. Zero tangents have their primal's shape and dtype at every level.
 """
 from __future__ import annotations
 
@@ -523,18 +530,19 @@ def _gradient_of(f):
     return gradient_of
 
 
-#: how `hessian` and `hvp` compose the two passes when no mode is given: forward over reverse,
-#: the faster in benchmarks/hessian.py (benchmarks/README.md has the numbers)
-HESSIAN_MODE = "fwd"
+#: how `hessian` and `hvp` compose the two passes when no mode is given: reverse over reverse,
+#: the faster in benchmarks/hessian.py (benchmarks/README.md has the numbers): most forward
+#: rules are derived from reverse ones, at the cost of a small gradient per call
+HESSIAN_MODE = "rev"
 
 
 def hessian(f, x, mode: str = HESSIAN_MODE):
     """The Hessian of a scalar `f` at `x`.
 
-    ``mode="fwd"`` (the default) takes one forward-mode pass over the reverse-mode gradient per
-    input direction (forward over reverse); ``mode="rev"`` one reverse pass over the gradient per
-    gradient entry (reverse over reverse). Both give the same numbers; forward over reverse
-    is the faster (benchmarks/hessian.py). `x` may be a structure, as for `grad`: the Hessian is
+    ``mode="rev"`` (the default) records the gradient once and takes one reverse pass over it
+    per gradient entry (reverse over reverse); ``mode="fwd"`` one forward-mode pass over the
+    reverse-mode gradient per input direction (forward over reverse). Both give the same
+    numbers; reverse over reverse is the faster (benchmarks/hessian.py, 3 to 30 times). `x` may be a structure, as for `grad`: the Hessian is
     then the structure of `x` holding, at each leaf, the structure of `x` again (see
     `jacobian`), ``H[a][b]`` shaped ``a.shape + b.shape``.
 
@@ -544,7 +552,7 @@ def hessian(f, x, mode: str = HESSIAN_MODE):
     >>> tapegrad.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
     array([[4., 2.],
            [2., 0.]])
-    >>> H = tapegrad.hessian(lambda p: p["a"] ** 2 * p["b"], {"a": 1.0, "b": 2.0}, mode="rev")
+    >>> H = tapegrad.hessian(lambda p: p["a"] ** 2 * p["b"], {"a": 1.0, "b": 2.0}, mode="fwd")
     >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
     (4.0, 2.0, 0.0)
     """
@@ -554,9 +562,9 @@ def hessian(f, x, mode: str = HESSIAN_MODE):
 def hvp(f, x, v, mode: str = HESSIAN_MODE):
     """The Hessian-vector product ``H(x) v`` without forming the Hessian.
 
-    ``mode="fwd"`` (the default): the forward-mode derivative of the gradient along `v`
-    (forward over reverse); ``mode="rev"``: the gradient of ``<grad f(x), v>`` (reverse over
-    reverse). `x` and `v` may be structures of the same shape, as for `grad`; the result has
+    ``mode="rev"`` (the default): the gradient of ``<grad f(x), v>`` (reverse over reverse);
+    ``mode="fwd"``: the forward-mode derivative of the gradient along `v` (forward over
+    reverse), the same numbers. `x` and `v` may be structures of the same shape, as for `grad`; the result has
     the structure of the gradient.
 
     Examples
@@ -564,7 +572,7 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE):
     >>> import numpy as np, tapegrad
     >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
-    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="rev")
+    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="fwd")
     array([6., 0.])
     """
     if mode == "fwd":
