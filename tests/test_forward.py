@@ -368,3 +368,21 @@ def test_nested_jvp_keeps_its_variation_apart_from_the_outer_one():
     constant = lambda a: jvp(lambda x: a + 0.0 * x, (3.0,), (1.0,))
     assert jvp(constant, (2.0,), (1.0,)) == ((2.0, 0.0), (1.0, 0.0))
     assert gradient(inner, 2.0) == (6.0,)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_hessian_through_dict_methods(mode):
+    """A loss that reads its dict of parameters with get, items, keys and values has the closed-form
+    Hessian in both modes (forward over reverse runs the gradient's dict reads on dual values)."""
+    def loss(p):
+        total = np.sum(p.get("w") ** 2 * p["b"])
+        for k, v in p.items():
+            total = total + np.sum(np.sin(v)) * (k == "w")
+        return total + sum(np.sum(v ** 3) for v in p.values()) * len(list(p.keys()))
+
+    w, b = np.array([0.3, -1.2]), np.array([0.8, 0.5])
+    H = hessian(loss, {"w": w, "b": b}, mode=mode)
+    np.testing.assert_allclose(H["w"]["w"], np.diag(2 * b - np.sin(w) + 12 * w), rtol=1e-12)
+    np.testing.assert_allclose(H["w"]["b"], np.diag(2 * w), rtol=1e-12)
+    np.testing.assert_allclose(H["b"]["w"], np.diag(2 * w), rtol=1e-12)
+    np.testing.assert_allclose(H["b"]["b"], np.diag(12 * b), rtol=1e-12)

@@ -100,6 +100,13 @@ def _is_zero(t):
     return t is ZERO or t is tapegrad.NO_TANGENT or not np.any(t)
 
 
+def test_every_nondifferentiable_function_has_a_row():
+    """Each function of numpy, scipy or tapegrad marked non-differentiable is checked at every order below."""
+    covered = {fn for fn, _ in NONDIFF_ROWS}
+    ours = [qualified_name(fn) for fn in NONDIFF if qualified_name(fn).split(".")[0] in ("numpy", "scipy", "tapegrad")]
+    assert sorted(name for name in ours if name not in {qualified_name(fn) for fn in covered}) == []
+
+
 @pytest.mark.parametrize("fn, use", [pytest.param(fn, use, id=qualified_name(fn)) for fn, use in NONDIFF_ROWS])
 def test_nondifferentiable_is_zero_at_every_order(fn, use):
     """Through a piecewise-constant function alone, every derivative of orders 1 to 3 is zero,
