@@ -260,6 +260,7 @@ def test_jvp_of_structured_arguments_and_result():
     f = lambda p: {"e": _energy(p), "parts": (p["uv"][0] * 2.0, p["pair"].b)}
     y, dy = jvp(f, (_point(),), (_direction(),))
     assert set(y) == {"e", "parts"} and type(y["parts"]) is tuple and type(dy["parts"]) is tuple
+    assert type(y["e"]) is float and type(y["parts"][0]) is np.ndarray  # no dual value left in the result
     g = gradient(_energy, _point())[0]
     assert dy["e"] == pytest.approx(float(_flat(g) @ _flat(_direction())), rel=1e-12)
     np.testing.assert_array_equal(dy["parts"][0], 2.0 * _direction()["uv"][0])
