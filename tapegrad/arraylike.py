@@ -11,6 +11,7 @@ only module that defines operators.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 
 import numpy as np
@@ -124,6 +125,23 @@ def note_view(view, base, fn, args):
         views.append(view)
 
 
+#: one clock for the traces and the forward-mode passes of this process: a later one is nested
+#: inside (or after) an earlier one, so it handles the calls the two share
+_EPOCHS = itertools.count(1)
+
+
+def new_epoch() -> int:
+    """The next tick of the nesting clock (a trace's, or the tag of a forward-mode pass's Duals)."""
+    return next(_EPOCHS)
+
+
+def _innermost(x):
+    """The plain value inside nested boxes (a dual number of a traced value: forward over reverse)."""
+    while isinstance(x, ArrayLike):
+        x = x._val
+    return x
+
+
 class ArrayLike(Boxed):
     """Operators, attributes and methods of an ndarray, forwarded to numpy functions."""
 
@@ -212,7 +230,7 @@ class ArrayLike(Boxed):
     # --- in-place updates: done as functional updates, after which this object holds the result.
     # Subclasses provide _take(new) (adopt new's state), _label() and _make_stale(reason).
     def __setitem__(self, index, value):
-        if not isinstance(self._val, np.ndarray):
+        if not isinstance(_innermost(self), np.ndarray):
             raise TypeError(f"item assignment on the scalar {self._label()} at {user_location()}")
         self._check_writable("x[...] = v")
         self._become(self._dispatch(updated, (self, index, value), None))
@@ -220,7 +238,7 @@ class ArrayLike(Boxed):
     def sort(self, axis=-1, kind=None):
         """``x.sort()`` sorts in place, as numpy's method: from now on this value is
         ``np.sort(x, axis)`` (through a view, its base changes too)."""
-        if not isinstance(self._val, np.ndarray):
+        if not isinstance(_innermost(self), np.ndarray):
             raise TypeError(f"sort() of the scalar {self._label()} at {user_location()}")
         self._check_writable("x.sort()")
         kwargs = {"axis": axis} if kind is None else {"axis": axis, "kind": kind}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .pytree import is_differentiable_leaf, object_fields, rebuild_object
-from .forward import Dual, tangent_of_result
+from .forward import Dual, jvp, new_tag, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
 from .tangents import NO_TANGENT, Tangent, ZERO
@@ -125,7 +125,7 @@ def _tangent_at(t, path):
     return t
 
 
-def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, modes=("rev", "fwd")):
+def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, modes=("rev", "fwd"), order=1):
     """Check reverse-mode gradients of `f` against central differences along a random direction.
 
     For each differentiable leaf of the arguments (numbers and float arrays, also inside
@@ -138,12 +138,75 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     default) that forward mode, a dual-number pass along the same direction, agrees too.
     Raises AssertionError with the numbers when they disagree.
 
+    ``order=2`` (or higher) then checks the derivative functions themselves, as autograd's
+    ``check_grads(f, modes, order)`` does: for each mode in `modes`, the directional
+    derivative ``x -> <grad f(x), v>`` (``"rev"``) or ``x -> <u, jvp(f, x, v)>`` (``"fwd"``),
+    along fixed random `v` and `u`, is checked in every mode at one order less. With both modes
+    and ``order=2`` that covers reverse over reverse, forward over reverse, reverse over
+    forward and forward over forward. The derivative functions take the positional float
+    arguments (numbers and float arrays); other arguments are held fixed.
+
     Examples
     --------
     >>> import numpy as np, tapegrad
     >>> tapegrad.check_grad(lambda x: np.sum(np.sin(x) ** 2), np.linspace(0, 1, 5))
+    >>> tapegrad.check_grad(lambda x: np.sum(np.sin(x) ** 2), np.linspace(0, 1, 5), order=3)
     """
     rng = np.random.default_rng(0) if rng is None else rng
+    _check_first_order(f, args, seed, rng, rtol, atol, eps, modes)
+    for mode in modes if order > 1 else ():
+        derivative = _derivative(f, args, seed, rng, mode)
+        try:
+            check_grad(derivative, *args, rng=rng, rtol=rtol, atol=atol, eps=eps, modes=modes, order=order - 1)
+        except AssertionError as e:
+            kind = "reverse" if mode == "rev" else "forward"
+            raise AssertionError(f"of the {kind}-mode derivative: {e}") from None
+
+
+def _derivative(f, args, seed, rng, mode):
+    """A scalar directional derivative of `f` as a function of the same arguments (see check_grad)."""
+    if mode not in ("rev", "fwd"):
+        raise ValueError(f"check_grad modes are 'rev' and 'fwd', not {mode!r}")
+    where = [i for i, a in enumerate(args) if _is_diff_arg(a)]
+    if not where:
+        raise ValueError("check_grad(order > 1) needs a positional float argument to differentiate")
+    y0 = f(*args)
+    if seed is None and np.ndim(y0) != 0:
+        seed = rng.standard_normal(np.shape(y0))
+    directions = {i: _direction(rng, args[i]) for i in where}
+
+    # the constants ride in a default argument: check_grad differentiates a closure's leaves too
+    def reverse_derivative(*a, _c=(f, where, seed, directions)):
+        f, where, seed, directions = _c
+        _, grads = grad(f, *a, seed=seed)
+        total = 0.0
+        for i in where:
+            g = grads[i + 1]
+            if g is not ZERO and g is not NO_TANGENT:
+                total = total + np.sum(g * directions[i])
+        return total
+
+    def forward_derivative(*a, _c=(f, where, seed, directions)):
+        f, where, seed, directions = _c
+
+        def of_floats(*xs):
+            full = list(a)
+            for i, x in zip(where, xs):
+                full[i] = x
+            return f(*full)
+        _, dy = jvp(of_floats, tuple(a[i] for i in where), tuple(directions[i] for i in where))
+        return np.sum(dy * seed) if seed is not None else dy
+
+    return reverse_derivative if mode == "rev" else forward_derivative
+
+
+def _direction(rng, x):
+    """A random direction with the shape and float dtype of argument `x`."""
+    v = rng.standard_normal(np.shape(x))
+    return v.astype(x.dtype) if isinstance(x, np.ndarray) else float(v)
+
+
+def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
     y0 = f(*args)
     if seed is None and np.ndim(y0) != 0:
         seed = rng.standard_normal(np.shape(y0)).astype(np.result_type(y0, np.float64))
@@ -196,12 +259,13 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
             f"differences give {float(numeric)!r} (rtol={rtol}, atol={atol})"
         )
     if "fwd" in modes:
-        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v))
+        tag = new_tag()
+        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v), tag)
                  for key, (x, v) in directions.items()}
         fn, *a = _substitute(everything, duals)
         with dual_literals():
             out = fn(*a)
-        dy = tangent_of_result(out, out)
+        dy = tangent_of_result(out, tag)
         forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))
         if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
             raise AssertionError(

@@ -32,7 +32,7 @@ from .errors import (
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .tape import Call, Constant, Input, Tape, paused_gc
-from .arraylike import is_marked_primitive, is_traceable, primitive
+from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .tracer import Tracer, active_tapes, escaped_error, plain_scalar, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
@@ -203,6 +203,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape = Tape(ctx)
     stack = active_tapes()
     tape.level = len(stack) + 1
+    tape.meta["epoch"] = new_epoch()  # a dual number made later handles the calls it is in
     tape.push(Input(f))
 
     def make_leaf(value, path):

@@ -12,13 +12,22 @@ linear in ``u`` and traceable); a function with neither raises `NoRuleError` nam
 So no function that can be differentiated one way is silently missing the other.
 
 Entry points: `jvp(f, args, tangents)`, `jacobian(f, x, mode="fwd" | "rev")`, `hessian(f, x)`
-(forward over reverse) and `hvp(f, x, v)` (without forming the Hessian).
+and `hvp(f, x, v)` (without forming the Hessian), reverse over reverse unless ``mode="fwd"``.
+All take and give structures as `grad` does.
+
+Nesting: `jvp` gives its Duals a tag from the clock that traces also read
+(`arraylike.new_epoch`), so every combination nests: a jvp inside a jvp (forward over forward)
+keeps the two variations apart, a jvp inside a traced function (reverse over forward) handles
+the calls its Duals share with the trace's Tracers, and a trace inside a jvp (forward over
+reverse) records them. Zero tangents have their primal's shape and dtype at every level.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from .arraylike import VIEWS, ArrayLike, note_view
+from .arraylike import VIEWS, ArrayLike, new_epoch, note_view
 from .context import describe_call, is_marked_primitive, positional
 from .grad import grad, gradient, pullback
 from .errors import (
@@ -30,10 +39,10 @@ from .errors import (
     user_location,
 )
 from .literals import dual_literals
-from .pytree import any_nested, map_nested
+from .pytree import any_nested, flatten, map_nested, nested, rebuild_object, unflatten
 from .registry import FRULES, NONDIFF, RULES, frule
-from .tangents import NO_TANGENT, ZERO, getitem
-from .tracer import Tracer, plain_scalar, record_call
+from .tangents import NO_TANGENT, ZERO, Tangent, getitem
+from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
 
@@ -47,17 +56,24 @@ class Dual(ArrayLike):
     >>> y = np.sin(tapegrad.Dual(0.0, 1.0)) * 3
     >>> y
     Dual(0.0, 3.0)
+
+    `tag` is the nesting level: `jvp` gives the Duals of each call a new, higher tag, so a
+    ``jvp`` inside a function that ``jvp`` differentiates keeps its variation apart from the
+    outer one (no perturbation confusion). A call sees the Duals of its highest tag as dual
+    numbers and Duals of lower tags as constants (their own calls handle them). Duals made by
+    hand have tag 0, one level.
     """
 
-    __slots__ = ("_val", "delta", "_base", "_views")
+    __slots__ = ("_val", "delta", "tag", "_base", "_views")
 
     @staticmethod
     def _dispatch(fn, args, kwargs):
         return dual_call(fn, args, kwargs)
 
-    def __init__(self, val, delta):
+    def __init__(self, val, delta, tag=0):
         self._val = val
         self.delta = delta
+        self.tag = tag
 
     @property
     def val(self):
@@ -93,10 +109,10 @@ class Dual(ArrayLike):
 
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):
-        if type(new) is Dual:
+        if type(new) is Dual and new.tag == self.tag:
             self._val, self.delta = new._val, new.delta
         else:
-            self._val, self.delta = new, np.zeros_like(new)
+            self._val, self.delta = new, zero_tangent(new)
 
     def _label(self):
         return f"the dual value {type_str(self._val)}"
@@ -123,18 +139,24 @@ class _Stale:
 # --- applying forward rules ---
 
 
-def _split(args):
-    """(values, variations) of call arguments: a Dual gives its value and variation, also
-    inside lists and tuples; anything else is a constant, with variation ZERO."""
+def _top_tag(args):
+    """The highest tag among the Duals of a call's arguments (inside lists and tuples)."""
+    return max((a.tag for a in nested(args) if type(a) is Dual), default=0)
+
+
+def _split(args, tag):
+    """(values, variations) of call arguments: a Dual of `tag` gives its value and variation,
+    also inside lists and tuples; anything else, a Dual of a lower tag too, is a constant,
+    with variation ZERO."""
     vals, dargs = [], []
     for a in args:
         t = type(a)
-        if t is Dual:
+        if t is Dual and a.tag == tag:
             vals.append(_value(a))
             dargs.append(a.delta)
         elif (t is list or t is tuple) and any_nested(a, _is_dual):
-            vals.append(t(map_nested(_value, a)))
-            dargs.append(t(map_nested(_delta, a)))
+            vals.append(t(map_nested(lambda v: _value(v, tag), a)))
+            dargs.append(t(map_nested(lambda v: _delta(v, tag), a)))
         else:
             vals.append(a)
             dargs.append(ZERO)
@@ -145,43 +167,43 @@ def _is_dual(a):
     return type(a) is Dual
 
 
-def _is_tracer(a):
-    return type(a) is Tracer
-
-
-def _value(a):
-    if type(a) is not Dual:
+def _value(a, tag=None):
+    """The value of a Dual (of `tag`, if given); anything else as it is."""
+    if type(a) is not Dual or (tag is not None and a.tag != tag):
         return a
     if type(a.delta) is _Stale:
         raise StaleViewError(a.delta.reason + f"; it was used again at {user_location()}")
     return a._val
 
 
-def _delta(a):
-    return a.delta if type(a) is Dual else ZERO
+def _delta(a, tag):
+    return a.delta if type(a) is Dual and a.tag == tag else ZERO
 
 
-def _wrap(y, dy):
+def _wrap(y, dy, tag):
     if isinstance(y, (tuple, list)):
         if dy is ZERO or dy is NO_TANGENT:
             return y
-        return _like_seq(y, [_wrap(a, b) for a, b in zip(y, dy)])
+        return _like_seq(y, [_wrap(a, b, tag) for a, b in zip(y, dy)])
     if dy is ZERO or dy is NO_TANGENT:
         return y  # nothing varies: a plain value
     if np.shape(dy) != np.shape(y):
         dy = np.broadcast_to(dy, np.shape(y))
-    return Dual(y, dy)
+    return Dual(y, dy, tag)
 
 
 def dual_call(fn, args, kwargs):
     """Apply `fn` to arguments some of which are Duals: ``fn``'s forward rule on values and variations."""
-    if any_nested(args, _is_tracer) or (kwargs and any_nested(kwargs.values(), _is_tracer)):
-        # a traced value among the arguments: the trace records the call (Duals are its constants)
+    tape = innermost_tape(args, kwargs)
+    if tape is not None and newer_boxed(args, kwargs, tape) is None:
+        # a traced value among the arguments, of a trace inside this forward pass: the trace
+        # records the call (Duals are its constants); a Dual made inside the trace handles it
         return record_call(fn, args, kwargs)
     kwargs = kwargs or {}
     if any_nested(kwargs.values(), _is_dual):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
-    vals, dargs = _split(args)
+    tag = _top_tag(args)
+    vals, dargs = _split(args, tag)
     rule = FRULES.get(fn)
     if rule is not None:
         y, dy = rule(dargs, *vals, **kwargs)
@@ -197,7 +219,7 @@ def dual_call(fn, args, kwargs):
             f"neither @tapegrad.frule({qualified_name(fn)}) nor @tapegrad.rrule({qualified_name(fn)}); "
             f"register one (a reverse rule gives forward mode too)"
         )
-    out = _wrap(y, dy)
+    out = _wrap(y, dy, tag)
     if fn in VIEWS and type(out) is Dual and type(args[0]) is Dual:
         note_view(out, args[0], fn, args)
     return out
@@ -211,10 +233,26 @@ def _like_seq(seq, items):
 
 
 def _zeros_like(y):
+    """A zero tangent of the primal `y`: its shape and (float) dtype, also when `y` is traced or dual."""
     if isinstance(y, (tuple, list)):
         return _like_seq(y, [_zeros_like(v) for v in y])
-    if isinstance(y, np.ndarray):
-        return np.zeros_like(y, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
+    return zero_tangent(y)
+
+
+def zero_tangent(y):
+    """Zeros of the shape and float dtype of `y`'s innermost value (through Tracers and Duals).
+
+    A zero tangent is never a bare ``0.0`` standing for an array: a rule that reshapes or
+    indexes it (or a pullback seeded with it) would see the wrong shape.
+    """
+    while isinstance(y, ArrayLike):
+        y = y._val
+    if isinstance(y, (np.ndarray, np.generic)):
+        dtype = y.dtype if y.dtype.kind in "fc" else np.dtype(np.float64)
+        z = np.zeros(np.shape(y), dtype=dtype)
+        return z if isinstance(y, np.ndarray) else z[()]
+    if isinstance(y, complex):
+        return 0j
     return 0.0
 
 
@@ -254,20 +292,83 @@ def derived_frule(fn, vals, dargs, kwargs):
 # --- entry points ---
 
 
-def tangent_of_result(out, like):
-    if type(out) is Dual:
-        return out.delta
-    if isinstance(out, (tuple, list)):
-        return _like_seq(out, [tangent_of_result(o, o) for o in out])
-    return np.zeros_like(out) if isinstance(out, np.ndarray) else 0.0
+def tangent_of_result(out, tag=None):
+    """The tangent carried by a forward-mode result: a Dual's variation (of the Duals of `tag`,
+    if given), zeros of a constant's shape and dtype, in the same structure (tuple, list,
+    NamedTuple, dict; a `Tangent` for a dataclass or a Tangent), NoTangent for what has none."""
+    return _walk_result(out, lambda v: _tangent_leaf(v, tag), True)
 
 
-def _primal_of(out):
-    if type(out) is Dual:
-        return out._val
-    if isinstance(out, (tuple, list)):
-        return _like_seq(out, [_primal_of(o) for o in out])
-    return out
+def _tangent_leaf(v, tag):
+    if type(v) is Dual and (tag is None or v.tag == tag):
+        return v.delta
+    if isinstance(v, (np.ndarray, np.generic, ArrayLike, int, float, complex)):
+        return zero_tangent(v)
+    return NO_TANGENT
+
+
+def _primal_of(out, tag=None):
+    """`out` with every Dual (of `tag`, if given) replaced by its value (through containers)."""
+    return _walk_result(out, lambda v: _value(v, tag), False)
+
+
+def _walk_result(out, leaf, tangent):
+    """`out` with `leaf` applied at each leaf of its tuples, lists, NamedTuples, dicts, Tangents and
+    dataclasses (as a `tangent`, a dataclass becomes a Tangent)."""
+    t = type(out)
+    if t is Dual:
+        return leaf(out)
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return t(*[_walk_result(v, leaf, tangent) for v in out])
+    if t is tuple or t is list:
+        return t(_walk_result(v, leaf, tangent) for v in out)
+    if isinstance(out, dict):
+        return {k: _walk_result(v, leaf, tangent) for k, v in out.items()}
+    if t is Tangent:
+        return Tangent(out.primal_type, **{k: _walk_result(v, leaf, tangent) for k, v in out.fields.items()})
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):
+        fields = {f.name: _walk_result(getattr(out, f.name), leaf, tangent) for f in dataclasses.fields(out)}
+        return Tangent(t, **fields) if tangent else rebuild_object(out, fields)
+    return leaf(out)
+
+
+def _duals(arg, tangent, i, tag):
+    """Argument `arg` with each float leaf made a Dual of `tag` carrying the tangent of the same place."""
+    spec, leaves = flatten(arg, argument=True)
+    if spec.kind == "leaf":
+        return Dual(arg, _checked(arg, tangent, f"argument {i}"), tag)
+    ts = []
+    _tangent_leaves(spec, tangent, f"argument {i}", ts)
+    return unflatten(spec, [Dual(x, t, tag) for x, t in zip(leaves, ts)])
+
+
+def new_tag():
+    """A tag for the Duals of one forward-mode pass, later than every tag and trace before it."""
+    return new_epoch()
+
+
+def _tangent_leaves(spec, t, where, out):
+    if spec.kind == "static":
+        return
+    if spec.kind == "leaf":
+        out.append(_checked(spec.primal, t, where))
+        return
+    for k, child in zip(spec.keys, spec.children):
+        if isinstance(t, Tangent):
+            sub = t.fields.get(k, ZERO)
+        elif spec.kind == "object":
+            sub = getattr(t, k)
+        else:
+            sub = t[k]
+        _tangent_leaves(child, sub, f"{where}[{k!r}]", out)
+
+
+def _checked(x, t, where):
+    if t is ZERO:
+        return zero_tangent(x)
+    if np.shape(x) != np.shape(t):
+        raise ValueError(f"the tangent of {where} has shape {np.shape(t)} for a value of shape {np.shape(x)}")
+    return t
 
 
 def jvp(f, args, tangents):
@@ -282,21 +383,34 @@ def jvp(f, args, tangents):
     """
     if len(args) != len(tangents):
         raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
-    duals = []
-    for a, t in zip(args, tangents):
-        if np.shape(a) != np.shape(t):
-            raise ValueError(f"a tangent has shape {np.shape(t)} for an argument of shape {np.shape(a)}")
-        duals.append(Dual(a, t))
+    tag = new_tag()
+    duals = [_duals(a, t, i, tag) for i, (a, t) in enumerate(zip(args, tangents))]
     with dual_literals():  # np.array([d1, d2]) of dual values
         out = f(*duals)
-    return plain_scalar(_primal_of(out)), plain_scalar(tangent_of_result(out, out))
+    return _plain(_primal_of(out, tag)), _plain(tangent_of_result(out, tag))
+
+
+def _plain(out):
+    """0-d results as numbers, as `grad` gives them, also inside containers."""
+    if isinstance(out, (tuple, list)) and not hasattr(out, "_fields"):
+        return type(out)(_plain(v) for v in out)
+    if isinstance(out, dict):
+        return {k: _plain(v) for k, v in out.items()}
+    return plain_scalar(out) if not isinstance(out, (tuple, list)) else out
 
 
 def jacobian(f, x, mode: str = "rev"):
     """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
 
     ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
-    output. Forward is cheaper when there are fewer inputs than outputs.
+    output. Forward is cheaper when there are fewer inputs than outputs. Both differentiate
+    again: ``jacobian(lambda x: jacobian(f, x), x)`` is the array of second derivatives.
+
+    `x` and the result of `f` may be structures, as for `grad`: tuples, lists, dicts,
+    NamedTuples, dataclasses and objects (by their float leaves). The Jacobian then has the
+    structure of the result, and in place of each of its leaves the structure of `x` (a
+    `Tangent` for an object), holding the block ``d result_leaf / d x_leaf`` shaped
+    ``result_leaf.shape + x_leaf.shape`` (JAX's convention).
 
     Examples
     --------
@@ -305,34 +419,132 @@ def jacobian(f, x, mode: str = "rev"):
     >>> tapegrad.jacobian(f, np.array([3.0, 4.0]), mode="fwd")
     array([[4., 3.],
            [8., 6.]])
+    >>> J = tapegrad.jacobian(lambda p: {"s": p["a"] * p["b"]}, {"a": 2.0, "b": np.ones(2)})
+    >>> J["s"]["a"], J["s"]["b"]
+    (array([1., 1.]), array([[2., 0.],
+           [0., 2.]]))
     """
-    x = np.asarray(x, dtype=np.result_type(x, float)) if not isinstance(x, ArrayLike) else x
+    if mode not in ("fwd", "rev"):
+        raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
+    spec, leaves = flatten(x, argument=True)
+    if spec.kind == "leaf" and isinstance(x, (np.ndarray, ArrayLike)):
+        out = _array_jacobian(f, x, mode)
+        if out is not None:
+            return out
+    shapes = [np.shape(v) for v in leaves]
+    sizes = [int(np.prod(s)) for s in shapes]
+    dtype = np.result_type(*[_inner_dtype(v) for v in leaves], float)
+    flat = (np.concatenate([np.reshape(v, -1) for v in leaves]) if len(leaves) > 1
+            else np.reshape(leaves[0], -1) if leaves else np.zeros(0))
+    if isinstance(flat, np.ndarray):
+        flat = flat.astype(dtype)
+    ends = np.cumsum(sizes).tolist()
+    starts = [0] + ends[:-1]
+    seen = []
+
+    # the constants ride in a default argument: reverse mode differentiates a closure's leaves
+    def flat_f(v, _c=(f, spec, starts, ends, shapes, seen)):
+        f, spec, starts, ends, shapes, seen = _c
+        parts = [np.reshape(v[a:b], s) for a, b, s in zip(starts, ends, shapes)]
+        out = f(unflatten(spec, parts))
+        ospec, oleaves = flatten(out)
+        seen.append((ospec, [np.shape(o) for o in oleaves]))
+        pieces = [np.reshape(o, -1) for o in oleaves]
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    J = _array_jacobian(flat_f, flat, mode, structured=True)
+    ospec, oshapes = seen[-1]
+    rows = []
+    r = 0
+    for oshape in oshapes:
+        m = int(np.prod(oshape))
+        blocks = [np.reshape(J[r:r + m, a:b], oshape + s) for a, b, s in zip(starts, ends, shapes)]
+        rows.append(_pack(spec, iter(blocks).__next__))
+        r += m
+    return _pack(ospec, iter(rows).__next__)
+
+
+def _inner_dtype(v):
+    while isinstance(v, ArrayLike):
+        v = v._val
+    return np.result_type(v)
+
+
+def _pack(spec, take):
+    """The structure `spec` describes with `take()` at each leaf, as a tangent (NoTangent where static)."""
+    if spec.kind == "static":
+        return NO_TANGENT
+    if spec.kind == "leaf":
+        return take()
+    return spec.pack([_pack(c, take) for c in spec.children], tangent=True)
+
+
+def _array_jacobian(f, x, mode, structured=False):
+    """The Jacobian of `f` from an array to an array (None if the result is a structure)."""
+    if not isinstance(x, ArrayLike):
+        x = np.asarray(x, dtype=np.result_type(x, float))
     n = int(np.prod(np.shape(x)))
     if mode == "fwd":
         cols = []
         for i in range(n):
-            e = np.zeros(n, dtype=np.result_type(x, float))
+            e = np.zeros(n, dtype=np.result_type(_inner_dtype(x), float))
             e[i] = 1.0
             y, dy = jvp(f, (x,), (e.reshape(np.shape(x)),))
+            if not structured and _is_structure(y):
+                return None
             cols.append(np.reshape(dy, -1) if np.ndim(dy) else np.reshape(dy, (1,)))
-        yshape = np.shape(y)
-        return np.reshape(np.stack(cols, axis=-1), yshape + np.shape(x))
-    if mode == "rev":
-        y, back = pullback(f, x)
-        m = int(np.prod(np.shape(y)))
-        rows = []
-        for j in range(m):
-            e = np.zeros(m, dtype=np.result_type(y, float))
-            e[j] = 1.0
-            seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
-            g = back(seed)[1]
-            rows.append(np.reshape(np.zeros(np.shape(x)) if g is ZERO else g, -1))
-        return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
-    raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
+        if n == 0:
+            y = f(x)
+            if not structured and _is_structure(y):
+                return None
+            return np.zeros(np.shape(y) + np.shape(x))
+        return np.reshape(np.stack(cols, axis=-1), np.shape(y) + np.shape(x))
+    y, back = pullback(f, x)
+    if not structured and _is_structure(y):
+        return None
+    m = int(np.prod(np.shape(y)))
+    rows = []
+    for j in range(m):
+        e = np.zeros(m, dtype=np.result_type(_inner_dtype(y), float))
+        e[j] = 1.0
+        seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
+        g = back(seed)[1]
+        rows.append(np.reshape(zero_tangent(x) if g is ZERO else g, -1))
+    if m == 0:
+        return np.zeros(np.shape(y) + np.shape(x))
+    return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
 
 
-def hessian(f, x):
-    """The Hessian of a scalar `f` at `x`, by forward mode over the reverse-mode gradient.
+def _is_structure(y):
+    return isinstance(y, (tuple, list, dict, Tangent))
+
+
+def _gradient_of(f):
+    """x -> the gradient of scalar `f` at x, zeros (not ZeroTangent) where no path reaches a leaf."""
+    def gradient_of(x, _f=f):
+        g = gradient(_f, x)[0]
+        spec, _ = flatten(x, argument=True)
+        leaves = []
+        _tangent_leaves(spec, g, "the gradient", leaves)
+        return _pack(spec, iter(leaves).__next__)
+    return gradient_of
+
+
+#: how `hessian` and `hvp` compose the two passes when no mode is given: reverse over reverse,
+#: the faster in benchmarks/hessian.py (benchmarks/README.md has the numbers): most forward
+#: rules are derived from reverse ones, at the cost of a small gradient per call
+HESSIAN_MODE = "rev"
+
+
+def hessian(f, x, mode: str = HESSIAN_MODE):
+    """The Hessian of a scalar `f` at `x`.
+
+    ``mode="rev"`` (the default) records the gradient once and takes one reverse pass over it
+    per gradient entry (reverse over reverse); ``mode="fwd"`` one forward-mode pass over the
+    reverse-mode gradient per input direction (forward over reverse). Both give the same
+    numbers; reverse over reverse is the faster (benchmarks/hessian.py, 3 to 30 times). `x` may be a structure, as for `grad`: the Hessian is
+    then the structure of `x` holding, at each leaf, the structure of `x` again (see
+    `jacobian`), ``H[a][b]`` shaped ``a.shape + b.shape``.
 
     Examples
     --------
@@ -340,17 +552,41 @@ def hessian(f, x):
     >>> tapegrad.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
     array([[4., 2.],
            [2., 0.]])
+    >>> H = tapegrad.hessian(lambda p: p["a"] ** 2 * p["b"], {"a": 1.0, "b": 2.0}, mode="fwd")
+    >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
+    (4.0, 2.0, 0.0)
     """
-    return jacobian(lambda x: gradient(f, x)[0], x, mode="fwd")
+    return jacobian(_gradient_of(f), x, mode=mode)
 
 
-def hvp(f, x, v):
-    """The Hessian-vector product ``H(x) v`` without forming the Hessian (forward over reverse).
+def hvp(f, x, v, mode: str = HESSIAN_MODE):
+    """The Hessian-vector product ``H(x) v`` without forming the Hessian.
+
+    ``mode="rev"`` (the default): the gradient of ``<grad f(x), v>`` (reverse over reverse);
+    ``mode="fwd"``: the forward-mode derivative of the gradient along `v` (forward over
+    reverse), the same numbers. `x` and `v` may be structures of the same shape, as for `grad`; the result has
+    the structure of the gradient.
 
     Examples
     --------
     >>> import numpy as np, tapegrad
     >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
+    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="fwd")
+    array([6., 0.])
     """
-    return jvp(lambda x: gradient(f, x)[0], (x,), (v,))[1]
+    if mode == "fwd":
+        return jvp(_gradient_of(f), (x,), (v,))[1]
+    if mode == "rev":
+        spec, _ = flatten(x, argument=True)
+        vs = []
+        _tangent_leaves(spec, v, "v", vs)
+
+        def along_v(x, _c=(f, spec, vs)):
+            f, spec, vs = _c
+            gs = []
+            _tangent_leaves(spec, gradient(f, x)[0], "the gradient", gs)
+            return sum(np.sum(g * d) for g, d in zip(gs, vs))
+
+        return gradient(along_v, x)[0]
+    raise ValueError(f"hvp mode is 'fwd' or 'rev', not {mode!r}")

@@ -30,7 +30,7 @@ from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
 
-__all__ = ["Tracer", "record_call", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
+__all__ = ["Tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
            "KEEP_WHOLE"]
 
 _local = threading.local()
@@ -72,6 +72,7 @@ def record_call(fn, args, kwargs):
     and methods of `ArrayLike`, numpy's protocols, `primitive`-marked functions.
     """
     tape = None
+    boxed = False
     for a in args:
         t = type(a)
         if t is Tracer:
@@ -80,10 +81,18 @@ def record_call(fn, args, kwargs):
                 tape = at
         elif (t is list or t is tuple) and a:
             tape = _innermost(nested(a), tape)
+            boxed = True
+        elif isinstance(a, ArrayLike):
+            boxed = True
     if kwargs:
         tape = _innermost(nested(kwargs.values()), tape)
+        boxed = True
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
         return fn(*args, **kwargs)
+    if boxed:
+        outer = newer_boxed(args, kwargs, tape)
+        if outer is not None:
+            return outer._dispatch(fn, args, kwargs)
     if tape.closed:
         raise escaped_error(next(a for a in nested((*args, *(kwargs or {}).values()))
                             if type(a) is Tracer and a._tape is tape))
@@ -91,6 +100,34 @@ def record_call(fn, args, kwargs):
     if fn in VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
         note_view(out, args[0], fn, args)
     return out
+
+
+def newer_boxed(args, kwargs, tape):
+    """A boxed value among the arguments (a dual number) made inside the trace of `tape` or of
+    a newer one, or None.
+
+    Its tag is later than the trace's epoch, or it holds a Tracer of that tape within: it is
+    the newest level of nesting in the call (``jvp`` called inside a traced function: reverse
+    over forward), so the call is its to handle, and the Tracers are constants to it. Otherwise the tape records the call and the boxed
+    values are its constants (a trace inside ``jvp``: forward over reverse).
+    """
+    epoch = tape.meta.get("epoch", 0)
+    for a in nested((*args, *(kwargs or {}).values())):
+        if isinstance(a, ArrayLike) and type(a) is not Tracer:
+            if getattr(a, "tag", 0) > epoch:
+                return a  # made after the trace began: inside it
+            v = a._val
+            while isinstance(v, ArrayLike):
+                if type(v) is Tracer and v._tape.level >= tape.level:
+                    return a
+                v = v._val
+    return None
+
+
+def innermost_tape(args, kwargs):
+    """The innermost tape among the Tracers of a call's arguments (inside lists and tuples), or None."""
+    tape = _innermost(nested(args), None)
+    return _innermost(nested(kwargs.values()), tape) if kwargs else tape
 
 
 def _innermost(items, tape):

@@ -233,3 +233,18 @@ def test_sort_of_a_traced_number_is_refused_as_numpy_refuses_it():
 
     with pytest.raises(TypeError, match=r"^sort\(\) of the scalar %2 at test_arraylike\.py:\d+$"):
         grad(f, 1.5)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _written(x, v):
+    """x with a slice overwritten and an entry scaled in place, then used again: `updated` twice."""
+    y = x * 1.0
+    y[1:3] = v ** 2
+    y[0] *= x[3]
+    return y * x
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = [(updated, _written, (np.linspace(0.5, 1.5, 4), np.array([0.7, -1.2])))]

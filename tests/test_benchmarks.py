@@ -39,3 +39,68 @@ def test_quick_run_checks_times_and_writes_the_report(tmp_path):
     assert "## Failures (errors and mismatches: not timed)\n\nNone." in report
     row = next(line for line in report.splitlines() if line.startswith("| W1 | "))
     assert row.count("×") == 1  # tapegrad's time, with its paired ratio to the hand-written one
+
+
+# --- second order on the workloads: hessian against finite differences of the gradient ---
+
+
+def _second_order_problems(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    import benchmarks.hessian
+
+    return benchmarks.hessian
+
+
+def _differences_of_gradient(f, x, h=1e-5):
+    """Central differences of tapegrad.gradient, column by column."""
+    import numpy as np
+    import tapegrad
+
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = h
+        cols.append((tapegrad.gradient(f, x + e)[0] - tapegrad.gradient(f, x - e)[0]) / (2 * h))
+    return np.stack(cols, axis=-1)
+
+
+def test_hessian_of_mlp_loss_in_last_bias(monkeypatch):
+    """W3: the Hessian in the last bias is the batch mean of diag(p) - p pᵀ (softmax p), in both modes,
+    and agrees with central differences of the gradient."""
+    import numpy as np
+    import tapegrad
+
+    problems = _second_order_problems(monkeypatch)
+    f, b = problems.w3_last_bias()
+    params, X, Y = problems.WORKLOADS["W3"].inputs()
+    h = X
+    for W, c in params[:-1]:
+        h = np.tanh(h @ W + c)
+    z = h @ params[-1][0] + b
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    closed = (np.diag(p.sum(axis=0)) - p.T @ p) / len(p)
+    for mode in ("fwd", "rev"):
+        np.testing.assert_allclose(tapegrad.hessian(f, b, mode=mode), closed, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(_differences_of_gradient(f, b), closed, rtol=1e-6, atol=1e-9)
+
+
+def test_hessian_of_gp_likelihood_in_hyperparameters(monkeypatch):
+    """W6: the 2 x 2 Hessian in (lengthscale, variance) agrees with central differences of the
+    hand-written gradient, in both modes, and as a tuple argument its blocks are its entries."""
+    import numpy as np
+    import tapegrad
+
+    problems = _second_order_problems(monkeypatch)
+    f, t = problems.w6_hyperparameters()
+    _, _, X, y = problems.WORKLOADS["W6"].inputs()
+    reference = problems.WORKLOADS["W6"].reference
+    h = 1e-5
+    expected = np.stack([(np.array(reference(*(t + e), X, y)[1]) - np.array(reference(*(t - e), X, y)[1])) / (2 * h)
+                         for e in (np.array([h, 0.0]), np.array([0.0, h]))], axis=-1)
+    H = tapegrad.hessian(f, t)
+    np.testing.assert_allclose(H, expected, rtol=1e-6)
+    np.testing.assert_allclose(tapegrad.hessian(f, t, mode="fwd"), H, rtol=1e-10)
+    blocks = tapegrad.hessian(lambda lv: f(lv), (float(t[0]), float(t[1])))
+    assert type(blocks) is tuple and type(blocks[0]) is tuple
+    np.testing.assert_allclose([[float(v) for v in row] for row in blocks], H, rtol=1e-10)

@@ -55,3 +55,28 @@ def test_check_grad_catches_a_wrong_forward_rule():
                                              r"differences give .* \(rtol=1e-06, atol=1e-07\)$"):
         check_grad(lambda x: third_power(x), 1.3)
     assert check_grad(lambda x: third_power(x), 1.3, modes=("rev",)) is None
+
+
+def test_check_grad_of_order_two_catches_a_rule_right_only_at_first_order():
+    """A rule whose pullback computes its slope from the plain value (dropping what the value
+    depends on) is right at first order and wrong at the second: order=2 fails, naming the mode."""
+    @primitive
+    def wave(x):
+        return np.sin(x)
+
+    @rrule(wave)
+    def wave_rrule(x):
+        # wrong: a traced or dual x (the rule inside a derivative) gets the slope at 0.7 as a constant
+        slope = np.cos(x) if isinstance(x, float) else np.cos(0.7)
+        return wave(x), lambda dy: (tapegrad.NO_TANGENT, dy * slope)
+
+    check_grad(wave, 0.7)
+    with pytest.raises(AssertionError, match="of the reverse-mode derivative: reverse mode gives"):
+        check_grad(wave, 0.7, order=2)
+    check_grad(np.sin, 0.7, order=2)
+
+
+def test_check_grad_order_needs_a_float_argument():
+    """order > 1 differentiates the positional float arguments; with none it says so."""
+    with pytest.raises(ValueError, match="needs a positional float argument"):
+        check_grad(lambda p: p["a"] ** 2, {"a": 1.5}, order=2)

@@ -203,3 +203,187 @@ def test_round_of_a_dual_value_is_its_value_rounded():
     assert (y, dy) == (2.6 * 3, 3.0)
     y, dy = jvp(lambda x: round(x * 3.0, 1) * x, (1.234,), (1.0,))
     assert dy == pytest.approx(3.7)
+
+
+# --- structures: jvp, jacobian, hessian and hvp take and give what grad does ---
+
+import dataclasses  # noqa: E402
+from typing import NamedTuple  # noqa: E402
+
+from tapegrad import Tangent, check_grad  # noqa: E402
+
+
+@dataclasses.dataclass
+class Layer:
+    w: np.ndarray
+    b: float
+
+
+class Pair(NamedTuple):
+    a: np.ndarray
+    b: float
+
+
+def _energy(p):
+    """A scalar of every structure: a dict of a list, a tuple, a NamedTuple and a dataclass."""
+    (u, v), pair, layer = p["uv"], p["pair"], p["layer"]
+    return (np.sum(u ** 2 * v) + np.sin(pair.b) * np.sum(pair.a ** 3)
+            + np.sum(np.tanh(layer.w) * layer.b) + layer.b ** 3)
+
+
+def _point():
+    return {"uv": [np.array([0.5, -1.0]), 1.5], "pair": Pair(np.array([0.3, 0.7, -0.2]), 0.4),
+            "layer": Layer(np.array([[0.1, -0.3], [0.6, 0.2]]), 1.2)}
+
+
+def _direction():
+    return {"uv": [np.array([1.0, 0.5]), -0.5], "pair": Pair(np.array([0.2, -1.0, 0.4]), 0.7),
+            "layer": Layer(np.array([[0.3, 0.1], [-0.2, 0.5]]), -0.8)}
+
+
+def _flat(p):
+    """The float leaves of a point or of a tangent of one, in a fixed order, as one vector."""
+    (u, v), pair, layer = p["uv"], p["pair"], p["layer"]
+    return np.concatenate([np.ravel(u), [v], pair.a, [pair.b], np.ravel(layer.w), [layer.b]])
+
+
+def _flat_hessian():
+    """The Hessian of _energy over _flat's vector, by the array code path."""
+    def of_vector(z):
+        return _energy({"uv": [z[0:2], z[2]], "pair": Pair(z[3:6], z[6]), "layer": Layer(np.reshape(z[7:11], (2, 2)), z[11])})
+    return hessian(of_vector, _flat(_point()))
+
+
+def test_jvp_of_structured_arguments_and_result():
+    """jvp takes a dict, list, NamedTuple and dataclass argument with a tangent of the same structure
+    (a dataclass's tangent as the dataclass or as a Tangent) and gives a dict result its tangent as a dict."""
+    f = lambda p: {"e": _energy(p), "parts": (p["uv"][0] * 2.0, p["pair"].b)}
+    y, dy = jvp(f, (_point(),), (_direction(),))
+    assert set(y) == {"e", "parts"} and type(y["parts"]) is tuple and type(dy["parts"]) is tuple
+    assert type(y["e"]) is float and type(y["parts"][0]) is np.ndarray  # no dual value left in the result
+    g = gradient(_energy, _point())[0]
+    assert dy["e"] == pytest.approx(float(_flat(g) @ _flat(_direction())), rel=1e-12)
+    np.testing.assert_array_equal(dy["parts"][0], 2.0 * _direction()["uv"][0])
+    assert dy["parts"][1] == 0.7
+    as_tangent = _direction()
+    as_tangent["layer"] = Tangent(Layer, w=as_tangent["layer"].w, b=-0.8)
+    assert jvp(f, (_point(),), (as_tangent,))[1]["e"] == dy["e"]
+
+
+def test_jvp_of_constant_leaves_gives_zeros_of_their_shape():
+    """A result leaf that does not depend on the input has a zero tangent of its own shape and dtype."""
+    y, dy = jvp(lambda x: {"x": x, "c": np.ones((2, 3), np.float32), "n": 3.0}, (1.0,), (1.0,))
+    assert dy["x"] == 1.0 and dy["n"] == 0.0
+    assert dy["c"].shape == (2, 3) and dy["c"].dtype == np.float32 and not dy["c"].any()
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_hessian_of_a_structure_is_blocks_of_the_flat_hessian(mode):
+    """hessian of a function of a structure: H[a][b] is the block of the flat Hessian for leaves a and b."""
+    H = hessian(_energy, _point(), mode=mode)
+    flat = _flat_hessian()
+    assert type(H["pair"]) is Pair and type(H["uv"]) is list and type(H["layer"]) is Tangent
+    np.testing.assert_allclose(H["uv"][0]["pair"].a, flat[0:2, 3:6], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(H["layer"].w["layer"].w, np.reshape(flat[7:11, 7:11], (2, 2, 2, 2)), rtol=1e-12)
+    np.testing.assert_allclose(H["pair"].b["uv"][1], flat[6, 2], rtol=1e-12)
+    assert np.shape(H["layer"].b["layer"].w) == (2, 2)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_hvp_of_a_structure(mode):
+    """hvp of a structure along a direction of the same structure is H v, in the gradient's structure."""
+    Hv = hvp(_energy, _point(), _direction(), mode=mode)
+    assert type(Hv["pair"]) is Pair
+    np.testing.assert_allclose(_flat(Hv), _flat_hessian() @ _flat(_direction()), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_jacobian_of_a_tuple_to_a_dict(mode):
+    """jacobian of a tuple argument with a dict result: J[key][i] is d result[key] / d argument[i]."""
+    f = lambda xy: {"p": xy[0] * xy[1], "s": np.sum(xy[0]) + xy[1] ** 2}
+    x, y = np.array([1.0, 2.0, 3.0]), 0.5
+    J = jacobian(f, (x, y), mode=mode)
+    np.testing.assert_array_equal(J["p"][0], np.diag([0.5, 0.5, 0.5]))
+    np.testing.assert_array_equal(J["p"][1], x)
+    np.testing.assert_array_equal(J["s"][0], np.ones(3))
+    assert float(J["s"][1]) == 1.0 and type(J["p"]) is tuple
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_hessian_modes_agree_on_arrays(mode, rng):
+    """Forward over reverse and reverse over reverse give the closed-form Hessian of x·Ax/2 + sum sin x."""
+    A = rng.standard_normal((4, 4))
+    x = rng.standard_normal(4)
+    H = hessian(lambda x: 0.5 * x @ A @ x + np.sum(np.sin(x)), x, mode=mode)
+    np.testing.assert_allclose(H, 0.5 * (A + A.T) - np.diag(np.sin(x)), rtol=1e-12, atol=1e-14)
+
+
+# --- nesting: every combination of modes sees tangents of the primal's shape ---
+
+
+@pytest.mark.parametrize("fn", [np.abs, np.sinh, np.log1p, np.square, np.expm1, np.deg2rad])
+def test_forward_over_forward_of_derived_rules(fn):
+    """jvp of jvp through a rule derived from its reverse rule gives the second derivative elementwise,
+    not a broadcast constant."""
+    x = np.array([0.3, 0.9, 1.7])
+    v = np.array([1.0, -2.0, 0.5])
+    inner = lambda x: jvp(fn, (x,), (v,))[1]
+    _, second = jvp(inner, (x,), (v,))
+    h = 1e-5
+    expected = (jvp(fn, (x + h * v,), (v,))[1] - jvp(fn, (x - h * v,), (v,))[1]) / (2 * h)
+    np.testing.assert_allclose(second, expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("f", [lambda x: x[1:] * x[0], lambda x: np.reshape(x, (2, 2)).T, lambda x: np.roll(x, 1) * x,
+                               lambda x: np.concatenate([x[:1], x]) ** 2, lambda x: np.tril(np.outer(x, x)),
+                               lambda x: np.einsum("i,i->i", x, x), lambda x: np.tensordot(x, x, 0)])
+def test_forward_over_forward_of_reshaping_rules(f):
+    """Rules that index or reshape their tangent work when the tangent is itself dual, and are right."""
+    check_grad(lambda x: np.sum(jvp(f, (x,), (np.ones(4),))[1] * np.arange(1.0, 1 + np.size(f(x))).reshape(np.shape(f(x)))),
+               np.array([0.4, -1.1, 0.8, 1.5]))
+
+
+@pytest.mark.parametrize("fn", [np.ceil, np.floor, np.sign])
+def test_reverse_over_forward_of_a_nondifferentiable_result(fn):
+    """The tangent of a piecewise-constant array result is zeros of its shape, in every nesting."""
+    x = np.array([0.3, -0.9, 1.7])
+    _, dy = jvp(fn, (x,), (np.ones(3),))
+    assert np.shape(dy) == (3,) and not np.any(dy)
+    assert not np.any(gradient(lambda x: np.sum(jvp(fn, (x,), (np.ones(3),))[1] * x), x)[0])
+
+
+def test_grad_of_jvp_inside_a_trace_is_the_second_derivative():
+    """A dual number made inside a traced function handles its calls (reverse over forward), even
+    next to values of the trace: d/dx of sinc'(x) through np.where(x == 0, ...) in sinc's rule."""
+    d1 = lambda x: gradient(np.sinc, x)[0]
+    d2 = lambda x: jvp(d1, (x,), (1.0,))[1]
+    h = 1e-5
+    assert gradient(d2, 0.7)[0] == pytest.approx((d2(0.7 + h) - d2(0.7 - h)) / (2 * h), rel=1e-7)
+
+
+def test_nested_jvp_keeps_its_variation_apart_from_the_outer_one():
+    """A jvp inside a function that jvp differentiates, closing over the outer dual value: the
+    inner tangent is d/dx (a x²) = 2 a x and its outer derivative in a is 2x (no perturbation confusion)."""
+    inner = lambda a: jvp(lambda x: a * x ** 2, (3.0,), (1.0,))[1]
+    assert jvp(inner, (2.0,), (1.0,)) == (12.0, 6.0)
+    constant = lambda a: jvp(lambda x: a + 0.0 * x, (3.0,), (1.0,))
+    assert jvp(constant, (2.0,), (1.0,)) == ((2.0, 0.0), (1.0, 0.0))
+    assert gradient(inner, 2.0) == (6.0,)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_hessian_through_dict_methods(mode):
+    """A loss that reads its dict of parameters with get, items, keys and values has the closed-form
+    Hessian in both modes (forward over reverse runs the gradient's dict reads on dual values)."""
+    def loss(p):
+        total = np.sum(p.get("w") ** 2 * p["b"])
+        for k, v in p.items():
+            total = total + np.sum(np.sin(v)) * (k == "w")
+        return total + sum(np.sum(v ** 3) for v in p.values()) * len(list(p.keys()))
+
+    w, b = np.array([0.3, -1.2]), np.array([0.8, 0.5])
+    H = hessian(loss, {"w": w, "b": b}, mode=mode)
+    np.testing.assert_allclose(H["w"]["w"], np.diag(2 * b - np.sin(w) + 12 * w), rtol=1e-12)
+    np.testing.assert_allclose(H["w"]["b"], np.diag(2 * w), rtol=1e-12)
+    np.testing.assert_allclose(H["b"]["w"], np.diag(2 * w), rtol=1e-12)
+    np.testing.assert_allclose(H["b"]["b"], np.diag(12 * b), rtol=1e-12)

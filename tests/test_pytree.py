@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import NoTangent, SeedError, Tangent, ZeroTangent, check_grad, grad, pullback, trace
+from tapegrad import NoTangent, SeedError, Tangent, ZeroTangent, check_grad, grad, gradient, pullback, trace
 from tapegrad.pytree import (any_nested, build, find_nested, flatten, flatten_cotangent, map_nested, nested,
                              tangent_of, unflatten)
 
@@ -398,3 +398,16 @@ def test_flatten_cotangent_splits_a_seed_along_a_result_spec():
     assert flatten_cotangent(spec, {"g": ZeroTangent()}, "f") == [ZeroTangent()] * 4
     with pytest.raises(SeedError, match=r"f returned a tuple of 2; the seed must be a tuple or list of 2"):
         flatten_cotangent(spec, {"a": (1.0,)}, "f")
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _structured_vjp(x):
+    """A vector-Jacobian product of a function with a structured result: its seed goes through `build`."""
+    pieces = lambda t: (np.sin(t), {"b": t ** 3})
+    return gradient(pieces, x, seed=(np.array([0.5, -1.0, 2.0]), {"b": np.array([1.5, 0.3, -0.7])}))[0]
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = [(build, _structured_vjp, (np.array([0.3, -0.8, 1.1]),))]

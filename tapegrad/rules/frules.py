@@ -60,7 +60,13 @@ def negative_frule(d, x):
 @frule(np.power)
 def power_frule(d, x, y):
     z = np.power(x, y)
-    dz = _scale(d[0], y * np.power(x, y - 1))
+    # y x**(y-1), with 0 x**1 for y == 0: finite at x == 0 (the reverse rule's convention), so
+    # that x**2 at 0 has a third derivative, 0, not 0 * 0**-1 = nan
+    if isinstance(y, (int, float, np.number)):
+        below = 1 if y == 0 else y - 1
+    else:
+        below = np.where(np.equal(y, 0), 1, y - 1)
+    dz = _scale(d[0], y * np.power(x, below))
     if d[1] is not ZERO:
         dz = _add(dz, d[1] * z * np.log(np.where(x == 0, 1.0, x)))
     return z, dz

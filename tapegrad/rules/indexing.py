@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from ..arraylike import ArrayLike
+from ..pytree import nested
 from ..registry import rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
@@ -45,8 +46,10 @@ def scatter_add(dy, shape, index, dtype):
     >>> scatter_add(np.array([1.0, 2.0, 3.0]), (4,), (np.array([0, 2, 0]),), np.float64)
     array([4., 0., 2., 0.])
     """
-    if isinstance(dy, ArrayLike):
-        return dy._dispatch(scatter_add, (dy, shape, index, dtype), None)
+    # a traced or dual index (a permutation computed from a traced value) is one call too
+    boxed = next((v for v in nested((dy, index)) if isinstance(v, ArrayLike)), None)
+    if boxed is not None:
+        return boxed._dispatch(scatter_add, (dy, shape, index, dtype), None)
     out = np.zeros(shape, dtype)
     if _is_basic(index):
         out[index] = dy
@@ -59,9 +62,18 @@ def scatter_add(dy, shape, index, dtype):
 def scatter_add_rrule(dy, shape, index, dtype):
     def scatter_add_pullback(dz):
         # the transpose of a scatter is the gather
-        return NO_TANGENT, cast_like(dz[index], dy), NO_TANGENT, NO_TANGENT, NO_TANGENT
+        return NO_TANGENT, cast_like(_gather(dz, index), dy), NO_TANGENT, NO_TANGENT, NO_TANGENT
 
     return scatter_add(dy, shape, index, dtype), scatter_add_pullback
+
+
+def _gather(x, index):
+    """``x[index]``, also for a plain `x` and an index holding traced or dual values (one call)."""
+    boxed = None if isinstance(x, ArrayLike) else next(
+        (v for v in nested((index,)) if isinstance(v, ArrayLike)), None)
+    if boxed is not None:
+        return boxed._dispatch(operator.getitem, (x, index), None)
+    return x[index]
 
 
 # --- getitem ---

@@ -47,6 +47,26 @@ EXERCISED = ({fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | {a for a, _
              | {np.clip, np.where, np.divmod})
 
 
+
+def _order2_rows():
+    """One smooth point per rule, for tests/rules/test_higher_order.py (second and third order)."""
+    rng = np.random.default_rng(2)
+    rows = [(fn, fn, (sample(rng, domain, (3,)),)) for fn, domain in UNARY]
+    rows += [(fn, fn, (sample(rng, dx, (2, 3)), sample(rng, dy, (3,)))) for fn, dx, dy in BINARY]
+    a, lo, hi = sample(rng, (-2, 2), (2, 3)), sample(rng, (-1, -0.1), (3,)), sample(rng, (0.1, 1), (2, 1))
+    rows.append((np.clip, np.clip, (a, lo, hi)))
+    cond = rng.uniform(size=(2, 3)) > 0.5
+    rows.append((np.where, lambda x, y, c=cond: np.where(c, x, y),
+                 (sample(rng, (-2, 2), (2, 3)), sample(rng, (-2, 2), (3,)))))
+    rows.append((np.divmod, lambda x, y: np.divmod(x, y)[0] * x + np.divmod(x, y)[1],
+                 (sample(rng, (-5, 5), (2, 3)), sample(rng, (0.7, 1.5), (3,)))))
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments): see test_higher_order.py
+ORDER2 = _order2_rows()
+
+
 def lower(domain):
     """A point of the domain other than `middle`, so that x and y do not tie."""
     return (2 * domain[0] + domain[1]) / 3

@@ -200,3 +200,20 @@ def test_rule_is_traceable(fn, shape, args, kwargs, rng):
     got, tape = tapegrad.trace(rule_then_pullback, x, dy, ctx=RecordEverything())
     np.testing.assert_allclose(got, rule_then_pullback(x, dy))
     assert any(getattr(op, "fn", None) is scatter_add for op in tape.ops) or fn not in (operator.getitem, np.take)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """Every gather and every kind of index, on distinct values (sort has no ties)."""
+    rng = np.random.default_rng(4)
+    rows = [(operator.getitem, lambda x, i=index: x[i], (values(rng, shape),)) for shape, index in INDEXES]
+    for p in GATHERS:
+        fn, shapes, args, kwargs = p.values
+        rows.append((fn, lambda x, c=(fn, args, kwargs): c[0](x, *c[1], **c[2]), (values(rng, shapes[0]),)))
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

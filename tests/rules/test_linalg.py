@@ -246,3 +246,23 @@ def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, to
     assert fast.dtype == dtype
     np.testing.assert_allclose(fast, stacked, rtol=tol, atol=tol * np.abs(stacked).max())
     np.testing.assert_array_equal(fast, fast.T)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """Each row of the matrix table at its first shape; solve, lstsq and norms of every order."""
+    rng = np.random.default_rng(8)
+    rows = [(fn, f, (make(rng, shapes[0], np.float64),)) for fn, f, make, shapes in MATRIX]
+    rows.append((np.linalg.solve, np.linalg.solve, (general(rng, (3, 3), np.float64), rng.standard_normal((3, 2)))))
+    rows += [(np.linalg.lstsq, f, (rng.standard_normal((5, 3)), rng.standard_normal((5, 2)))) for f in LSTSQ]
+    x = rng.uniform(0.5, 1.5, size=(2, 3)) * np.array([[1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]])
+    rows += [(np.linalg.norm, lambda x, o=o: np.linalg.norm(x, o, axis=1), (x,)) for o in VECTOR_ORDS]
+    rows += [(np.linalg.norm, lambda x, o=o: np.linalg.norm(x, o), (general(rng, (3, 3), np.float64),))
+             for o in MATRIX_ORDS]
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

@@ -155,3 +155,23 @@ def test_product_with_scalar_operand(f, make, rng):
     check_grad(f, make(1.3), rng.standard_normal(3))
     _, (_, da, _) = tapegrad.grad(lambda a, x: np.sum(f(a, x)), make(1.3), rng.standard_normal(3))
     assert np.shape(da) == () and isinstance(da, float) == (make is float)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """Every ndim case of the products, every tensordot axes form, einsum subscripts and trace."""
+    rng = np.random.default_rng(7)
+    rows = [(fn, fn, tuple(_arrays(rng, [xs, ys], np.float64))) for fn, xs, ys in BINARY]
+    rows += [(np.tensordot, lambda x, y, axes=axes: np.tensordot(x, y, axes),
+              tuple(_arrays(rng, [xs, ys], np.float64))) for xs, ys, axes in TENSORDOT]
+    rows += [(np.einsum, lambda *ops, s=subscripts: np.einsum(s, *ops), tuple(_arrays(rng, shapes, np.float64)))
+             for subscripts, shapes in EINSUM]
+    rows += [(np.trace, lambda x, args=args: np.trace(x, *args), (rng.standard_normal(shape),))
+             for shape, args in TRACE]
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

@@ -252,3 +252,25 @@ def test_mean_of_no_elements_is_nan_with_a_nan_free_empty_gradient():
         warnings.simplefilter("ignore", RuntimeWarning)
         value, (_, dx) = grad(lambda x: np.mean(x), np.ones(0))
     assert np.isnan(value) and dx.shape == (0,) and dx.dtype == np.float64
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """Each reduction over all axes and over one, each scan, the weighted average, ddof."""
+    rng = np.random.default_rng(6)
+    rows = []
+    for fn in REDUCTIONS + SCANS:
+        for axis in (None, 1):
+            rows.append((fn, lambda a, c=(fn, axis): c[0](a, axis=c[1]), (uniform(rng, (2, 3)),)))
+    for fn in (np.std, np.var):
+        rows.append((fn, lambda a, fn=fn: fn(a, axis=0, ddof=1), (uniform(rng, (3, 2)),)))
+    rows.append((np.average, lambda a, w: np.average(a, axis=-1, weights=w),
+                 (uniform(rng, (2, 3)), uniform(rng, (3,)))))
+    rows.append((np.average, lambda a: np.average(a, axis=0), (uniform(rng, (2, 3)),)))
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

@@ -137,3 +137,18 @@ def test_gp_likelihood_gradient_by_cho_solve(rng):
     grads = tapegrad.gradient(nll, *params, y)
     np.testing.assert_allclose(grads[:3], tapegrad.ngradient(nll, *params, y)[:3], rtol=1e-6)
     check_grad(nll, *params, y)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """Every row of the scipy.linalg tables; b is a (3, 2) matrix."""
+    rng = np.random.default_rng(9)
+    rows = [(fn, f, (make(rng), rng.standard_normal((3, 2)))) for fn, f, make in WITH_B]
+    rows += [(fn, f, (make(rng),)) for fn, f, make in MATRIX]
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

@@ -277,3 +277,21 @@ def test_rule_is_traceable(fn, shapes, args, kwargs, rng):
     got, tape = tapegrad.trace(rule_then_pullback, xs, dy, ctx=RecordEverything())
     for g, e in zip(got, rule_then_pullback(xs, dy), strict=True):
         np.testing.assert_allclose(g, e)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """Every row of the shape and assembly tables; a list result is weighted into one array."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for p in TABLE:
+        fn, shapes, args, kwargs = p.values
+        xs = inputs(rng, shapes)
+        rows.append((fn, scalar_for_pieces(fn, xs, args, kwargs, rng), tuple(xs)))
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

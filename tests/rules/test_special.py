@@ -209,3 +209,26 @@ def test_entr_at_zero_is_inf():
 def test_log_ndtr_far_in_left_tail_is_finite():
     """log Φ(x) at x = -40 has slope φ/Φ ≈ -x, computed without 0/0."""
     assert gradient(sp.log_ndtr, -40.0)[0] == pytest.approx(40.025, rel=1e-4)
+
+
+# --- second order: the rows of tests/rules/test_higher_order.py ---
+
+
+def _order2_rows():
+    """One smooth point per rule (shape (3,), or (2, 3) against (3,) for two arguments)."""
+    rng = np.random.default_rng(3)
+    rows = [(fn, fn, (sample(rng, domain, (3,)),)) for fn, domain in UNARY]
+    rows += [(fn, fn, (sample(rng, dx, (2, 3)), sample(rng, dy, (3,)))) for fn, dx, dy in BINARY]
+    a = sample(rng, (-2, 2), (2, 3))
+    rows += [
+        (polygamma, lambda x: polygamma(2, x), (sample(rng, (0.5, 3), (3,)),)),
+        (logsumexp_op, lambda a: logsumexp(a, axis=1), (a,)),
+        (logsumexp_op, lambda a, b: logsumexp(a, axis=0, b=b), (a, sample(rng, (0.5, 2), (3,)))),
+        (softmax_op, lambda a: softmax(a, axis=1), (a,)),
+        (log_softmax_op, lambda a: log_softmax(a, axis=0), (a,)),
+    ]
+    return rows
+
+
+#: (rule's function, function differentiated, float64 arguments)
+ORDER2 = _order2_rows()

@@ -1,0 +1,130 @@
+"""Every registered rule at second order, in the four combinations of forward and reverse mode.
+
+Each test module may define ``ORDER2``: a list of ``(rule_fn, f, args)`` triples, where
+`rule_fn` is the registered function whose rule is exercised, `f` the function differentiated
+(`rule_fn` itself, or a lambda fixing its non-differentiable arguments) and `args` float64
+numbers and arrays at a smooth point. Every row is checked with ``check_grad(f, *args,
+order=2)``: reverse over reverse, forward over reverse, reverse over forward and forward over
+forward, each against central differences along random directions. A rule that tapegrad
+registers and no row exercises fails `test_every_registered_rule_has_an_order2_row`.
+"""
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import ZERO, check_grad, gradient, jvp
+from tapegrad.errors import qualified_name
+from tapegrad.registry import NONDIFF, RULES
+
+TESTS = pathlib.Path(__file__).resolve().parent.parent
+
+#: the families checked at order 3 too: the elementwise functions and linear algebra
+ORDER3_FAMILIES = {"unary", "arithmetic", "special", "linalg", "decompositions", "scipy_linalg"}
+
+
+def _modules():
+    """Every test module but this one and the coverage test, loaded once: {stem: module}."""
+    out = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if path.name in ("test_higher_order.py", "test_coverage.py"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"_order2_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out[path.stem] = module
+    return out
+
+
+MODULES = _modules()
+#: (module name, (rule's function, function differentiated, args)) of every ORDER2 row
+ROWS = [(stem, row) for stem, module in MODULES.items() for row in getattr(module, "ORDER2", ())]
+
+
+def _family(fn):
+    return RULES[fn].__module__.rsplit(".", 1)[-1]
+
+
+def _params(rows):
+    return [pytest.param(fn, f, args, id=f"{qualified_name(fn)}-{i}") for i, (_, (fn, f, args)) in enumerate(rows)]
+
+
+@pytest.mark.parametrize("fn, f, args", _params(ROWS))
+def test_rule_at_second_order(fn, f, args):
+    """fwd∘fwd, fwd∘rev, rev∘fwd and rev∘rev of the rule agree with central differences."""
+    assert fn in RULES, f"{qualified_name(fn)} has no rule"
+    check_grad(f, *args, order=2)
+
+
+def _first_of_each(rows):
+    """The first row of each rule (order 3 is slow on a matrix: one row per rule)."""
+    seen, out = set(), []
+    for row in rows:
+        if row[1][0] not in seen:
+            seen.add(row[1][0])
+            out.append(row)
+    return out
+
+
+@pytest.mark.parametrize("fn, f, args", _params(_first_of_each([r for r in ROWS if _family(r[1][0]) in ORDER3_FAMILIES])))
+def test_elementwise_and_linear_algebra_rules_at_third_order(fn, f, args):
+    """The elementwise and linear-algebra rules hold at order 3 too, in every combination of modes."""
+    check_grad(f, *args, order=3)
+
+
+def test_every_registered_rule_has_an_order2_row():
+    """A rule registered by tapegrad and exercised by no ORDER2 row fails here."""
+    covered = {fn for _, (fn, _, _) in ROWS}
+    ours = [fn for fn, rule in RULES.items() if rule.__module__.startswith("tapegrad")]
+    assert sorted(qualified_name(fn) for fn in ours if fn not in covered) == []
+
+
+def test_order2_args_are_float64():
+    """The rows differentiate float64 numbers and arrays (the tolerances are float64's)."""
+    for _, (fn, _, args) in ROWS:
+        for a in args:
+            assert isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64), \
+                (qualified_name(fn), a)
+
+
+# --- the non-differentiable table: zero at every order ---
+
+NONDIFF_ROWS = MODULES["test_nondiff"].NONDIFF
+X = np.array([[-1.62, -0.41, 0.21], [0.88, 1.33, 1.94]])
+V = np.cos(np.arange(6.0)).reshape(2, 3)
+
+
+def _is_zero(t):
+    return t is ZERO or t is tapegrad.NO_TANGENT or not np.any(t)
+
+
+def test_every_nondifferentiable_function_has_a_row():
+    """Each function of numpy, scipy or tapegrad marked non-differentiable is checked at every order below."""
+    covered = {fn for fn, _ in NONDIFF_ROWS}
+    ours = [qualified_name(fn) for fn in NONDIFF if qualified_name(fn).split(".")[0] in ("numpy", "scipy", "tapegrad")]
+    assert sorted(name for name in ours if name not in {qualified_name(fn) for fn in covered}) == []
+
+
+@pytest.mark.parametrize("fn, use", [pytest.param(fn, use, id=qualified_name(fn)) for fn, use in NONDIFF_ROWS])
+def test_nondifferentiable_is_zero_at_every_order(fn, use):
+    """Through a piecewise-constant function alone, every derivative of orders 1 to 3 is zero,
+    in both modes and every combination of them."""
+    assert fn in NONDIFF
+
+    def g(x):
+        return np.sum(use(x) * V) if np.shape(use(X)) == X.shape else np.sum(use(x) * 1.0)
+
+    def rev(x):
+        dx = gradient(g, x)[0]
+        return 0.0 if dx is ZERO else np.sum(dx * V)
+
+    def fwd(x):
+        return jvp(g, (x,), (V,))[1]
+
+    for h in (g, rev, fwd):
+        assert _is_zero(gradient(h, X)[0])
+        assert _is_zero(jvp(h, (X,), (V,))[1])
+    for h in (rev, fwd):
+        check_grad(h, X, order=2)
