@@ -1,0 +1,106 @@
+"""Tapes and compiled gradients pickle, so they can go to other processes; traced values refuse."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad.program import compiled
+
+cloudpickle = pytest.importorskip("cloudpickle", reason="cloudpickle comes with the dask extra")
+
+
+def branchy_loss(w, X, y):
+    """A module-level function (pickle finds it by name) with two paths."""
+    if w[0] > 0:
+        return np.mean((X @ w - y) ** 2)
+    return np.sum(np.tanh(w) ** 2)
+
+
+@pytest.fixture
+def data(rng):
+    return rng.normal(size=3) ** 2 + 0.1, rng.normal(size=(6, 3)), rng.normal(size=6)
+
+
+def _assert_same_grad(got, want):
+    assert got[0] == want[0]
+    assert all(np.array_equal(a, b) for a, b in zip(got[1][1:], want[1][1:]))
+
+
+@pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps], ids=["pickle", "cloudpickle"])
+def test_compiled_grad_pickles_with_its_programs(dumps, data):
+    """An unpickled compiled gradient runs the programs compiled before, for both paths, without tracing."""
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss)
+    g(w, X, y)
+    g(-w, X, y)
+    g2 = pickle.loads(dumps(g))
+    _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+    _assert_same_grad(g2(-w, X, y), tapegrad.grad(branchy_loss, -w, X, y))
+    assert g2.cache_info() == {"hits": 2, "misses": 1, "retraces": 1, "signatures": 1, "maxsize": 64}
+    assert g2.source(w, X, y) == g.source(w, X, y)
+
+
+def test_compiled_grad_of_a_closure_pickles_with_plain_pickle(data):
+    """A lambda's compiled gradient travels inside the cloudpickle payload, so plain pickle takes it."""
+    w, X, y = data
+    scale = 3.0
+    g = tapegrad.compiled_grad(lambda w: scale * np.sum(np.sin(X @ w)))
+    want = g(w)
+    g2 = pickle.loads(pickle.dumps(g))
+    got = g2(w)
+    assert got[0] == want[0] and np.array_equal(got[1][1], want[1][1])
+    assert got[1][0] == want[1][0]  # the closure's tangent (d/dscale, d/dX)
+    assert g2.cache_info()["hits"] == 1
+
+
+def test_without_cloudpickle_the_receiver_traces_again(data, monkeypatch):
+    """Without cloudpickle the programs stay behind: the copy traces once and gives the same gradient."""
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss)
+    g(w, X, y)
+    monkeypatch.setattr(compiled, "cloudpickle", None)
+    g2 = pickle.loads(pickle.dumps(g))
+    _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+    assert g2.cache_info() == {"hits": 0, "misses": 2, "retraces": 0, "signatures": 1, "maxsize": 64}
+    with pytest.raises(Exception, match="lambda"):
+        pickle.dumps(tapegrad.compiled_grad(lambda x: x))  # pickle's own refusal, naming it
+
+
+def test_tape_round_trips_and_replays(data):
+    """An unpickled tape prints the same and replays to the same value on new inputs."""
+    w, X, y = data
+    _, tape = tapegrad.trace(branchy_loss, w, X, y)
+    tape2 = pickle.loads(pickle.dumps(tape))
+    assert str(tape2) == str(tape)
+    assert tape2.replay(branchy_loss, 2 * w, X, y) == tape.replay(branchy_loss, 2 * w, X, y)
+
+
+def test_gradient_tape_and_pullback_round_trip_with_cloudpickle(data):
+    """A pullback (closures in it) and its forward-and-backward tape come back whole through cloudpickle."""
+    w, X, y = data
+    _, back = tapegrad.pullback(branchy_loss, w, X, y)
+    want = back(1.0)
+    back2 = pickle.loads(cloudpickle.dumps(back))
+    assert str(back2.tape) == str(back.tape)
+    got = back2(2.0)
+    assert all(np.array_equal(a, 2 * b) for a, b in zip(got[1:], want[1:]))
+
+
+@pytest.mark.parametrize("how", [pickle.dumps, cloudpickle.dumps, copy.deepcopy], ids=["pickle", "cloudpickle", "deepcopy"])
+def test_a_traced_value_refuses_to_pickle(how):
+    """Pickling a Tracer inside the traced function raises an error naming it, the line and the fix."""
+    def f(x):
+        how(x)  # the line the error names
+        return x
+
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(tapegrad.ConcreteValueError) as info:
+        tapegrad.grad(f, 1.0)
+    assert str(info.value) == (
+        f"cannot pickle (or copy.copy/deepcopy) the traced value %2::float64 at test_pickle.py:{line}: "
+        "it exists only inside its trace, and a copy would carry its value without its gradient. "
+        "Inside the function, use x.copy() or np.copy(x) for a copy; to send work elsewhere, pickle "
+        "plain values, the tape (tapegrad.trace(f, *args)[1]) or the gradient function "
+        "(tapegrad.compiled_grad(f))")
