@@ -1,6 +1,6 @@
 """Data-parallel gradients with Dask: per-shard gradients on worker processes sum to the whole gradient.
 
-The recipe of docs/parallel.rst, checked: a LocalCluster of two worker processes (one thread
+The recipe of docs/guide/parallel.rst, checked: a LocalCluster of two worker processes (one thread
 each), started here; each shard's gradient computed on a worker with `grad` and with a
 `compiled_grad` shipped there; the shards' gradients summed and compared with the gradient
 of the whole dataset in this process.

@@ -14,16 +14,15 @@ programs are kept. The cache is bounded (least recently used signatures are drop
 Values a function reads from globals are baked in at trace time, as in ``jax.jit``: change a
 global and call ``g.cache_clear()``. Values a closure captures are inputs (differentiable, as
 in `grad`) and are read afresh on every call.
+
+A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
+send functions), compiled programs included, so the receiver runs them without tracing. The
+programs are functions made by exec, which the standard pickle cannot find by name: it
+pickles a compiled gradient only before its first call, and its function only by reference.
 """
 from __future__ import annotations
 
-import pickle
 from collections import OrderedDict
-
-try:
-    import cloudpickle
-except ImportError:  # optional (the dask extra): without it, compiled programs do not travel
-    cloudpickle = None
 
 from .codegen import compile_tape
 from ..grad import grad
@@ -86,34 +85,6 @@ class CompiledGrad:
         while len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
         return self._finish(out, args)
-
-    # --- pickling: a compiled gradient can be shipped to other processes (Dask, multiprocessing) ---
-    # `f` pickles as the pickler at hand can pickle it (pickle by reference; cloudpickle, as
-    # Dask uses, by value too). The compiled programs are functions made by exec, which only
-    # cloudpickle can pickle: when cloudpickle is installed they travel with `f` as one
-    # cloudpickle payload (the receiver runs them without tracing, and a lambda's compiled
-    # gradient pickles with plain pickle too); otherwise they are left behind and the receiver
-    # traces again, once per signature. Either way the results are the same.
-    # `f` goes into the programs' payload because the cache's signatures hold it and must find
-    # the same object on the other side.
-    def __getstate__(self):
-        state = dict(self.__dict__, _cache=None)
-        if cloudpickle is not None:
-            try:
-                state["_cache"] = cloudpickle.dumps((self.f, list(self._cache.items())))
-            except Exception:  # noqa: BLE001 - a constant cloudpickle cannot take: trace again there
-                state["_cache"] = None
-            else:
-                del state["f"]
-        return state
-
-    def __setstate__(self, state):
-        payload = state.pop("_cache")
-        self.__dict__.update(state)
-        self._cache = OrderedDict()
-        if payload is not None:
-            self.f, programs = pickle.loads(payload)
-            self._cache.update(programs)
 
     def _finish(self, out, args):
         value, grads = out
