@@ -66,12 +66,17 @@ def in_scipy(frame) -> bool:
     return module == "scipy" or module.startswith("scipy.")
 
 
-def user_location() -> str:
-    """``file.py:12`` of the innermost frame outside tapegrad and numpy, or ``<unknown>``."""
+def user_location(skip_packages=()) -> str:
+    """``file.py:12`` of the innermost frame outside tapegrad and numpy, or ``<unknown>``.
+
+    Frames of the packages named in `skip_packages` (``("pickle", "cloudpickle")``) are
+    passed over too.
+    """
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
-        if not fname.startswith(_SKIP_DIRS) and not in_scipy(frame):
+        package = (frame.f_globals.get("__name__") or "").split(".")[0]
+        if not fname.startswith(_SKIP_DIRS) and not in_scipy(frame) and package not in skip_packages:
             if "ipykernel_" in fname or fname.startswith("<ipython-input"):
                 return f"cell line {frame.f_lineno}"  # a notebook cell: its file name means nothing
             return f"{os.path.basename(fname)}:{frame.f_lineno}"

@@ -155,6 +155,9 @@ def wrap_result(ctx, tape, var, y, fn=None):
     return out
 
 
+_PICKLERS = ("pickle", "_pickle", "copyreg", "copy", "cloudpickle", "dill")  # their frames are not the user's
+
+
 class Tracer(ArrayLike):
     """A value being traced: it records every numpy operation applied to it on its tape.
 
@@ -180,6 +183,15 @@ class Tracer(ArrayLike):
             f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
             f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
             f"numpy functions rather than math or other functions that cannot see traced values"
+        )
+
+    def __reduce__(self):
+        raise ConcreteValueError(
+            f"cannot pickle (or copy.copy/deepcopy) the traced value {self._var}::{type_str(self._val)} "
+            f"at {user_location(skip_packages=_PICKLERS)}: it exists only inside its trace, and a "
+            f"copy would carry its value without its gradient. Inside the function, use x.copy() "
+            f"or np.copy(x) for a copy; to send work elsewhere, pickle plain values, the tape "
+            f"(tapegrad.trace(f, *args)[1]) or the gradient function (tapegrad.compiled_grad(f))"
         )
 
     # --- concrete values ---

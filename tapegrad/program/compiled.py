@@ -14,6 +14,11 @@ programs are kept. The cache is bounded (least recently used signatures are drop
 Values a function reads from globals are baked in at trace time, as in ``jax.jit``: change a
 global and call ``g.cache_clear()``. Values a closure captures are inputs (differentiable, as
 in `grad`) and are read afresh on every call.
+
+A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
+send functions), compiled programs included, so the receiver runs them without tracing. The
+programs are functions made by exec, which the standard pickle cannot find by name: it
+pickles a compiled gradient only before its first call, and its function only by reference.
 """
 from __future__ import annotations
 
@@ -79,7 +84,6 @@ class CompiledGrad:
         drops_df, df = _drop_function_tangent(optimized)
         chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
         program = compile_tape(optimized, "gradient_program", names=chosen)
-        program.__tape__ = tape
         program.__drops_df__ = drops_df
         program.__df__ = df
         self._cache.setdefault(key, []).append(program)

@@ -1,0 +1,115 @@
+"""Tapes and compiled gradients pickle, so they can go to other processes; traced values refuse."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import tapegrad
+
+try:
+    import cloudpickle
+except ImportError:  # pragma: no cover - the test extra installs it
+    cloudpickle = None
+
+needs_cloudpickle = pytest.mark.skipif(
+    cloudpickle is None, reason="cloudpickle is not installed: pip install -e '.[dask]' (the test extra installs it)")
+
+
+def branchy_loss(w, X, y):
+    """A module-level function (pickle finds it by name) with two paths."""
+    if w[0] > 0:
+        return np.mean((X @ w - y) ** 2)
+    return np.sum(np.tanh(w) ** 2)
+
+
+@pytest.fixture
+def data(rng):
+    return rng.normal(size=3) ** 2 + 0.1, rng.normal(size=(6, 3)), rng.normal(size=6)
+
+
+def _assert_same_grad(got, want):
+    assert got[0] == want[0]
+    assert all(np.array_equal(a, b) for a, b in zip(got[1][1:], want[1][1:]))
+
+
+@needs_cloudpickle
+def test_compiled_grad_pickles_with_its_programs(data):
+    """Through cloudpickle, a compiled gradient runs the programs compiled before, for both paths, without tracing."""
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss)
+    g(w, X, y)
+    g(-w, X, y)
+    g2 = pickle.loads(cloudpickle.dumps(g))
+    _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+    _assert_same_grad(g2(-w, X, y), tapegrad.grad(branchy_loss, -w, X, y))
+    assert g2.cache_info() == {"hits": 2, "misses": 1, "retraces": 1, "signatures": 1, "maxsize": 64}
+    assert g2.source(w, X, y) == g.source(w, X, y)
+
+
+@needs_cloudpickle
+def test_compiled_grad_of_a_closure_pickles_by_value(data):
+    """cloudpickle takes a lambda and what it captures along with the compiled program."""
+    w, X, y = data
+    scale = 3.0
+    g = tapegrad.compiled_grad(lambda w: scale * np.sum(np.sin(X @ w)))
+    want = g(w)
+    g2 = pickle.loads(cloudpickle.dumps(g))
+    got = g2(w)
+    assert got[0] == want[0] and np.array_equal(got[1][1], want[1][1])
+    assert got[1][0].scale == want[1][0].scale and np.array_equal(got[1][0].X, want[1][0].X)
+    assert g2.cache_info()["hits"] == 1
+
+
+def test_plain_pickle_takes_a_compiled_grad_without_programs(data):
+    """The standard pickle takes a compiled gradient of a module-level function before its first
+    call or after cache_clear(); the copy traces once and gives the same gradient."""
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss)
+    g(w, X, y)
+    g.cache_clear()
+    g2 = pickle.loads(pickle.dumps(g))
+    _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+    assert g2.cache_info() == {"hits": 0, "misses": 2, "retraces": 0, "signatures": 1, "maxsize": 64}
+
+
+def test_tape_round_trips_and_replays(data):
+    """An unpickled tape prints the same and replays to the same value on new inputs."""
+    w, X, y = data
+    _, tape = tapegrad.trace(branchy_loss, w, X, y)
+    tape2 = pickle.loads(pickle.dumps(tape))
+    assert str(tape2) == str(tape)
+    assert tape2.replay(branchy_loss, 2 * w, X, y) == tape.replay(branchy_loss, 2 * w, X, y)
+
+
+@needs_cloudpickle
+def test_gradient_tape_and_pullback_round_trip_with_cloudpickle(data):
+    """A pullback (closures in it) and its forward-and-backward tape come back whole through cloudpickle."""
+    w, X, y = data
+    _, back = tapegrad.pullback(branchy_loss, w, X, y)
+    want = back(1.0)
+    back2 = pickle.loads(cloudpickle.dumps(back))
+    assert str(back2.tape) == str(back.tape)
+    got = back2(2.0)
+    assert all(np.array_equal(a, 2 * b) for a, b in zip(got[1:], want[1:]))
+
+
+@pytest.mark.parametrize("how", [pickle.dumps, pytest.param("cloudpickle", marks=needs_cloudpickle), copy.deepcopy],
+                         ids=["pickle", "cloudpickle", "deepcopy"])
+def test_a_traced_value_refuses_to_pickle(how):
+    """Pickling a Tracer inside the traced function raises an error naming it, the line and the fix."""
+    dump = cloudpickle.dumps if how == "cloudpickle" else how
+
+    def f(x):
+        dump(x)  # the line the error names
+        return x
+
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(tapegrad.ConcreteValueError) as info:
+        tapegrad.grad(f, 1.0)
+    assert str(info.value) == (
+        f"cannot pickle (or copy.copy/deepcopy) the traced value %2::float64 at test_pickle.py:{line}: "
+        "it exists only inside its trace, and a copy would carry its value without its gradient. "
+        "Inside the function, use x.copy() or np.copy(x) for a copy; to send work elsewhere, pickle "
+        "plain values, the tape (tapegrad.trace(f, *args)[1]) or the gradient function "
+        "(tapegrad.compiled_grad(f))")
