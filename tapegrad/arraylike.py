@@ -18,7 +18,8 @@ import numpy as np
 from .errors import user_location
 from .pytree import Boxed, find_nested
 
-__all__ = ["ArrayLike", "VIEWS", "SHAPE_FUNCTIONS", "note_view", "primitive", "is_marked_primitive",
+__all__ = ["ArrayLike", "VIEWS", "READ_ONLY", "SHAPE_FUNCTIONS", "note_view", "view_positions",
+           "view_again", "concrete", "primitive", "is_marked_primitive",
            "is_traceable", "updated"]
 
 
@@ -94,10 +95,23 @@ def updated(x, index, v):
 SHAPE_FUNCTIONS = frozenset((np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
                              np.isrealobj, np.can_cast, np.min_scalar_type))
 
-# functions whose numpy result may share memory with their first argument
+# functions whose numpy result may share memory with their first argument (the split family
+# returns a list of such views)
 VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
          np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.diagonal, np.real,
-         np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d}
+         np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip,
+         np.fliplr, np.flipud, np.rot90, np.split, np.array_split, np.hsplit, np.vsplit,
+         np.dsplit}
+
+# views numpy makes read-only: a write into one raises numpy's ValueError
+READ_ONLY = {np.diagonal: "np.diagonal", np.broadcast_to: "np.broadcast_to"}
+
+
+def concrete(v):
+    """The plain value under nested traced or dual values (a Tracer of an outer trace holds one)."""
+    while isinstance(v, ArrayLike):
+        v = v._val
+    return v
 
 
 def _is_basic_index(index):
@@ -107,21 +121,89 @@ def _is_basic_index(index):
                for i in items)
 
 
-def note_view(view, base, fn, args):
-    """Remember that `view` may share memory with `base` (numpy would), for in-place writes."""
-    if not isinstance(base._val, np.ndarray) or not isinstance(view._val, np.ndarray):
+def note_view(out, fn, args, kwargs):
+    """Remember that `out` shares memory with ``args[0]`` where numpy's result would, so that a
+    write into either one reaches the other, as in numpy.
+
+    A view made by basic indexing writes back through ``base[index] = view``. Any other view
+    (a transpose, a flip, a part of a split, a reshape that numpy does not copy) writes back
+    through the positions of its elements in the base, found by applying the same function
+    to an array of positions when a write first needs them (`view_positions`). A reshape or
+    ravel that numpy answers with a copy is no view; diagonal and broadcast_to are read-only.
+    """
+    base = args[0]
+    base_val = concrete(base)
+    if not isinstance(base_val, np.ndarray):
+        return
+    if type(out) is list or type(out) is tuple:  # np.split and its family: each part is a view
+        rest = (args[1:], kwargs)
+        for i, part in enumerate(out):
+            if isinstance(part, ArrayLike):
+                _link(part, base, (None, fn, rest, i, None))
+        return
+    if not isinstance(out, ArrayLike) or not isinstance(concrete(out), np.ndarray):
         return
     if fn is operator.getitem:
-        if not _is_basic_index(args[1]):
-            return  # advanced indexing copies
-        view._base = (base, args[1], True)
+        if _is_basic_index(args[1]):
+            _link(out, base, (args[1], fn, ((), None), None, None))
+        return  # advanced indexing copies
+    if fn in READ_ONLY or (fn is np.imag and not np.iscomplexobj(base_val)):
+        name = READ_ONLY.get(fn, "x.imag of a real array")
+        error = (ValueError, f"{name} returns a read-only view in numpy: assignment destination "
+                             f"is read-only; take a copy first with x.copy()")
+    elif (fn is np.real or fn is np.imag) and np.iscomplexobj(base_val):
+        error = (TypeError, f"{fn.__name__} of a complex array is a view of half of each "
+                            f"element, which tapegrad does not write through; update the "
+                            f"original array instead (x = re + 1j * im)")
+    elif not np.may_share_memory(concrete(out), base_val):
+        return  # numpy copied (a reshape or ravel of an array that is not contiguous)
     else:
-        view._base = (base, fn, False)  # a view we cannot write through
+        error = None
+    _link(out, base, (None, fn, (args[1:], kwargs), None, error))
+
+
+def _link(view, base, how):
+    """view._base = (base, index, fn, (args, kwargs), item, error); base._views gets view."""
+    view._base = (base, *how)
     views = getattr(base, "_views", None)
     if views is None:
         base._views = [view]
     else:
         views.append(view)
+
+
+def view_positions(view):
+    """The index at which `view`'s elements sit in its base: ``base[index]`` reads the view.
+
+    The view's own function, applied to an array that holds each position of the base,
+    gives the positions; this is what numpy's strides mean, in numpy's own words.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> def f(x):
+    ...     np.flip(x)[0] = 10.0
+    ...     return x
+    >>> tapegrad.trace(f, np.zeros(3))[0]
+    array([ 0.,  0., 10.])
+    """
+    base, index, fn, (args, kwargs), item, _ = view._base
+    if index is not None:
+        return index
+    shape = np.shape(base)
+    positions = fn(np.arange(np.size(base)).reshape(shape), *args, **(kwargs or {}))
+    if item is not None:
+        positions = positions[item]
+    return np.unravel_index(positions, shape)
+
+
+def view_again(view):
+    """The value of `view` taken again from its base (after the base was written)."""
+    base, index, fn, (args, kwargs), item, _ = view._base
+    if index is not None:
+        return base[index]
+    out = fn(base, *args, **(kwargs or {}))
+    return out if item is None else out[item]
 
 
 class ArrayLike(Boxed):
@@ -206,13 +288,22 @@ class ArrayLike(Boxed):
             return self._dispatch(np.transpose, (self,), None)
         return self._dispatch(np.transpose, (self, tuple(axes)), None)
 
+    def flatten(self, order="C"):
+        """``x.flatten()`` is a copy of ``np.ravel(x)``, as numpy's method: never a view."""
+        out = self._dispatch(np.ravel, (self,), None if order == "C" else {"order": order})
+        views = getattr(self, "_views", None)
+        if getattr(out, "_base", None) is not None and views and views[-1] is out:
+            views.pop()
+            out._base = None
+        return out
+
     def astype(self, dtype, **kwargs):
         return self._dispatch(np.astype, (self, dtype), kwargs)
 
     # --- in-place updates: done as functional updates, after which this object holds the result.
     # Subclasses provide _take(new) (adopt new's state), _label() and _make_stale(reason).
     def __setitem__(self, index, value):
-        if not isinstance(self._val, np.ndarray):
+        if not isinstance(concrete(self), np.ndarray):
             raise TypeError(f"item assignment on the scalar {self._label()} at {user_location()}")
         self._check_writable("x[...] = v")
         self._become(self._dispatch(updated, (self, index, value), None))
@@ -220,7 +311,7 @@ class ArrayLike(Boxed):
     def sort(self, axis=-1, kind=None):
         """``x.sort()`` sorts in place, as numpy's method: from now on this value is
         ``np.sort(x, axis)`` (through a view, its base changes too)."""
-        if not isinstance(self._val, np.ndarray):
+        if not isinstance(concrete(self), np.ndarray):
             raise TypeError(f"sort() of the scalar {self._label()} at {user_location()}")
         self._check_writable("x.sort()")
         kwargs = {"axis": axis} if kind is None else {"axis": axis, "kind": kind}
@@ -228,13 +319,9 @@ class ArrayLike(Boxed):
 
     def _check_writable(self, pattern):
         base = getattr(self, "_base", None)
-        if base is not None and not base[2]:
-            raise TypeError(
-                f"{pattern} at {user_location()} writes into {self._label()}, a view made by "
-                f"{base[1].__name__}; numpy would write through to the original array, which "
-                f"tapegrad does not follow for this kind of view: update the original array "
-                f"instead (or take a copy first with x.copy())"
-            )
+        if base is not None and base[5] is not None:
+            kind, why = base[5]
+            raise kind(f"{pattern} at {user_location()} writes into {self._label()}, a view: {why}")
 
     def _become(self, new, keep=None):
         """Stand for `new` from now on; write through to the base of a view; stale other views."""
@@ -251,27 +338,29 @@ class ArrayLike(Boxed):
             self._views = [keep] if keep is not None else []
         base = getattr(self, "_base", None)
         if base is not None:
-            parent, index, _ = base
+            parent = base[0]
+            index = view_positions(self)
             parent._become(parent._dispatch(updated, (parent, index, self), None), keep=self)
 
     def _inplace(self, ufunc, other):
         new = self._dispatch(ufunc, (self, other), None)
-        if not isinstance(self._val, np.ndarray):
+        val = concrete(self)
+        if not isinstance(val, np.ndarray):
             return new  # numbers are immutable: x += y rebinds the name only
         self._check_writable(f"{ufunc.__name__} in place")
-        new_val = getattr(new, "_val", new)
-        if np.shape(new_val) != self._val.shape:
+        new_val = concrete(new)
+        if np.shape(new_val) != val.shape:
             raise ValueError(
-                f"non-broadcastable output operand with shape {self._val.shape} doesn't match the "
+                f"non-broadcastable output operand with shape {val.shape} doesn't match the "
                 f"broadcast shape {np.shape(new_val)} (in-place {ufunc.__name__} at {user_location()})"
             )
-        if np.result_type(new_val) != self._val.dtype:
-            if not np.can_cast(np.result_type(new_val), self._val.dtype, "same_kind"):
+        if np.result_type(new_val) != val.dtype:
+            if not np.can_cast(np.result_type(new_val), val.dtype, "same_kind"):
                 raise TypeError(
                     f"in-place {ufunc.__name__} at {user_location()} cannot cast "
-                    f"{np.result_type(new_val)} to {self._val.dtype} (numpy's same_kind rule)"
+                    f"{np.result_type(new_val)} to {val.dtype} (numpy's same_kind rule)"
                 )
-            new = self._dispatch(np.astype, (new, self._val.dtype), None)
+            new = self._dispatch(np.astype, (new, val.dtype), None)
         self._become(new)
         return self
 
@@ -344,7 +433,7 @@ for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolu
 for _name, _fn in [
     ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
     ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod),
-    ("ravel", np.ravel), ("flatten", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
+    ("ravel", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
     ("clip", np.clip), ("copy", np.copy), ("swapaxes", np.swapaxes), ("diagonal", np.diagonal),
     ("trace", np.trace), ("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort),
     ("repeat", np.repeat), ("round", np.round), ("conj", np.conj), ("conjugate", np.conj),

@@ -25,7 +25,7 @@ from .errors import (
     type_str,
     user_location,
 )
-from .arraylike import VIEWS, ArrayLike, note_view
+from .arraylike import VIEWS, ArrayLike, note_view, view_again
 from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
@@ -45,12 +45,14 @@ def active_tapes() -> list:
 
 
 class _StaleTape:
-    """Stands in for the tape of a view whose base was written in place: any use raises."""
+    """Stands in for the tape of a view whose base was written in place: the next use takes
+    the view again from its base (`refresh`), as numpy shows the write through the view."""
 
-    __slots__ = ("reason", "level", "closed")
+    __slots__ = ("reason", "level", "closed", "tape")
 
-    def __init__(self, reason):
+    def __init__(self, reason, tape):
         self.reason = reason
+        self.tape = tape
         self.level = 1 << 60  # chosen as "innermost" by record_call, which then raises
         self.closed = True
 
@@ -85,12 +87,36 @@ def record_call(fn, args, kwargs):
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
         return fn(*args, **kwargs)
     if tape.closed:
-        raise escaped_error(next(a for a in nested((*args, *(kwargs or {}).values()))
-                            if type(a) is Tracer and a._tape is tape))
+        for a in nested((*args, *(kwargs or {}).values())):
+            if type(a) is Tracer and a._tape.closed and not refresh(a):
+                raise escaped_error(a)
+        return record_call(fn, args, kwargs)
     out = tape.ctx.record(tape, fn, args, kwargs)
-    if fn in VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
-        note_view(out, args[0], fn, args)
+    if fn in VIEWS and type(args[0]) is Tracer:
+        note_view(out, fn, args, kwargs)
     return out
+
+
+def refresh(view) -> bool:
+    """Take a view whose base was written in place again from its base (False: it cannot be).
+
+    Staling a view is free and taking it again costs one op, so a loop that reads rows of a
+    buffer it writes records each row once, when it is next used.
+    """
+    stale = view._tape
+    if type(stale) is not _StaleTape or stale.tape.closed or getattr(view, "_base", None) is None:
+        return False
+    base = view._base[0]
+    if type(base._tape) is _StaleTape and not refresh(base):
+        return False
+    view._tape = stale.tape
+    siblings = base._views
+    n = len(siblings)
+    new = view_again(view)
+    del siblings[n:]  # taking the view again noted new views of base: view stands for them
+    siblings.append(view)
+    view._var, view._val = new._var, new._val
+    return True
 
 
 def _innermost(items, tape):
@@ -151,7 +177,9 @@ class Tracer(ArrayLike):
     def _guard(self, guard, value):
         tape = self._tape
         if tape.closed:
-            raise escaped_error(self)
+            if not refresh(self):
+                raise escaped_error(self)
+            tape = self._tape
         tape.push_call(guard, (self._var, value), None, value, user_location())
         return value
 
@@ -219,7 +247,8 @@ class Tracer(ArrayLike):
         return repr(self._var)
 
     def _make_stale(self, reason):
-        self._tape = _StaleTape(reason)
+        if type(self._tape) is not _StaleTape:
+            self._tape = _StaleTape(reason, self._tape)
 
 
 def plain_scalar(v):
