@@ -297,6 +297,10 @@ class ArrayLike(Boxed):
             out._base = None
         return out
 
+    def fill(self, value):
+        """``x.fill(v)`` sets every element to v, as numpy's method: ``x[...] = v``."""
+        self[...] = value
+
     def astype(self, dtype, **kwargs):
         return self._dispatch(np.astype, (self, dtype), kwargs)
 

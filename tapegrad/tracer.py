@@ -25,6 +25,7 @@ from .errors import (
     type_str,
     user_location,
 )
+from .buffers import Buffer, TracedBuffer, unbuffer_all
 from .arraylike import VIEWS, ArrayLike, note_view, view_again
 from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
@@ -81,9 +82,19 @@ def record_call(fn, args, kwargs):
             if tape is None or at.level > tape.level:
                 tape = at
         elif (t is list or t is tuple) and a:
-            tape = _innermost(nested(a), tape)
+            try:
+                tape = _innermost(nested(a), tape)
+            except _HoldsBuffer:
+                return record_call(fn, unbuffer_all(args), kwargs)
+        elif t is Buffer or t is TracedBuffer:
+            # a preallocated buffer: its plain array, or the traced value it stands for (the
+            # buffer itself would change its kind on the tape when written)
+            return record_call(fn, unbuffer_all(args), kwargs)
     if kwargs:
-        tape = _innermost(nested(kwargs.values()), tape)
+        try:
+            tape = _innermost(nested(kwargs.values()), tape)
+        except _HoldsBuffer:
+            return record_call(fn, args, dict(zip(kwargs, unbuffer_all(kwargs.values()))))
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
         return fn(*args, **kwargs)
     if tape.closed:
@@ -119,11 +130,18 @@ def refresh(view) -> bool:
     return True
 
 
+class _HoldsBuffer(Exception):
+    """A traced buffer among the items: the call is made again with it unboxed."""
+
+
 def _innermost(items, tape):
     """The innermost of `tape` and the tapes of the Tracers among `items`."""
     for a in items:
-        if type(a) is Tracer and (tape is None or a._tape.level > tape.level):
+        t = type(a)
+        if t is Tracer and (tape is None or a._tape.level > tape.level):
             tape = a._tape
+        elif t is Buffer or t is TracedBuffer:
+            raise _HoldsBuffer
     return tape
 
 

@@ -179,15 +179,20 @@ def test_in_place_dtype_and_shape_rules_follow_numpy():
         grad(lambda x: np.sum(x.__iadd__(np.ones((2, 2)))), np.ones(2))
 
 
+PLAIN = np.zeros(3)
+
+
 def test_writing_a_traced_value_into_a_plain_array_says_how_to_fix_it():
-    """out = np.zeros(3); out[0] = t raises an error that names np.stack / np.where."""
+    """Writing into an array made outside the traced function raises an error that names the
+    constructors to use inside it and np.stack."""
     def f(t):
-        out = np.zeros(3)
+        out = PLAIN.copy()  # a global: a closure's arrays would be traced
         out[0] = t
         return np.sum(out)
 
     with pytest.raises(ConcreteValueError, match=r"at test_arraylike.py:\d+: a traced value cannot be "
-                                                 r"written into a plain ndarray.*np.stack"):
+                                                 r"written into a plain ndarray.*np.zeros, np.empty, np.ones, "
+                                                 r"np.full or their _like forms.*np.stack"):
         grad(f, 1.0)
 
 

@@ -1,0 +1,240 @@
+"""Preallocated buffers: ``traj = np.zeros((n, 2)); traj[0] = u0; traj[i + 1] = ...``.
+
+numpy offers no dispatch for ``np.zeros``, and an ndarray cannot hold a traced value: numpy
+asks the value for a plain number and a traced value must refuse (its gradient would be
+lost). So while a trace is active in this thread, the constructors (``np.zeros``,
+``np.empty``, ``np.ones``, ``np.full`` and their ``_like`` forms, see `tapegrad.literals`)
+answer the user's code with a `Buffer`: the very array numpy made, seen through a subclass
+that only adds ``__setitem__`` and ``fill``. Until a traced value is written into it, a
+Buffer is that plain array: numpy computes with it as ever, its results are plain arrays
+(``__array_wrap__``), and nothing of it is recorded, so a buffer that is never written with
+a traced value costs what it costs today.
+
+The first write of a traced value turns the buffer into a `TracedBuffer` (its class is
+swapped in place, so every name bound to it sees the change): from then on it stands for a
+traced value, ``updated(old values, index, value)``, which the write recorded. Every use of
+it (operators, numpy functions and ufuncs, methods, indexing, iteration, being returned)
+goes to that traced value, and further writes update it as writes into a traced array do.
+Its own memory keeps the plain values it had at the first traced write.
+
+A write into a view of a buffer (``row = traj[0]; row[1] = t``) reaches the buffer through
+the positions of the view's elements in the buffer's memory, as numpy's strides say. A view
+taken before the first traced write keeps showing the memory; take views after it (or
+index the buffer itself), which are then traced views that follow every write.
+
+Outside a trace, in other threads, and for calls from numpy, scipy or tapegrad itself, the
+constructors return numpy's own arrays. Code that imported a constructor by name (``from
+numpy import zeros``) gets plain arrays, and writing a traced value into one raises the
+error that says how to build the array instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arraylike import updated
+from .errors import user_location
+from .pytree import Boxed, find_nested
+
+__all__ = ["Buffer", "TracedBuffer", "unbuffer", "unbuffer_all"]
+
+
+def _traced_part(value):
+    """The traced or dual value in `value` (also inside lists and tuples), or None."""
+    t = type(value)
+    if t is float or t is int or t is np.float64:
+        return None
+    if t is TracedBuffer:
+        return value._traced
+    if isinstance(value, Boxed):
+        return value
+    if t is list or t is tuple:
+        return find_nested(value, (Boxed, TracedBuffer))
+    return None
+
+
+def _root(view):
+    """The buffer whose memory `view` (a Buffer) shows."""
+    root = view
+    while isinstance(root.base, Buffer):
+        root = root.base
+    return root
+
+
+def _positions(view, root):
+    """The index of each element of `view` in `root`, from their addresses in memory."""
+    if view.itemsize != root.itemsize or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        raise TypeError(
+            f"a write at {user_location()} into a view of a preallocated {root.dtype} buffer "
+            f"whose elements are parts of the buffer's elements (.real, .imag, .view(dtype)) "
+            f"cannot be followed; write into the buffer itself"
+        )
+    start = view.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    offsets = np.array(start, dtype=np.intp)
+    for n, stride in zip(view.shape, view.strides):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.intp) * stride)
+    order = "C" if root.flags.c_contiguous else "F"
+    return np.unravel_index(offsets // root.itemsize, root.shape, order=order)
+
+
+class Buffer(np.ndarray):
+    """An array that np.zeros and its kind made in a traced function: plain until a traced
+    value is written into it, then a `TracedBuffer`.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> def euler(k, u0):
+    ...     u = np.zeros(3)
+    ...     u[0] = u0
+    ...     for i in range(2):
+    ...         u[i + 1] = u[i] - 0.5 * k * u[i]
+    ...     return u[-1]
+    >>> tapegrad.grad(euler, 1.0, 2.0)
+    (0.5, (ZeroTangent(), -1.0, 0.25))
+    """
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        # what numpy computes from a buffer is a plain result, as from any array
+        arr = arr.view(np.ndarray)
+        return arr[()] if return_scalar else arr
+
+    def __setitem__(self, index, value):
+        traced = _traced_part(value)
+        if self.base is None or not isinstance(self.base, Buffer):
+            if traced is None:
+                np.ndarray.__setitem__(self, index, value)
+            else:
+                self._take(updated(np.array(self.view(np.ndarray)), index, value))
+            return
+        root = _root(self)  # a view: the write goes to the buffer it shows
+        if traced is None and type(root) is Buffer:
+            np.ndarray.__setitem__(self, index, value)
+            return
+        where = tuple(p[index] for p in _positions(self, root))
+        root[where] = value
+
+    def fill(self, value):
+        """``x.fill(v)`` is ``x[...] = v``: a traced `v` makes the buffer traced."""
+        self[...] = value
+
+    def _take(self, new):
+        """From now on stand for the traced value `new`."""
+        self.__class__ = TracedBuffer
+        self._traced = new
+
+
+def unbuffer(x):
+    """The traced value a TracedBuffer stands for, a Buffer's plain array, anything else as is."""
+    t = type(x)
+    if t is TracedBuffer:
+        return x._traced
+    if t is Buffer:
+        return x.view(np.ndarray)
+    return x
+
+
+def unbuffer_all(items):
+    """`items` (a tuple or list, nested) with every buffer unboxed (see `unbuffer`)."""
+    out = []
+    for a in items:
+        t = type(a)
+        if t is list or t is tuple:
+            out.append(t(unbuffer_all(a)))
+        else:
+            out.append(unbuffer(a))
+    return out
+
+
+#: attributes a traced buffer answers from its own array (shapes are fixed while tracing)
+_OWN = frozenset(("__class__", "__dict__", "_traced", "_take", "shape", "ndim", "size", "dtype",
+                  "itemsize", "nbytes", "base", "flags", "strides", "__array_interface__",
+                  "__array_wrap__", "__array_finalize__", "__array_priority__", "view"))
+
+
+class TracedBuffer(Buffer):
+    """A preallocated buffer that a traced value was written into: it stands for that value.
+
+    Every operation goes to the traced value ``self._traced`` (a Tracer); writes update it.
+    """
+
+    def __getattribute__(self, name):
+        if name in _OWN:
+            return object.__getattribute__(self, name)
+        return getattr(object.__getattribute__(self, "_traced"), name)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            kwargs["out"] = tuple(unbuffer_all(out))
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        result = fn(*unbuffer_all(inputs), **kwargs)
+        if out is not None and len(out) == 1 and out[0] is self:
+            return self  # numpy returns the array written into
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        kwargs = dict(zip(kwargs, unbuffer_all(kwargs.values())))
+        return func(*unbuffer_all(args), **kwargs)
+
+    def __getitem__(self, index):
+        return self._traced[index]
+
+    def __setitem__(self, index, value):
+        self._traced[index] = unbuffer(value)
+
+    def __iter__(self):
+        return iter(self._traced)
+
+    def __len__(self):
+        return len(self._traced)
+
+    def __repr__(self):
+        return repr(self._traced)
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        return bool(self._traced)
+
+    def __float__(self):
+        return float(self._traced)
+
+    def __int__(self):
+        return int(self._traced)
+
+    def __index__(self):
+        return self._traced.__index__()
+
+    def __copy__(self):
+        return self._traced.copy()
+
+    def __reduce__(self):
+        raise TypeError(f"a traced buffer cannot be pickled or deep-copied (at {user_location()})")
+
+
+def _operator(name):
+    def method(self, *args):
+        return getattr(self._traced, name)(*unbuffer_all(args))
+
+    method.__name__ = name
+    return method
+
+
+def _inplace(name):
+    def method(self, other):
+        getattr(self._traced, name)(unbuffer(other))  # the traced value is updated in place
+        return self
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "divmod"):
+    for _n in (f"__{_name}__", f"__r{_name}__"):
+        setattr(TracedBuffer, _n, _operator(_n))
+for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert"):
+    setattr(TracedBuffer, f"__{_name}__", _operator(f"__{_name}__"))
+for _name in ("add", "sub", "mul", "truediv", "pow", "matmul"):
+    setattr(TracedBuffer, f"__i{_name}__", _inplace(f"__i{_name}__"))
+TracedBuffer.__hash__ = None

@@ -1,0 +1,208 @@
+"""Preallocated buffers: arrays from np.zeros, np.empty, np.ones, np.full and their _like forms,
+filled with traced values by index, slice, mask or fancy index, differentiate as numpy computes
+them, traced, compiled and replayed; outside a trace and in other threads numpy is untouched."""
+import threading
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import ConcreteValueError, check_grad, compiled_grad, grad, trace
+from tapegrad.buffers import Buffer
+from tapegrad.literals import CONSTRUCTORS
+
+#: (name, a constructor call making a (4, 3) float64 array from x, a traced (4, 3) array)
+CONSTRUCTOR_CALLS = [
+    ("zeros", lambda x: np.zeros((4, 3))),
+    ("empty", lambda x: np.empty((4, 3))),
+    ("ones", lambda x: np.ones((4, 3))),
+    ("full", lambda x: np.full((4, 3), 2.5)),
+    ("zeros_like", lambda x: np.zeros_like(x)),
+    ("empty_like", lambda x: np.empty_like(x)),
+    ("ones_like", lambda x: np.ones_like(x)),
+    ("full_like", lambda x: np.full_like(x, -1.5)),
+]
+
+#: (name, a write of traced values into the buffer b, from x)
+WRITES = [
+    ("index", lambda b, x: b.__setitem__((1, 2), x[0, 0] * x[1, 1])),
+    ("row", lambda b, x: b.__setitem__(0, np.sin(x[2]))),
+    ("slice", lambda b, x: b.__setitem__(slice(1, 3), x[:2] ** 2)),
+    ("mask", lambda b, x: b.__setitem__(x > 0, x[x > 0] * 3.0)),
+    ("fancy", lambda b, x: b.__setitem__(([0, 3], [1, 2]), x[0, :2])),
+    ("broadcast", lambda b, x: b.__setitem__((slice(None), 1), x[1, 0])),
+    ("fill", lambda b, x: b.fill(x[3, 2])),
+    ("augmented", lambda b, x: b.__setitem__(slice(None), b + x * x)),
+]
+
+
+def assert_as_numpy(f, *args):
+    """Value as numpy's own; gradient as central differences; compiled and replayed alike."""
+    expected = f(*[np.array(a) for a in args])
+    value, tape = trace(f, *args)
+    assert type(value) is type(expected)
+    np.testing.assert_array_equal(value, expected)
+    check_grad(f, *args, modes=("rev",))
+
+    def total(*a):
+        return np.sum(f(*a) * np.arange(1.0, np.size(expected) + 1).reshape(np.shape(expected)))
+
+    cv, cg = compiled_grad(total)(*args)
+    fv, fg = grad(total, *args)
+    assert cv == fv
+    for a, b in zip(cg[1:], fg[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    new = [a * 0.5 + 0.25 for a in args]
+    np.testing.assert_allclose(tape.replay(f, *new), f(*[np.array(a) for a in new]), rtol=1e-14)
+
+
+@pytest.mark.parametrize("cname, make", CONSTRUCTOR_CALLS, ids=[n for n, _ in CONSTRUCTOR_CALLS])
+@pytest.mark.parametrize("wname, write", WRITES, ids=[n for n, _ in WRITES])
+def test_buffer_written_with_traced_values(cname, make, wname, write, rng):
+    """Each constructor's buffer, written each way, has numpy's value and the right gradient."""
+    def f(x):
+        b = make(x)
+        if cname.startswith("empty"):
+            b[...] = 0.5  # numpy leaves empty's values unset
+        write(b, x)
+        return b * 2.0 + 1.0
+
+    assert_as_numpy(f, rng.standard_normal((4, 3)))
+
+
+def euler(p, u0, n=20, dt=0.05):
+    """A damped oscillator x'' = -k x - c x', Euler steps into a preallocated trajectory."""
+    k, c = p
+    traj = np.zeros((n, 2))
+    traj[0] = u0
+    for i in range(n - 1):
+        x, v = traj[i]
+        traj[i + 1] = traj[i] + dt * np.array([v, -k * x - c * v])
+    return traj
+
+
+def test_euler_trajectory_differentiates_in_parameters_and_initial_state():
+    """The Euler integrator every course writes: gradient w.r.t. p and u0, as numpy computes."""
+    assert_as_numpy(euler, np.array([4.0, 0.3]), np.array([1.0, 0.0]))
+
+
+def test_euler_trajectory_closed_form():
+    """With c = 0 and one step, x1 = x0 + dt v0 and v1 = v0 - dt k x0: exact derivatives."""
+    def last(p, u0):
+        return euler(p, u0, n=2, dt=0.1)[1, 1]
+
+    _, (_, dp, du0) = grad(last, np.array([4.0, 0.0]), np.array([1.5, 0.5]))
+    assert dp.tolist() == [-0.1 * 1.5, -0.1 * 0.5] and du0.tolist() == [-0.1 * 4.0, 1.0]
+
+
+def test_plain_initial_state_then_traced_steps(rng):
+    """A buffer first written with plain values and then with traced ones keeps both."""
+    def f(k):
+        u = np.ones(4)
+        u[1] = 3.0
+        u[2:] = k * u[:2]
+        return u
+
+    assert_as_numpy(f, 0.7)
+
+
+def test_write_through_a_view_of_a_buffer(rng):
+    """row = b[1]; row[2] = t writes into b, as in numpy, before and after b is traced."""
+    def f(x):
+        b = np.zeros((3, 4))
+        row, col = b[1], b[:, 2]
+        row[2] = x[0]
+        col[0] = x[1] * 2.0
+        b.T[3, 2] = x[2]
+        return b
+
+    assert_as_numpy(f, rng.standard_normal(3))
+
+
+def test_buffer_never_written_with_traced_values_records_nothing():
+    """A buffer only ever holding constants adds no op to the tape, and its results are plain."""
+    seen = []
+
+    def f(x):
+        b = np.zeros(3)
+        b[0] = 2.0
+        c = b * 3.0 + 1.0
+        seen.append((type(b), type(c), type(np.sum(b))))
+        return x * np.sum(c)
+
+    _, tape = trace(f, 1.5)
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function f\n"
+        "  inp %2::float64   # x\n"
+        "  %3 = multiply(%2, 9.0)::float64"
+    )
+    assert seen == [(Buffer, np.ndarray, np.float64)]
+
+
+def test_numpy_is_untouched_outside_a_trace_and_in_other_threads():
+    """Outside a trace np.zeros is numpy's own; while one thread traces, another gets plain arrays."""
+    assert all(getattr(np, name) is fn for name, fn in CONSTRUCTORS.items())
+    started, done, seen = threading.Event(), threading.Event(), []
+
+    def other():
+        started.wait()
+        seen.append(type(np.zeros(2)))
+        done.set()
+
+    def f(x):
+        started.set()
+        done.wait(10)
+        b = np.zeros(2)
+        b[0] = x
+        return b
+
+    t = threading.Thread(target=other)
+    t.start()
+    value, _ = trace(f, 1.5)
+    t.join()
+    assert seen == [np.ndarray] and value.tolist() == [1.5, 0.0]
+    assert all(getattr(np, name) is fn for name, fn in CONSTRUCTORS.items())
+
+
+def test_constructor_imported_by_name_gives_the_clear_error():
+    """``from numpy import zeros`` bypasses the buffers: the write raises, saying how to build it."""
+    zeros = CONSTRUCTORS["zeros"]
+
+    def f(x):
+        b = zeros(2)
+        b[0] = x
+        return b
+
+    with pytest.raises(ConcreteValueError, match="a traced value cannot be written into a plain "
+                                                 "ndarray"):
+        grad(lambda x: np.sum(f(x)), 1.0)
+
+
+def test_buffer_returned_inside_a_structure(rng):
+    """A traced buffer returned in a tuple or dict is the traced value it stands for."""
+    def f(x):
+        b = np.zeros(2)
+        b[1] = x
+        return {"b": b, "twice": (b * 2.0, b)}
+
+    out, tape = trace(f, 1.5)
+    assert out["b"].tolist() == [0.0, 1.5] and out["twice"][0].tolist() == [0.0, 3.0]
+    check_grad(lambda x: f(x)["twice"][1], 0.3, modes=("rev",))
+
+
+def test_traced_buffer_behaves_as_the_traced_array(rng):
+    """Methods, attributes, iteration, operators on either side and numpy functions of a
+    traced buffer act on its traced value."""
+    def f(x):
+        b = np.zeros(3)
+        b[:] = x
+        total = sum(v * v for v in b)
+        b += x
+        b *= 2.0
+        return (total + b.sum() + np.mean(b) + (x @ b) + (b @ x) + b.T.dot(x) + len(b)
+                + np.stack([b, x]).max() + b.reshape(3, 1)[2, 0] + b.shape[0])
+
+    check_grad(f, rng.standard_normal(3), modes=("rev",))
+    x = rng.standard_normal(3)
+    assert grad(f, x)[0] == pytest.approx(f(x), rel=1e-14)
