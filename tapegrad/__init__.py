@@ -35,7 +35,7 @@ from .show.printing import format_tape
 from .show.explain import explain, explain_text
 from .show.drawing import draw, render, to_dot
 from . import rules  # noqa: F401  (registers the rules)
-from . import extend, literals, scipy  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
+from . import extend, literals, scipy, writes  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
 
 literals.install()  # np.array([...]) of traced values (see tapegrad.literals)
 

@@ -18,7 +18,7 @@ import numpy as np
 from .errors import user_location
 from .pytree import Boxed, find_nested
 
-__all__ = ["ArrayLike", "VIEWS", "READ_ONLY", "SHAPE_FUNCTIONS", "note_view", "view_positions",
+__all__ = ["ArrayLike", "VIEWS", "WRITERS", "added_at", "READ_ONLY", "SHAPE_FUNCTIONS", "note_view", "view_positions",
            "view_again", "concrete", "primitive", "is_marked_primitive",
            "is_traceable", "updated"]
 
@@ -88,6 +88,20 @@ def updated(x, index, v):
     out = np.array(x, copy=True)
     out[index] = v
     return out
+
+
+@primitive(traceable=False)
+def added_at(x, index, b):
+    """A copy of `x` with ``np.add.at(x, index, b)`` applied: unbuffered, so a position that
+    `index` names several times receives every share; the functional form of ``np.add.at``."""
+    out = np.array(x, copy=True)
+    np.add.at(out, index, b)
+    return out
+
+
+#: writers among numpy's functions (np.copyto, np.put, ...), filled by `tapegrad.writes`: a
+#: call of one that reaches a traced value goes to its handler, ``handler(*args, **kwargs)``
+WRITERS = {}
 
 
 # numpy functions that depend only on shapes, which are fixed while tracing: they answer with
@@ -218,18 +232,27 @@ class ArrayLike(Boxed):
 
     # --- numpy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise TypeError(
-                f"{ufunc.__name__}(..., out=...) at {user_location()} would write {self._label()} "
-                f"into an array in place; use the returned value instead"
-            )
-        kwargs.pop("out", None)
+        if method == "at":
+            return _ufunc_at(ufunc, *inputs)
+        out = kwargs.pop("out", None)
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
-        return self._dispatch(fn, inputs, kwargs)
+        if out is None:
+            return self._dispatch(fn, inputs, kwargs)
+        where = kwargs.pop("where", True)
+        results = self._dispatch(fn, inputs, kwargs)
+        return _write_out(out, results if ufunc.nout > 1 else (results,), where)
 
     def __array_function__(self, func, types, args, kwargs):
         if func in SHAPE_FUNCTIONS:
             return func(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
+        writer = WRITERS.get(func)
+        if writer is not None:
+            return writer(*args, **kwargs)
+        out = kwargs.get("out")
+        if out is not None:  # a reduction or another function writing into out=
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+            result = self._dispatch(func, args, kwargs)
+            return _write_out(out if type(out) is tuple else (out,), (result,), True)
         return self._dispatch(func, args, kwargs)
 
     # --- containers ---
@@ -369,6 +392,29 @@ class ArrayLike(Boxed):
         return self
 
     __hash__ = object.__hash__
+
+
+def _write_out(out, results, where):
+    """Write each result into its ``out=`` array, as numpy does (``where=``: only there);
+    numpy returns the out arrays."""
+    for target, result in zip(out, results):
+        if target is None:
+            continue
+        if where is not True:
+            result = np.where(where, result, target)
+        target[...] = result
+    return out[0] if len(out) == 1 else out
+
+
+def _ufunc_at(ufunc, a, index, b=None):
+    """``np.add.at(a, index, b)`` and ``np.subtract.at``: unbuffered, every share counts."""
+    if ufunc is np.add or ufunc is np.subtract:
+        a[...] = added_at(a, index, b if ufunc is np.add else np.negative(b))
+        return None
+    raise NotImplementedError(
+        f"np.{ufunc.__name__}.at at {user_location()} with traced values: tapegrad follows "
+        f"np.add.at and np.subtract.at; write the updates as x[index] = ... in a loop instead"
+    )
 
 
 def _stale_all(view, reason):

@@ -30,13 +30,14 @@ import threading
 
 import numpy as np
 
-from .buffers import Buffer
+from .buffers import Buffer, TracedBuffer
 from .errors import in_library, in_scipy
 from .pytree import Boxed, find_nested
 from .tracer import active_tapes
+from .writes import fill_diagonal
 
-__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
-           "constructors_off"]
+__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "constructors_on",
+           "constructors_off", "ConcatenatorOfTraced"]
 
 #: numpy's own functions, which the wrappers hand every other call to
 NUMPY = {"array": np.array, "asarray": np.asarray}
@@ -44,6 +45,11 @@ NUMPY = {"array": np.array, "asarray": np.asarray}
 #: numpy's constructors of arrays to fill in, by name
 CONSTRUCTORS = {name: getattr(np, name) for name in (
     "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like")}
+
+#: numpy's reductions, by module and name, that also take a list of traced numbers while tracing
+REDUCTIONS = {(np, name): getattr(np, name) for name in (
+    "sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average")}
+REDUCTIONS[(np.linalg, "norm")] = np.linalg.norm
 
 _local = threading.local()  # .duals: how many forward-mode calls run in this thread
 
@@ -58,7 +64,7 @@ def _traced_literal(obj):
     of this thread, that a scipy function did not pass."""
     if not (active_tapes() or getattr(_local, "duals", 0)):
         return False
-    if find_nested(obj, Boxed) is None:
+    if find_nested(obj, (Boxed, TracedBuffer)) is None:
         return False
     return not in_scipy(sys._getframe(2))  # (0: here, 1: the wrapper, 2: its caller)
 
@@ -92,27 +98,94 @@ def _constructor(original):
     return make
 
 
-_WRAPPERS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
+def _reduction(original):
+    @functools.wraps(original)
+    def reduce(a, *args, **kwargs):
+        if ((type(a) is list or type(a) is tuple) and active_tapes()
+                and find_nested(a, (Boxed, TracedBuffer)) is not None
+                and not in_library(sys._getframe(1))):
+            a = _stack(a)  # np.mean([a, b]) is np.mean(np.stack([a, b]))
+        return original(a, *args, **kwargs)
+
+    return reduce
+
+
+def _fill_diagonal(original):
+    @functools.wraps(original)
+    def fill(a, val, wrap=False):
+        # numpy asks only `a` about the call: a traced `val` would be read as a plain number
+        if active_tapes() and find_nested((val,), (Boxed, TracedBuffer)) is not None:
+            return fill_diagonal(a, val, wrap)
+        return original(a, val, wrap)
+
+    return fill
+
+
+class ConcatenatorOfTraced:
+    """``np.r_[...]`` and ``np.c_[...]`` that also take traced values while tracing.
+
+    Pieces holding traced values are joined as numpy does for plain ones: ``r_`` joins them
+    as 1-d pieces along the first axis, ``c_`` as columns (a 1-d piece is one column) along
+    the last; slices become ``np.arange`` ranges. Any other index goes to numpy's own object.
+    """
+
+    def __init__(self, original, columns):
+        self.original = original
+        self.columns = columns
+
+    def __getitem__(self, key):
+        items = key if type(key) is tuple else (key,)
+        if not (active_tapes() and find_nested(items, (Boxed, TracedBuffer)) is not None
+                and not in_library(sys._getframe(1))):
+            return self.original[key]
+        pieces = []
+        for item in items:
+            if isinstance(item, str):
+                raise TypeError(
+                    f"np.{'c_' if self.columns else 'r_'}[{item!r}, ...] with traced values: "
+                    f"tapegrad follows no directive strings; join the pieces with "
+                    f"np.concatenate or np.stack instead"
+                )
+            if type(item) is slice:
+                item = self.original[item]
+            elif type(item) is list or type(item) is tuple:
+                item = _stack(item) if find_nested(item, (Boxed, TracedBuffer)) else np.array(item)
+            piece = np.atleast_1d(item)
+            if self.columns and np.ndim(piece) == 1:
+                piece = np.reshape(piece, (-1, 1))
+            pieces.append(piece)
+        return np.concatenate(pieces, axis=-1 if self.columns else 0)
+
+    def __len__(self):
+        return 0
+
+
+#: what stands in for numpy's own while traces run: (module, name) -> (numpy's, the stand-in)
+_DURING_TRACES = {(np, name): (fn, _constructor(fn)) for name, fn in CONSTRUCTORS.items()}
+_DURING_TRACES.update({key: (fn, _reduction(fn)) for key, fn in REDUCTIONS.items()})
+_DURING_TRACES[(np, "fill_diagonal")] = (np.fill_diagonal, _fill_diagonal(np.fill_diagonal))
+_DURING_TRACES[(np, "r_")] = (np.r_, ConcatenatorOfTraced(np.r_, columns=False))
+_DURING_TRACES[(np, "c_")] = (np.c_, ConcatenatorOfTraced(np.c_, columns=True))
 _lock = threading.Lock()
 _traces = [0]  # traces running, in all threads
 
 
 def constructors_on():
-    """A trace starts: the buffer constructors stand in for numpy's while any trace runs."""
+    """A trace starts: the stand-ins replace numpy's functions while any trace runs."""
     with _lock:
         _traces[0] += 1
         if _traces[0] == 1:
-            for name, fn in _WRAPPERS.items():
-                setattr(np, name, fn)
+            for (module, name), (_, stand_in) in _DURING_TRACES.items():
+                setattr(module, name, stand_in)
 
 
 def constructors_off():
-    """A trace ended: numpy's own constructors are back once no trace runs."""
+    """A trace ended: numpy's own functions are back once no trace runs."""
     with _lock:
         _traces[0] -= 1
         if _traces[0] == 0:
-            for name, fn in CONSTRUCTORS.items():
-                setattr(np, name, fn)
+            for (module, name), (fn, _) in _DURING_TRACES.items():
+                setattr(module, name, fn)
 
 
 class dual_literals:

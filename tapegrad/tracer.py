@@ -181,6 +181,18 @@ class Tracer(ArrayLike):
 
     # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
     def __array__(self, dtype=None, copy=None):
+        if dtype is not None and np.dtype(dtype).kind in "iu" and np.ndim(self._val) == 0:
+            # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
+            return np.array(self.__int__(), dtype=dtype)
+        if dtype is not None:
+            name = np.dtype(dtype).name
+            raise ConcreteValueError(
+                f"numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
+                f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
+                f"into a plain array), which would drop its gradient. Cast with "
+                f"t.astype(np.{name}), which keeps it; make the arrays you write into inside the "
+                f"traced function (np.zeros, np.empty, ...) or build them with np.stack"
+            )
         raise ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
             f"array at {user_location()}, which would drop its gradient. Use the traced value as it "

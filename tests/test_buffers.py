@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import ConcreteValueError, check_grad, compiled_grad, grad, trace
+from tapegrad import ConcreteValueError, check_grad, grad, trace
 from tapegrad.buffers import Buffer
 from tapegrad.literals import CONSTRUCTORS
+
+from conftest import assert_as_numpy
 
 #: (name, a constructor call making a (4, 3) float64 array from x, a traced (4, 3) array)
 CONSTRUCTOR_CALLS = [
@@ -34,26 +36,6 @@ WRITES = [
     ("fill", lambda b, x: b.fill(x[3, 2])),
     ("augmented", lambda b, x: b.__setitem__(slice(None), b + x * x)),
 ]
-
-
-def assert_as_numpy(f, *args):
-    """Value as numpy's own; gradient as central differences; compiled and replayed alike."""
-    expected = f(*[np.array(a) for a in args])
-    value, tape = trace(f, *args)
-    assert type(value) is type(expected)
-    np.testing.assert_array_equal(value, expected)
-    check_grad(f, *args, modes=("rev",))
-
-    def total(*a):
-        return np.sum(f(*a) * np.arange(1.0, np.size(expected) + 1).reshape(np.shape(expected)))
-
-    cv, cg = compiled_grad(total)(*args)
-    fv, fg = grad(total, *args)
-    assert cv == fv
-    for a, b in zip(cg[1:], fg[1:]):
-        np.testing.assert_allclose(a, b, rtol=1e-14)
-    new = [a * 0.5 + 0.25 for a in args]
-    np.testing.assert_allclose(tape.replay(f, *new), f(*[np.array(a) for a in new]), rtol=1e-14)
 
 
 @pytest.mark.parametrize("cname, make", CONSTRUCTOR_CALLS, ids=[n for n, _ in CONSTRUCTOR_CALLS])

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..arraylike import ArrayLike, updated
+from ..arraylike import ArrayLike, added_at, updated
 from ..pytree import find_nested
 from ..registry import rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
@@ -69,3 +69,12 @@ def updated_rrule(x, index, v):
         )
 
     return y, updated_pullback
+
+
+@rrule(added_at)
+def added_at_rrule(x, index, b):
+    def added_at_pullback(dy):
+        # every add counts (unbuffered): each element of b receives dy where it was added
+        return NO_TANGENT, dy, NO_TANGENT, Thunk(lambda: unbroadcast(_gather(dy, index), b))
+
+    return added_at(x, index, b), added_at_pullback

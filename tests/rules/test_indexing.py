@@ -6,6 +6,7 @@ import pytest
 
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad, grad
+from tapegrad.arraylike import added_at, updated
 from tapegrad.rules.indexing import scatter_add
 
 MASK = np.array([[True, False, True], [False, False, True]])
@@ -200,3 +201,23 @@ def test_rule_is_traceable(fn, shape, args, kwargs, rng):
     got, tape = tapegrad.trace(rule_then_pullback, x, dy, ctx=RecordEverything())
     np.testing.assert_allclose(got, rule_then_pullback(x, dy))
     assert any(getattr(op, "fn", None) is scatter_add for op in tape.ops) or fn not in (operator.getitem, np.take)
+
+
+# --- second order: the in-place writes' rules, differentiated twice ---
+
+#: (rule_fn, f, args): f differentiates through rule_fn; args are float64 at a smooth point
+ORDER2 = [
+    (updated, lambda x, v: np.sum(np.sin(updated(x * x, [0, 2, 0], v * v)) * x),
+     (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
+    (updated, lambda x, v: np.sum(np.cos(updated(x * v[0], (slice(1, None),), v[1:] ** 3))),
+     (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
+    (added_at, lambda x, v: np.sum(np.sin(added_at(x * x, [0, 2, 0], v * v)) * x),
+     (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
+]
+
+
+@pytest.mark.parametrize("rule_fn, f, args", ORDER2, ids=lambda v: getattr(v, "__name__", ""))
+def test_write_rules_to_second_order(rule_fn, f, args):
+    """The gradient of a function through an in-place write is itself differentiable."""
+    for i in range(len(args)):
+        check_grad(lambda *a: tapegrad.gradient(f, *a)[i], *args, modes=("rev",))
