@@ -14,13 +14,20 @@ cannot see traced values still fails where it converts them, with the error that
 its replacement in `tapegrad.scipy`.
 
 The constructors of preallocated buffers (``np.zeros``, ``np.empty``, ``np.ones``,
-``np.full`` and their ``_like`` forms) are wrapped differently: numpy's own functions stay
-in place while no thread traces, since a Python wrapper would double the cost of a
-``np.zeros(3)`` (about 150 ns). `constructors_on` and `constructors_off`, called by every
-trace as it starts and ends, count the traces running in any thread; while there are some,
-the wrappers stand in, and in a thread that traces, a call from the user's code returns
-its array as a `tapegrad.buffers.Buffer`, which can take traced values. Calls from other
-threads, from numpy, scipy and tapegrad itself get numpy's plain arrays.
+``np.full`` and their ``_like`` forms), ``np.r_``, ``np.c_`` and ``np.fill_diagonal`` are
+replaced differently: a Python wrapper would double the cost of a ``np.zeros(3)`` (about
+100 ns), so numpy's own objects are in place whenever no trace runs. `constructors_on` and
+`constructors_off`, called by every trace as it starts and ends, count the traces running
+in any thread; the first trace puts the stand-ins in numpy's namespace (one dict update),
+and the first call of a stand-in while no trace runs puts numpy's own back (`restore`), so
+that a loop of gradients pays for neither. In a thread that traces, a constructor called
+from the user's code returns its array as a `tapegrad.buffers.Buffer`, which can take
+traced values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
+plain arrays, after one check.
+
+Code that compares numpy's functions by identity while a trace runs (``fn is
+np.zeros_like`` in a custom context) sees a stand-in under numpy's name; its
+``__wrapped__`` is numpy's own.
 """
 from __future__ import annotations
 
@@ -36,8 +43,8 @@ from .pytree import Boxed, find_nested
 from .tracer import active_tapes
 from .writes import fill_diagonal
 
-__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "constructors_on",
-           "constructors_off", "ConcatenatorOfTraced"]
+__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
+           "constructors_off", "restore", "ConcatenatorOfTraced"]
 
 #: numpy's own functions, which the wrappers hand every other call to
 NUMPY = {"array": np.array, "asarray": np.asarray}
@@ -45,11 +52,6 @@ NUMPY = {"array": np.array, "asarray": np.asarray}
 #: numpy's constructors of arrays to fill in, by name
 CONSTRUCTORS = {name: getattr(np, name) for name in (
     "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like")}
-
-#: numpy's reductions, by module and name, that also take a list of traced numbers while tracing
-REDUCTIONS = {(np, name): getattr(np, name) for name in (
-    "sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average")}
-REDUCTIONS[(np.linalg, "norm")] = np.linalg.norm
 
 _local = threading.local()  # .duals: how many forward-mode calls run in this thread
 
@@ -91,31 +93,25 @@ def _constructor(original):
     @functools.wraps(original)
     def make(*args, **kwargs):
         out = original(*args, **kwargs)
-        if active_tapes() and type(out) is np.ndarray and not in_library(sys._getframe(1)):
-            return out.view(Buffer)
+        if active_tapes():
+            if type(out) is np.ndarray and not in_library(sys._getframe(1)):
+                return out.view(Buffer)
+        elif not _traces[0]:
+            restore()  # the first call after the last trace puts numpy's own back
         return out
 
     return make
-
-
-def _reduction(original):
-    @functools.wraps(original)
-    def reduce(a, *args, **kwargs):
-        if ((type(a) is list or type(a) is tuple) and active_tapes()
-                and find_nested(a, (Boxed, TracedBuffer)) is not None
-                and not in_library(sys._getframe(1))):
-            a = _stack(a)  # np.mean([a, b]) is np.mean(np.stack([a, b]))
-        return original(a, *args, **kwargs)
-
-    return reduce
 
 
 def _fill_diagonal(original):
     @functools.wraps(original)
     def fill(a, val, wrap=False):
         # numpy asks only `a` about the call: a traced `val` would be read as a plain number
-        if active_tapes() and find_nested((val,), (Boxed, TracedBuffer)) is not None:
-            return fill_diagonal(a, val, wrap)
+        if active_tapes():
+            if find_nested((val,), (Boxed, TracedBuffer)) is not None:
+                return fill_diagonal(a, val, wrap)
+        elif not _traces[0]:
+            restore()
         return original(a, val, wrap)
 
     return fill
@@ -135,8 +131,11 @@ class ConcatenatorOfTraced:
 
     def __getitem__(self, key):
         items = key if type(key) is tuple else (key,)
-        if not (active_tapes() and find_nested(items, (Boxed, TracedBuffer)) is not None
-                and not in_library(sys._getframe(1))):
+        if not active_tapes():
+            if not _traces[0]:
+                restore()
+            return self.original[key]
+        if find_nested(items, (Boxed, TracedBuffer)) is None or in_library(sys._getframe(1)):
             return self.original[key]
         pieces = []
         for item in items:
@@ -160,32 +159,40 @@ class ConcatenatorOfTraced:
         return 0
 
 
-#: what stands in for numpy's own while traces run: (module, name) -> (numpy's, the stand-in)
-_DURING_TRACES = {(np, name): (fn, _constructor(fn)) for name, fn in CONSTRUCTORS.items()}
-_DURING_TRACES.update({key: (fn, _reduction(fn)) for key, fn in REDUCTIONS.items()})
-_DURING_TRACES[(np, "fill_diagonal")] = (np.fill_diagonal, _fill_diagonal(np.fill_diagonal))
-_DURING_TRACES[(np, "r_")] = (np.r_, ConcatenatorOfTraced(np.r_, columns=False))
-_DURING_TRACES[(np, "c_")] = (np.c_, ConcatenatorOfTraced(np.c_, columns=True))
+#: what stands in for numpy's own while traces run, by name in numpy's namespace
+_STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
+_STAND_INS["fill_diagonal"] = _fill_diagonal(np.fill_diagonal)
+_STAND_INS["r_"] = ConcatenatorOfTraced(np.r_, columns=False)
+_STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
+#: numpy's own objects under the same names
+_NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
 _lock = threading.Lock()
 _traces = [0]  # traces running, in all threads
+_installed = [False]
 
 
 def constructors_on():
-    """A trace starts: the stand-ins replace numpy's functions while any trace runs."""
+    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place."""
     with _lock:
         _traces[0] += 1
-        if _traces[0] == 1:
-            for (module, name), (_, stand_in) in _DURING_TRACES.items():
-                setattr(module, name, stand_in)
+        if not _installed[0]:
+            np.__dict__.update(_STAND_INS)
+            _installed[0] = True
 
 
 def constructors_off():
-    """A trace ended: numpy's own functions are back once no trace runs."""
+    """A trace ended. numpy's own objects come back at the next call of a stand-in while no
+    trace runs (`restore`), so that a loop of gradients does not swap them at every one."""
     with _lock:
         _traces[0] -= 1
-        if _traces[0] == 0:
-            for (module, name), (fn, _) in _DURING_TRACES.items():
-                setattr(module, name, fn)
+
+
+def restore():
+    """Put numpy's own objects back, if no trace runs in any thread."""
+    with _lock:
+        if _traces[0] == 0 and _installed[0]:
+            np.__dict__.update(_NUMPYS)
+            _installed[0] = False
 
 
 class dual_literals:
