@@ -74,9 +74,13 @@ def _traced_literal(obj):
 def _wrapper(original):
     @functools.wraps(original)
     def convert(obj, dtype=None, *args, **kwargs):
-        if (type(obj) is list or type(obj) is tuple) and _traced_literal(obj):
+        t = type(obj)
+        if (t is list or t is tuple) and _traced_literal(obj):
             out = _stack(obj)
             return out if dtype is None else out.astype(dtype)
+        if t is TracedBuffer:
+            # its memory holds no gradient: refused as the traced value it stands for is
+            return obj._traced.__array__(dtype)
         return original(obj, dtype, *args, **kwargs)
 
     return convert

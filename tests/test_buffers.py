@@ -191,3 +191,15 @@ def test_traced_buffer_behaves_as_the_traced_array(rng):
     check_grad(f, rng.standard_normal(3), modes=("rev",))
     x = rng.standard_normal(3)
     assert grad(f, x)[0] == pytest.approx(f(x), rel=1e-14)
+
+
+def test_plain_array_of_a_traced_buffer_is_refused():
+    """np.asarray / np.array of a traced buffer would read memory without gradient: refused."""
+    def f(x):
+        b = np.zeros(2)
+        b[0] = x
+        return np.sum(np.asarray(b))
+
+    with pytest.raises(ConcreteValueError, match=r"numpy tried to turn the traced value %\d+::float64\[2\] "
+                                                 r"into a plain array at test_buffers.py:\d+"):
+        grad(f, 1.0)
