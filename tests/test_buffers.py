@@ -203,3 +203,40 @@ def test_plain_array_of_a_traced_buffer_is_refused():
     with pytest.raises(ConcreteValueError, match=r"numpy tried to turn the traced value %\d+::float64\[2\] "
                                                  r"into a plain array at test_buffers.py:\d+"):
         grad(f, 1.0)
+
+
+def test_hessian_through_a_buffer_matches_differences_of_the_gradient():
+    """Forward over reverse runs through a buffer: the Hessian of an Euler loss in (k, c)."""
+    def loss(p):
+        return np.sum(euler(p, np.array([1.0, 0.0]), n=8, dt=0.1)[:, 0] ** 2)
+
+    p, h = np.array([4.0, 0.3]), 1e-5
+    H = tapegrad.hessian(loss, p)
+    fd = [(gradient_of(loss, p + h * e) - gradient_of(loss, p - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(H, np.array(fd), rtol=1e-6, atol=1e-9)
+
+
+def gradient_of(f, x):
+    return tapegrad.gradient(f, x)[0]
+
+
+def test_forward_mode_keeps_numpys_arrays():
+    """jvp runs no trace: np.zeros is numpy's, and writing a dual value into it is refused."""
+    def f(x):
+        b = np.zeros(3)
+        b[1:] = x
+        return b
+
+    with pytest.raises(ConcreteValueError, match="dual value"):
+        tapegrad.jvp(f, (np.ones(2),), (np.ones(2),))
+
+
+def test_write_into_a_part_of_complex_buffer_elements_is_refused():
+    """b.real of a complex buffer is half of each element: a traced write into it is refused."""
+    def f(x):
+        b = np.zeros(2, dtype=complex)
+        b.real[0] = x
+        return b
+
+    with pytest.raises(TypeError, match=r"parts of the buffer's elements \(.real, .imag"):
+        grad(lambda x: np.abs(f(x)).sum(), 1.0)
