@@ -15,7 +15,11 @@ swapped in place, so every name bound to it sees the change): from then on it st
 traced value, ``updated(old values, index, value)``, which the write recorded. Every use of
 it (operators, numpy functions and ufuncs, methods, indexing, iteration, being returned)
 goes to that traced value, and further writes update it as writes into a traced array do.
-Its own memory keeps the plain values it had at the first traced write.
+Its own memory keeps the plain values it had at the first traced write. A buffer that is
+written and read by rows (``traj[i + 1] = ...``, ``traj[i]``, ``traj[i, 0]``), as a
+time-stepping loop does, keeps each row as a value of its own until it is used as a whole,
+when one ``np.stack`` joins them: a step records its row, not a copy of the trajectory, so
+the tape grows with the trajectory, not with its square.
 
 A write into a view of a buffer (``row = traj[0]; row[1] = t``) reaches the buffer through
 the positions of the view's elements in the buffer's memory, as numpy's strides say. A view
@@ -29,9 +33,11 @@ error that says how to build the array instead.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from .arraylike import updated
+from .arraylike import ArrayLike, note_view, updated
 from .errors import user_location
 from .pytree import Boxed, find_nested
 
@@ -103,6 +109,10 @@ class Buffer(np.ndarray):
         if self.base is None or not isinstance(self.base, Buffer):
             if traced is None:
                 np.ndarray.__setitem__(self, index, value)
+            elif _row_of(index, self) is not None:
+                self.__class__ = TracedBuffer  # row by row, until read as a whole
+                self._full, self._plain, self._rows = None, np.array(self.view(np.ndarray)), {}
+                self[index] = value
             else:
                 self._take(updated(np.array(self.view(np.ndarray)), index, value))
             return
@@ -120,7 +130,19 @@ class Buffer(np.ndarray):
     def _take(self, new):
         """From now on stand for the traced value `new`."""
         self.__class__ = TracedBuffer
-        self._traced = new
+        self._full, self._plain, self._rows = new, None, None
+
+
+def _row_of(index, buffer):
+    """The row of `buffer` (along its first axis) that `index` starts with, or None: ``b[3]``,
+    ``b[-1]``, ``b[3, 0]`` are rows, slices and index arrays are not."""
+    i = index[0] if type(index) is tuple and index else index
+    if type(i) is not int and not (isinstance(i, np.integer) and not isinstance(i, np.bool_)):
+        return None
+    n = buffer.shape[0] if buffer.ndim else 0
+    if not -n <= i < n:
+        return None  # numpy's IndexError comes from the whole array
+    return int(i) % n
 
 
 def unbuffer(x):
@@ -146,7 +168,8 @@ def unbuffer_all(items):
 
 
 #: attributes a traced buffer answers from its own array (shapes are fixed while tracing)
-_OWN = frozenset(("__class__", "__dict__", "_traced", "_take", "shape", "ndim", "size", "dtype",
+_OWN = frozenset(("__class__", "__dict__", "_traced", "_take", "_full", "_plain", "_rows",
+                  "_join", "_write_row", "shape", "ndim", "size", "dtype",
                   "itemsize", "nbytes", "base", "flags", "strides", "__array_interface__",
                   "__array_wrap__", "__array_finalize__", "__array_priority__", "view"))
 
@@ -154,8 +177,29 @@ _OWN = frozenset(("__class__", "__dict__", "_traced", "_take", "shape", "ndim", 
 class TracedBuffer(Buffer):
     """A preallocated buffer that a traced value was written into: it stands for that value.
 
-    Every operation goes to the traced value ``self._traced`` (a Tracer); writes update it.
+    Every operation goes to the traced value ``self._traced``; writes update it. While the
+    buffer is only written and read by rows (``traj[i + 1] = ...``, ``traj[i]``,
+    ``traj[i, 0]``), each row is kept as a value of its own (``_rows``, over the plain values
+    ``_plain`` of the rows never written), so that a write records a row, not a copy of the
+    whole buffer. Any other use joins the rows into one traced array (``np.stack``) once, and
+    the rows handed out before become views of it.
     """
+
+    @property
+    def _traced(self):
+        full = self._full
+        if full is None:
+            full = self._join()
+        return full
+
+    def _join(self):
+        rows, plain = self._rows, self._plain
+        full = np.stack([rows[i] if i in rows else plain[i] for i in range(len(plain))])
+        for i, row in rows.items():
+            if isinstance(row, ArrayLike):
+                note_view(row, operator.getitem, (full, i), None)  # a row is now a view
+        self._full, self._plain, self._rows = full, None, None
+        return full
 
     def __getattribute__(self, name):
         if name in _OWN:
@@ -177,10 +221,35 @@ class TracedBuffer(Buffer):
         return func(*unbuffer_all(args), **kwargs)
 
     def __getitem__(self, index):
+        if self._full is None:
+            i = _row_of(index, self)
+            row = self._rows.get(i) if i is not None else None
+            if isinstance(row, ArrayLike):
+                return row if type(index) is not tuple else row[index[1:]]
         return self._traced[index]
 
     def __setitem__(self, index, value):
-        self._traced[index] = unbuffer(value)
+        value = unbuffer(value)
+        if self._full is None:
+            i = _row_of(index, self)
+            if i is not None:
+                self._write_row(i, index[1:] if type(index) is tuple else (), value)
+                return
+        self._traced[index] = value
+
+    def _write_row(self, i, within, value):
+        rows = self._rows
+        old = rows.get(i)
+        index = within if within else ...
+        if self.ndim == 1:  # an element: numpy hands out copies (scalars), never views
+            start = old if isinstance(old, ArrayLike) else np.array(
+                self._plain[i] if old is None else old)
+            rows[i] = updated(start, index, value)[()]
+        elif isinstance(old, ArrayLike):
+            old[index] = value  # in place: the views of the row handed out see the write
+        else:
+            # a fresh value of the row's shape and dtype, as numpy copies what it stores
+            rows[i] = updated(np.array(self._plain[i] if old is None else old), index, value)
 
     def __iter__(self):
         return iter(self._traced)

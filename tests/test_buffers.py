@@ -240,3 +240,48 @@ def test_write_into_a_part_of_complex_buffer_elements_is_refused():
 
     with pytest.raises(TypeError, match=r"parts of the buffer's elements \(.real, .imag"):
         grad(lambda x: np.abs(f(x)).sum(), 1.0)
+
+
+# --- row by row: a buffer written and read by rows keeps each row as a value of its own ---
+
+def _row_then_overwrite(x):
+    b = np.zeros((3, 2))
+    b[1] = x[:2]
+    r = b[1]  # a view in numpy: it shows the next write
+    b[1] = x[1:] * 3.0
+    b[-1, 0] = x[0] * x[2]
+    return np.concatenate([r, b.ravel()])
+
+
+def _row_written_through_after_join(x):
+    b = np.ones((3, 2))
+    b[0] = x[:2]
+    r = b[0]
+    total = b.sum()  # the rows are joined into one array here
+    r[1] = x[2] ** 2  # and the row handed out before still writes into b
+    return b * total
+
+
+def _elements_of_a_vector(x):
+    u = np.zeros(4)
+    u[0] = x[0]
+    for i in range(3):
+        u[i + 1] = u[i] * x[1] + x[2]
+    u[-2] = u[-2] * 2.0
+    return u
+
+
+@pytest.mark.parametrize("f", [_row_then_overwrite, _row_written_through_after_join,
+                               _elements_of_a_vector], ids=lambda f: f.__name__.strip("_"))
+def test_rows_behave_as_numpys_rows(f, rng):
+    """Rows handed out are views of the buffer, before and after it is read as a whole."""
+    assert_as_numpy(f, rng.uniform(0.5, 1.5, 3))
+
+
+def test_a_step_records_one_row_not_a_copy_of_the_trajectory():
+    """Each Euler step records its row (float64[2]); the trajectory is joined once, at the end."""
+    _, tape = trace(lambda p, u0: euler(p, u0, n=3, dt=0.1), np.array([4.0, 0.3]), np.array([1.0, 0.0]))
+    lines = str(tape).splitlines()
+    assert sum("::float64[3,2]" in line for line in lines) == 1
+    assert lines[-1] == "  %27 = stack([%6, %16, %26])::float64[3,2]"
+    assert lines[6] == "  %6 = updated([0., 0.], ..., %3)::float64[2]"
