@@ -255,7 +255,7 @@ class TracedBuffer(Buffer):
         return iter(self._traced)
 
     def __len__(self):
-        return len(self._traced)
+        return np.ndarray.__len__(self)  # a shape: no need to join the rows
 
     def __repr__(self):
         return repr(self._traced)
