@@ -37,9 +37,10 @@ import operator
 
 import numpy as np
 
-from .arraylike import ArrayLike, note_view, updated
+from .arraylike import ArrayLike, updated
 from .errors import user_location
 from .pytree import Boxed, find_nested
+from .views import note_view
 
 __all__ = ["Buffer", "TracedBuffer", "unbuffer", "unbuffer_all"]
 

@@ -26,7 +26,8 @@ from .errors import (
     user_location,
 )
 from .buffers import Buffer, TracedBuffer, unbuffer_all
-from .arraylike import VIEWS, ArrayLike, note_view, view_again
+from .arraylike import ArrayLike
+from .views import VIEWS, note_view, view_again
 from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 

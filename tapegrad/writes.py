@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arraylike import WRITERS, concrete
+from .arraylike import WRITERS
 from .errors import user_location
+from .views import concrete
 
 __all__ = ["copyto", "put", "place", "fill_diagonal"]
 
