@@ -19,8 +19,9 @@ replaced differently: a Python wrapper would double the cost of a ``np.zeros(3)`
 100 ns), so numpy's own objects are in place whenever no trace runs. `constructors_on` and
 `constructors_off`, called by every trace as it starts and ends, count the traces running
 in any thread; the first trace puts the stand-ins in numpy's namespace (one dict update),
-and the first call of a stand-in while no trace runs puts numpy's own back (`restore`), so
-that a loop of gradients pays for neither. In a thread that traces, a constructor called
+and the user's first call of a stand-in while no trace runs puts numpy's own back
+(`restore`; tapegrad's own calls, in a reverse sweep after the trace, do not), so that a
+loop of gradients pays for neither. In a thread that traces, a constructor called
 from the user's code returns its array as a `tapegrad.buffers.Buffer`, which can take
 traced values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
 plain arrays, after one check.
@@ -100,8 +101,8 @@ def _constructor(original):
         if active_tapes():
             if type(out) is np.ndarray and not in_library(sys._getframe(1)):
                 return out.view(Buffer)
-        elif not _traces[0]:
-            restore()  # the first call after the last trace puts numpy's own back
+        elif not _traces[0] and not in_library(sys._getframe(1)):
+            restore()  # the user's first call after the last trace puts numpy's own back
         return out
 
     return make
@@ -114,7 +115,7 @@ def _fill_diagonal(original):
         if active_tapes():
             if find_nested((val,), (Boxed, TracedBuffer)) is not None:
                 return fill_diagonal(a, val, wrap)
-        elif not _traces[0]:
+        elif not _traces[0] and not in_library(sys._getframe(1)):
             restore()
         return original(a, val, wrap)
 
@@ -136,7 +137,7 @@ class ConcatenatorOfTraced:
     def __getitem__(self, key):
         items = key if type(key) is tuple else (key,)
         if not active_tapes():
-            if not _traces[0]:
+            if not _traces[0] and not in_library(sys._getframe(1)):
                 restore()
             return self.original[key]
         if find_nested(items, (Boxed, TracedBuffer)) is None or in_library(sys._getframe(1)):
