@@ -16,7 +16,8 @@ its replacement in `tapegrad.scipy`.
 The constructors of preallocated buffers (``np.zeros``, ``np.empty``, ``np.ones``,
 ``np.full`` and their ``_like`` forms), ``np.r_``, ``np.c_`` and ``np.fill_diagonal`` are
 replaced differently: a Python wrapper would double the cost of a ``np.zeros(3)`` (about
-100 ns), so numpy's own objects are in place whenever no trace runs. `constructors_on` and
+100 ns), so numpy's own objects are in numpy's namespace except while traces run (and until
+the user's first call after the last one). `constructors_on` and
 `constructors_off`, called by every trace as it starts and ends, count the traces running
 in any thread; the first trace puts the stand-ins in numpy's namespace (one dict update),
 and the user's first call of a stand-in while no trace runs puts numpy's own back
@@ -26,9 +27,11 @@ from the user's code returns its array as a `tapegrad.buffers.Buffer`, which can
 traced values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
 plain arrays, after one check.
 
-Code that compares numpy's functions by identity while a trace runs (``fn is
+Code that compares these functions by identity while a trace runs (``fn is
 np.zeros_like`` in a custom context) sees a stand-in under numpy's name; its
-``__wrapped__`` is numpy's own.
+``__wrapped__`` is numpy's own. Reductions (``np.sum``, ``np.mean``) are not replaced, for
+this reason: a custom context's ``fn is np.sum`` would change its meaning during a trace.
+So ``np.mean([a, b])`` of traced numbers stays refused; ``np.mean(np.array([a, b]))`` works.
 """
 from __future__ import annotations
 
