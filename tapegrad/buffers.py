@@ -107,6 +107,8 @@ class Buffer(np.ndarray):
 
     def __setitem__(self, index, value):
         traced = _traced_part(value)
+        if traced is not None:
+            value = unbuffer(value)  # a traced buffer as a value: the traced value it stands for
         if self.base is None or not isinstance(self.base, Buffer):
             if traced is None:
                 np.ndarray.__setitem__(self, index, value)
@@ -147,11 +149,17 @@ def _row_of(index, buffer):
 
 
 def unbuffer(x):
-    """The traced value a TracedBuffer stands for, a Buffer's plain array, anything else as is."""
+    """The traced value a TracedBuffer stands for, a Buffer's plain array (or, for a view of
+    a buffer that has become traced since, the traced elements it shows), anything else as is."""
     t = type(x)
     if t is TracedBuffer:
         return x._traced
     if t is Buffer:
+        if isinstance(x.base, Buffer):
+            root = _root(x)
+            if type(root) is TracedBuffer:
+                # ``b[0] += t`` writes through this view, then stores it back: read the buffer
+                return root._traced[_positions(x, root)]
         return x.view(np.ndarray)
     return x
 

@@ -271,8 +271,28 @@ def _elements_of_a_vector(x):
     return u
 
 
+def _augmented_through_views(x):
+    b = np.zeros((3, 2))
+    b[0] += x[:2]  # numpy: tmp = b[0]; tmp += v (into b); b[0] = tmp
+    b[:, 1] += x[2]
+    b[1:] *= x[0]
+    return b
+
+
+def _augmented_through_copies(x):
+    b = np.ones(4)
+    b[np.array([True, False, True, False])] += x[:2]  # b[mask] is a copy, then stored back
+    b[[1, 3]] *= x[2]
+    c = np.zeros((2, 3))
+    c[1][1:] += x[:2]
+    d = np.zeros(3)
+    d[:] = c[1]  # a traced buffer's row as the value of a write into another buffer
+    return np.concatenate([b, c.ravel(), d])
+
+
 @pytest.mark.parametrize("f", [_row_then_overwrite, _row_written_through_after_join,
-                               _elements_of_a_vector], ids=lambda f: f.__name__.strip("_"))
+                               _elements_of_a_vector, _augmented_through_views,
+                               _augmented_through_copies], ids=lambda f: f.__name__.strip("_"))
 def test_rows_behave_as_numpys_rows(f, rng):
     """Rows handed out are views of the buffer, before and after it is read as a whole."""
     assert_as_numpy(f, rng.uniform(0.5, 1.5, 3))
