@@ -171,6 +171,46 @@ for r in (0.0, 1.0):
     value, slope = tapegrad.jvp(thin_plate, (r,), (1.0,))
     print(f"r = {r}: value {float(value)}, slope {float(slope)}")
 
+
+# %% [markdown]
+# ## An Euler integrator with a preallocated trajectory
+#
+# Forward mode pays one pass per input direction; a simulation with a few parameters and
+# one loss is the other case, where one reverse pass gives the whole gradient. Here is
+# the integrator every course writes, as it is written: a trajectory preallocated with
+# `np.zeros` and filled row by row. Inside a traced function the buffer takes traced
+# values (see the README's conventions), so the loss is differentiated with respect to
+# the parameters `p = (k, c)` of the damped oscillator `x'' = -k x - c x'` *and* its
+# initial state `u0 = (x0, v0)`.
+
+# %% name="euler"
+def euler(p, u0, n=50, dt=0.05):
+    k, c = p
+    traj = np.zeros((n, 2))
+    traj[0] = u0
+    for i in range(n - 1):
+        x, v = traj[i]
+        traj[i + 1] = traj[i] + dt * np.array([v, -k * x - c * v])
+    return traj
+
+def loss(p, u0):
+    return np.sum(euler(p, u0)[:, 0] ** 2) * 0.05   # time spent away from 0
+
+p, u0 = np.array([4.0, 0.3]), np.array([1.0, 0.0])
+value, (_, dp, du0) = tapegrad.grad(loss, p, u0)
+print(f"loss {value:.6f}")
+print("d loss / d(k, c) ", np.round(dp, 6))
+print("d loss / d(x0, v0)", np.round(du0, 6))
+
+# %% name="euler-check"
+h = 1e-6
+def central(f, x, i):
+    e = np.zeros_like(x); e[i] = h
+    return (f(x + e) - f(x - e)) / (2 * h)
+
+print(np.round([central(lambda q: loss(q, u0), p, i) for i in range(2)], 6))
+print(np.round([central(lambda w: loss(p, w), u0, i) for i in range(2)], 6))
+
 # %% [markdown]
 # At 0 the rule answers with the limits; at 1 the value is `1 · log 1 = 0` and the slope is
 # `2 log 1 + 1 = 1`.
@@ -189,3 +229,6 @@ for r in (0.0, 1.0):
 #    `(np.linalg.solve(A + h*dA, b) - np.linalg.solve(A - h*dA, b)) / (2*h)`.
 # 3. Write the reverse rule of `thin_plate` and check `tapegrad.grad(thin_plate, r)` at
 #    0 and 1.
+# 4. Print the tape of one Euler step (`tapegrad.trace(euler, p, u0, n=2)`): which op
+#    stands for `traj[1] = ...`? Then take the Jacobian of the final state with respect
+#    to `u0` with `tapegrad.jacobian(lambda w: euler(p, w)[-1], u0, mode="rev")`.

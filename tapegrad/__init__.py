@@ -37,7 +37,7 @@ from .show.formulas import explain_formula
 from .show.drawing import draw, render, to_dot
 from .show.svg import to_svg
 from . import rules  # noqa: F401  (registers the rules)
-from . import extend, literals, scipy  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
+from . import extend, literals, scipy, writes  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
 
 literals.install()  # np.array([...]) of traced values (see tapegrad.literals)
 

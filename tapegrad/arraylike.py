@@ -18,9 +18,12 @@ import numpy as np
 
 from .errors import user_location
 from .pytree import Boxed, find_nested
+from .views import VIEWS, concrete, note_view, view_positions
 
-__all__ = ["ArrayLike", "VIEWS", "SHAPE_FUNCTIONS", "note_view", "primitive", "is_marked_primitive",
-           "is_traceable", "updated"]
+__all__ = ["ArrayLike", "WRITERS", "SHAPE_FUNCTIONS", "primitive", "is_marked_primitive",
+           "is_traceable", "updated", "added_at",
+           # from .views, where they live (forward mode imports them from here)
+           "VIEWS", "note_view"]
 
 
 def primitive(fn=None, *, traceable=True):
@@ -90,40 +93,24 @@ def updated(x, index, v):
     return out
 
 
+@primitive(traceable=False)
+def added_at(x, index, b):
+    """A copy of `x` with ``np.add.at(x, index, b)`` applied: unbuffered, so a position that
+    `index` names several times receives every share; the functional form of ``np.add.at``."""
+    out = np.array(x, copy=True)
+    np.add.at(out, index, b)
+    return out
+
+
+#: writers among numpy's functions (np.copyto, np.put, ...), filled by `tapegrad.writes`: a
+#: call of one that reaches a traced value goes to its handler, ``handler(*args, **kwargs)``
+WRITERS = {}
+
+
 # numpy functions that depend only on shapes, which are fixed while tracing: they answer with
 # plain values and record nothing (as shapes are static in JAX).
 SHAPE_FUNCTIONS = frozenset((np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
                              np.isrealobj, np.can_cast, np.min_scalar_type))
-
-# functions whose numpy result may share memory with their first argument
-VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
-         np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.diagonal, np.real,
-         np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d}
-
-
-def _is_basic_index(index):
-    """Basic indexing (ints, slices, None, Ellipsis): numpy returns a view that writes through."""
-    items = index if type(index) is tuple else (index,)
-    return all(type(i) in (int, slice, type(None)) or i is Ellipsis or isinstance(i, np.integer)
-               for i in items)
-
-
-def note_view(view, base, fn, args):
-    """Remember that `view` may share memory with `base` (numpy would), for in-place writes."""
-    if not isinstance(base._val, np.ndarray) or not isinstance(view._val, np.ndarray):
-        return
-    if fn is operator.getitem:
-        if not _is_basic_index(args[1]):
-            return  # advanced indexing copies
-        view._base = (base, args[1], True)
-    else:
-        view._base = (base, fn, False)  # a view we cannot write through
-    views = getattr(base, "_views", None)
-    if views is None:
-        base._views = [view]
-    else:
-        views.append(view)
-
 
 #: one clock for the traces and the forward-mode passes of this process: a later one is nested
 #: inside (or after) an earlier one, so it handles the calls the two share
@@ -133,13 +120,6 @@ _EPOCHS = itertools.count(1)
 def new_epoch() -> int:
     """The next tick of the nesting clock (a trace's, or the tag of a forward-mode pass's Duals)."""
     return next(_EPOCHS)
-
-
-def _innermost(x):
-    """The plain value inside nested boxes (a dual number of a traced value: forward over reverse)."""
-    while isinstance(x, ArrayLike):
-        x = x._val
-    return x
 
 
 class ArrayLike(Boxed):
@@ -154,18 +134,27 @@ class ArrayLike(Boxed):
 
     # --- numpy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out") is not None:
-            raise TypeError(
-                f"{ufunc.__name__}(..., out=...) at {user_location()} would write {self._label()} "
-                f"into an array in place; use the returned value instead"
-            )
-        kwargs.pop("out", None)
+        if method == "at":
+            return _ufunc_at(ufunc, *inputs)
+        out = kwargs.pop("out", None)
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
-        return self._dispatch(fn, inputs, kwargs)
+        if out is None:
+            return self._dispatch(fn, inputs, kwargs)
+        where = kwargs.pop("where", True)
+        results = self._dispatch(fn, inputs, kwargs)
+        return _write_out(out, results if ufunc.nout > 1 else (results,), where)
 
     def __array_function__(self, func, types, args, kwargs):
         if func in SHAPE_FUNCTIONS:
             return func(*[a._val if isinstance(a, ArrayLike) else a for a in args], **kwargs)
+        writer = WRITERS.get(func)
+        if writer is not None:
+            return writer(*args, **kwargs)
+        out = kwargs.get("out")
+        if out is not None:  # a reduction or another function writing into out=
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+            result = self._dispatch(func, args, kwargs)
+            return _write_out(out if type(out) is tuple else (out,), (result,), True)
         return self._dispatch(func, args, kwargs)
 
     # --- containers ---
@@ -224,13 +213,26 @@ class ArrayLike(Boxed):
             return self._dispatch(np.transpose, (self,), None)
         return self._dispatch(np.transpose, (self, tuple(axes)), None)
 
+    def flatten(self, order="C"):
+        """``x.flatten()`` is a copy of ``np.ravel(x)``, as numpy's method: never a view."""
+        out = self._dispatch(np.ravel, (self,), None if order == "C" else {"order": order})
+        views = getattr(self, "_views", None)
+        if getattr(out, "_base", None) is not None and views and views[-1] is out:
+            views.pop()
+            out._base = None
+        return out
+
+    def fill(self, value):
+        """``x.fill(v)`` sets every element to v, as numpy's method: ``x[...] = v``."""
+        self[...] = value
+
     def astype(self, dtype, **kwargs):
         return self._dispatch(np.astype, (self, dtype), kwargs)
 
     # --- in-place updates: done as functional updates, after which this object holds the result.
     # Subclasses provide _take(new) (adopt new's state), _label() and _make_stale(reason).
     def __setitem__(self, index, value):
-        if not isinstance(_innermost(self), np.ndarray):
+        if not isinstance(concrete(self), np.ndarray):
             raise TypeError(f"item assignment on the scalar {self._label()} at {user_location()}")
         self._check_writable("x[...] = v")
         self._become(self._dispatch(updated, (self, index, value), None))
@@ -238,7 +240,7 @@ class ArrayLike(Boxed):
     def sort(self, axis=-1, kind=None):
         """``x.sort()`` sorts in place, as numpy's method: from now on this value is
         ``np.sort(x, axis)`` (through a view, its base changes too)."""
-        if not isinstance(_innermost(self), np.ndarray):
+        if not isinstance(concrete(self), np.ndarray):
             raise TypeError(f"sort() of the scalar {self._label()} at {user_location()}")
         self._check_writable("x.sort()")
         kwargs = {"axis": axis} if kind is None else {"axis": axis, "kind": kind}
@@ -246,13 +248,9 @@ class ArrayLike(Boxed):
 
     def _check_writable(self, pattern):
         base = getattr(self, "_base", None)
-        if base is not None and not base[2]:
-            raise TypeError(
-                f"{pattern} at {user_location()} writes into {self._label()}, a view made by "
-                f"{base[1].__name__}; numpy would write through to the original array, which "
-                f"tapegrad does not follow for this kind of view: update the original array "
-                f"instead (or take a copy first with x.copy())"
-            )
+        if base is not None and base[5] is not None:
+            kind, why = base[5]
+            raise kind(f"{pattern} at {user_location()} writes into {self._label()}, a view: {why}")
 
     def _become(self, new, keep=None):
         """Stand for `new` from now on; write through to the base of a view; stale other views."""
@@ -269,31 +267,56 @@ class ArrayLike(Boxed):
             self._views = [keep] if keep is not None else []
         base = getattr(self, "_base", None)
         if base is not None:
-            parent, index, _ = base
+            parent = base[0]
+            index = view_positions(self)
             parent._become(parent._dispatch(updated, (parent, index, self), None), keep=self)
 
     def _inplace(self, ufunc, other):
         new = self._dispatch(ufunc, (self, other), None)
-        if not isinstance(self._val, np.ndarray):
+        val = concrete(self)
+        if not isinstance(val, np.ndarray):
             return new  # numbers are immutable: x += y rebinds the name only
         self._check_writable(f"{ufunc.__name__} in place")
-        new_val = getattr(new, "_val", new)
-        if np.shape(new_val) != self._val.shape:
+        new_val = concrete(new)
+        if np.shape(new_val) != val.shape:
             raise ValueError(
-                f"non-broadcastable output operand with shape {self._val.shape} doesn't match the "
+                f"non-broadcastable output operand with shape {val.shape} doesn't match the "
                 f"broadcast shape {np.shape(new_val)} (in-place {ufunc.__name__} at {user_location()})"
             )
-        if np.result_type(new_val) != self._val.dtype:
-            if not np.can_cast(np.result_type(new_val), self._val.dtype, "same_kind"):
+        if np.result_type(new_val) != val.dtype:
+            if not np.can_cast(np.result_type(new_val), val.dtype, "same_kind"):
                 raise TypeError(
                     f"in-place {ufunc.__name__} at {user_location()} cannot cast "
-                    f"{np.result_type(new_val)} to {self._val.dtype} (numpy's same_kind rule)"
+                    f"{np.result_type(new_val)} to {val.dtype} (numpy's same_kind rule)"
                 )
-            new = self._dispatch(np.astype, (new, self._val.dtype), None)
+            new = self._dispatch(np.astype, (new, val.dtype), None)
         self._become(new)
         return self
 
     __hash__ = object.__hash__
+
+
+def _write_out(out, results, where):
+    """Write each result into its ``out=`` array, as numpy does (``where=``: only there);
+    numpy returns the out arrays."""
+    for target, result in zip(out, results):
+        if target is None:
+            continue
+        if where is not True:
+            result = np.where(where, result, target)
+        target[...] = result
+    return out[0] if len(out) == 1 else out
+
+
+def _ufunc_at(ufunc, a, index, b=None):
+    """``np.add.at(a, index, b)`` and ``np.subtract.at``: unbuffered, every share counts."""
+    if ufunc is np.add or ufunc is np.subtract:
+        a[...] = added_at(a, index, b if ufunc is np.add else np.negative(b))
+        return None
+    raise NotImplementedError(
+        f"np.{ufunc.__name__}.at at {user_location()} with traced values: tapegrad follows "
+        f"np.add.at and np.subtract.at; write the updates as x[index] = ... in a loop instead"
+    )
 
 
 def _stale_all(view, reason):
@@ -362,7 +385,7 @@ for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolu
 for _name, _fn in [
     ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
     ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod),
-    ("ravel", np.ravel), ("flatten", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
+    ("ravel", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
     ("clip", np.clip), ("copy", np.copy), ("swapaxes", np.swapaxes), ("diagonal", np.diagonal),
     ("trace", np.trace), ("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort),
     ("repeat", np.repeat), ("round", np.round), ("conj", np.conj), ("conjugate", np.conj),

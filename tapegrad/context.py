@@ -33,6 +33,8 @@ from .errors import (
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .tape import Call, Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
+from .buffers import Buffer, unbuffer, unbuffer_all
+from .literals import constructors_off, constructors_on
 from .tracer import Tracer, active_tapes, escaped_error, plain_scalar, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
@@ -252,6 +254,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
             kwspecs[name], tkwargs[name] = traced_copy(v, name)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
+    constructors_on()
     gc_pause = paused_gc()
     gc_pause.__enter__()
     try:
@@ -266,19 +269,25 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 raise
             raise ConcreteValueError(
                 f"numpy could not store a value into a plain array at {traceback_location(exc)}: a traced "
-                f"value cannot be written into a plain ndarray (out = np.zeros(3); out[0] = t). "
-                f"Build the array from traced values instead: np.stack([...]), np.where(mask, t, "
-                f"0.0), np.concatenate, or start from a traced array (out = t * np.zeros(3)) and "
-                f"write into that"
+                f"value cannot be written into a plain ndarray (one made outside the traced function, "
+                f"by a copy of such an array, or by a constructor imported by name: from numpy "
+                f"import zeros). Make the array inside the traced function with np.zeros, np.empty, "
+                f"np.ones, np.full or their _like forms, which take traced values there, or build it "
+                f"from traced values: np.stack([...]), np.where(mask, t, 0.0), np.concatenate"
             ) from exc
+        if isinstance(out, Buffer):
+            out = unbuffer(out)
         if type(out) is not Tracer:
             ospec, leaves = flatten(out)
+            if any(isinstance(v, Buffer) for v in leaves):
+                leaves = unbuffer_all(leaves)
             if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True
     finally:
         gc_pause.__exit__()
         stack.pop()
+        constructors_off()
         tape.closed = True
     if type(out) is Tracer and out._tape is tape:
         tape.result = out._var

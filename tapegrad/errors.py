@@ -22,6 +22,7 @@ __all__ = [
     "ConcreteValueError",
     "StaleViewError",
     "user_location",
+    "in_library",
     "qualified_name",
     "short_name",
     "type_str",
@@ -64,6 +65,11 @@ def in_scipy(frame) -> bool:
     may as well be the user's project or tapegrad's own ``tapegrad/scipy``)."""
     module = frame.f_globals.get("__name__") or ""
     return module == "scipy" or module.startswith("scipy.")
+
+
+def in_library(frame) -> bool:
+    """True for a frame of numpy's, scipy's or tapegrad's own code (not the user's)."""
+    return frame.f_code.co_filename.startswith(_SKIP_DIRS) or in_scipy(frame)
 
 
 def user_location(skip_packages=()) -> str:

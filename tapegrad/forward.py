@@ -220,8 +220,8 @@ def dual_call(fn, args, kwargs):
             f"register one (a reverse rule gives forward mode too)"
         )
     out = _wrap(y, dy, tag)
-    if fn in VIEWS and type(out) is Dual and type(args[0]) is Dual:
-        note_view(out, args[0], fn, args)
+    if fn in VIEWS and type(args[0]) is Dual:
+        note_view(out, fn, args, kwargs)
     return out
 
 

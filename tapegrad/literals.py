@@ -12,6 +12,26 @@ differentiated like any other call. Code that imported numpy's functions by name
 A call that comes from scipy keeps numpy's own behaviour, so that a scipy function that
 cannot see traced values still fails where it converts them, with the error that names
 its replacement in `tapegrad.scipy`.
+
+The constructors of preallocated buffers (``np.zeros``, ``np.empty``, ``np.ones``,
+``np.full`` and their ``_like`` forms), ``np.r_``, ``np.c_`` and ``np.fill_diagonal`` are
+replaced differently: a Python wrapper would double the cost of a ``np.zeros(3)`` (about
+100 ns), so numpy's own objects are in numpy's namespace except while traces run (and until
+the user's first call after the last one). `constructors_on` and
+`constructors_off`, called by every trace as it starts and ends, count the traces running
+in any thread; the first trace puts the stand-ins in numpy's namespace (one dict update),
+and the user's first call of a stand-in while no trace runs puts numpy's own back
+(`restore`; tapegrad's own calls, in a reverse sweep after the trace, do not), so that a
+loop of gradients pays for neither. In a thread that traces, a constructor called
+from the user's code returns its array as a `tapegrad.buffers.Buffer`, which can take
+traced values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
+plain arrays, after one check.
+
+Code that compares these functions by identity while a trace runs (``fn is
+np.zeros_like`` in a custom context) sees a stand-in under numpy's name; its
+``__wrapped__`` is numpy's own. Reductions (``np.sum``, ``np.mean``) are not replaced, for
+this reason: a custom context's ``fn is np.sum`` would change its meaning during a trace.
+So ``np.mean([a, b])`` of traced numbers stays refused; ``np.mean(np.array([a, b]))`` works.
 """
 from __future__ import annotations
 
@@ -21,14 +41,21 @@ import threading
 
 import numpy as np
 
-from .errors import in_scipy
+from .buffers import Buffer, TracedBuffer
+from .errors import in_library, in_scipy
 from .pytree import Boxed, find_nested
 from .tracer import active_tapes
+from .writes import fill_diagonal
 
-__all__ = ["install", "dual_literals", "NUMPY"]
+__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
+           "constructors_off", "restore", "ConcatenatorOfTraced"]
 
 #: numpy's own functions, which the wrappers hand every other call to
 NUMPY = {"array": np.array, "asarray": np.asarray}
+
+#: numpy's constructors of arrays to fill in, by name
+CONSTRUCTORS = {name: getattr(np, name) for name in (
+    "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like")}
 
 _local = threading.local()  # .duals: how many forward-mode calls run in this thread
 
@@ -43,7 +70,7 @@ def _traced_literal(obj):
     of this thread, that a scipy function did not pass."""
     if not (active_tapes() or getattr(_local, "duals", 0)):
         return False
-    if find_nested(obj, Boxed) is None:
+    if find_nested(obj, (Boxed, TracedBuffer)) is None:
         return False
     return not in_scipy(sys._getframe(2))  # (0: here, 1: the wrapper, 2: its caller)
 
@@ -51,9 +78,13 @@ def _traced_literal(obj):
 def _wrapper(original):
     @functools.wraps(original)
     def convert(obj, dtype=None, *args, **kwargs):
-        if (type(obj) is list or type(obj) is tuple) and _traced_literal(obj):
+        t = type(obj)
+        if (t is list or t is tuple) and _traced_literal(obj):
             out = _stack(obj)
             return out if dtype is None else out.astype(dtype)
+        if t is TracedBuffer:
+            # its memory holds no gradient: refused as the traced value it stands for is
+            return obj._traced.__array__(dtype)
         return original(obj, dtype, *args, **kwargs)
 
     return convert
@@ -64,6 +95,112 @@ def install():
     for name, fn in NUMPY.items():
         if getattr(np, name) is fn:
             setattr(np, name, _wrapper(fn))
+
+
+def _constructor(original):
+    @functools.wraps(original)
+    def make(*args, **kwargs):
+        out = original(*args, **kwargs)
+        if active_tapes():
+            if type(out) is np.ndarray and not in_library(sys._getframe(1)):
+                return out.view(Buffer)
+        elif not _traces[0] and not in_library(sys._getframe(1)):
+            restore()  # the user's first call after the last trace puts numpy's own back
+        return out
+
+    return make
+
+
+def _fill_diagonal(original):
+    @functools.wraps(original)
+    def fill(a, val, wrap=False):
+        # numpy asks only `a` about the call: a traced `val` would be read as a plain number
+        if active_tapes():
+            if find_nested((val,), (Boxed, TracedBuffer)) is not None:
+                return fill_diagonal(a, val, wrap)
+        elif not _traces[0] and not in_library(sys._getframe(1)):
+            restore()
+        return original(a, val, wrap)
+
+    return fill
+
+
+class ConcatenatorOfTraced:
+    """``np.r_[...]`` and ``np.c_[...]`` that also take traced values while tracing.
+
+    Pieces holding traced values are joined as numpy does for plain ones: ``r_`` joins them
+    as 1-d pieces along the first axis, ``c_`` as columns (a 1-d piece is one column) along
+    the last; slices become ``np.arange`` ranges. Any other index goes to numpy's own object.
+    """
+
+    def __init__(self, original, columns):
+        self.original = original
+        self.columns = columns
+
+    def __getitem__(self, key):
+        items = key if type(key) is tuple else (key,)
+        if not active_tapes():
+            if not _traces[0] and not in_library(sys._getframe(1)):
+                restore()
+            return self.original[key]
+        if find_nested(items, (Boxed, TracedBuffer)) is None or in_library(sys._getframe(1)):
+            return self.original[key]
+        pieces = []
+        for item in items:
+            if isinstance(item, str):
+                raise TypeError(
+                    f"np.{'c_' if self.columns else 'r_'}[{item!r}, ...] with traced values: "
+                    f"tapegrad follows no directive strings; join the pieces with "
+                    f"np.concatenate or np.stack instead"
+                )
+            if type(item) is slice:
+                item = self.original[item]
+            elif type(item) is list or type(item) is tuple:
+                item = _stack(item) if find_nested(item, (Boxed, TracedBuffer)) else np.array(item)
+            piece = np.atleast_1d(item)
+            if self.columns and np.ndim(piece) == 1:
+                piece = np.reshape(piece, (-1, 1))
+            pieces.append(piece)
+        return np.concatenate(pieces, axis=-1 if self.columns else 0)
+
+    def __len__(self):
+        return 0
+
+
+#: what stands in for numpy's own while traces run, by name in numpy's namespace
+_STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
+_STAND_INS["fill_diagonal"] = _fill_diagonal(np.fill_diagonal)
+_STAND_INS["r_"] = ConcatenatorOfTraced(np.r_, columns=False)
+_STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
+#: numpy's own objects under the same names
+_NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
+_lock = threading.Lock()
+_traces = [0]  # traces running, in all threads
+_installed = [False]
+
+
+def constructors_on():
+    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place."""
+    with _lock:
+        _traces[0] += 1
+        if not _installed[0]:
+            np.__dict__.update(_STAND_INS)
+            _installed[0] = True
+
+
+def constructors_off():
+    """A trace ended. numpy's own objects come back at the next call of a stand-in while no
+    trace runs (`restore`), so that a loop of gradients does not swap them at every one."""
+    with _lock:
+        _traces[0] -= 1
+
+
+def restore():
+    """Put numpy's own objects back, if no trace runs in any thread."""
+    with _lock:
+        if _traces[0] == 0 and _installed[0]:
+            np.__dict__.update(_NUMPYS)
+            _installed[0] = False
 
 
 class dual_literals:

@@ -119,7 +119,7 @@ class Call(Op):
         self.kwargs = kwargs
 
     def used_vars(self):
-        out = [a for a in self.args if type(a) is Variable]
+        out = list(_vars_in(self.args))
         if type(self.fn) is Variable:
             out.insert(0, self.fn)
         if self.kwargs:
@@ -131,11 +131,27 @@ class Call(Op):
         fn = self.fn
         if type(fn) is Variable:
             fn = value_of(fn)
-        args = [value_of(a) if type(a) is Variable else a for a in self.args]
+        args = [value_of(a) if type(a) is Variable else
+                _values_in(a, value_of) if type(a) in (list, tuple) else a for a in self.args]
         if self.kwargs:
             kwargs = {k: value_of(v) if type(v) is Variable else v for k, v in self.kwargs.items()}
             return fn(*args, **kwargs)
         return fn(*args)
+
+
+def _vars_in(items):
+    """The Variables among `items`, also inside lists and tuples (np.stack([%3, %4]))."""
+    for a in items:
+        if type(a) is Variable:
+            yield a
+        elif type(a) in (list, tuple):
+            yield from _vars_in(a)
+
+
+def _values_in(seq, value_of):
+    """A list or tuple argument with the values of the Variables inside it."""
+    return type(seq)(value_of(a) if type(a) is Variable else
+                     _values_in(a, value_of) if type(a) in (list, tuple) else a for a in seq)
 
 
 def _current_value(var):

@@ -25,7 +25,9 @@ from .errors import (
     type_str,
     user_location,
 )
-from .arraylike import VIEWS, ArrayLike, note_view
+from .buffers import Buffer, TracedBuffer, unbuffer_all
+from .arraylike import ArrayLike
+from .views import VIEWS, note_view, view_again
 from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
@@ -45,12 +47,14 @@ def active_tapes() -> list:
 
 
 class _StaleTape:
-    """Stands in for the tape of a view whose base was written in place: any use raises."""
+    """Stands in for the tape of a view whose base was written in place: the next use takes
+    the view again from its base (`refresh`), as numpy shows the write through the view."""
 
-    __slots__ = ("reason", "level", "closed")
+    __slots__ = ("reason", "level", "closed", "tape")
 
-    def __init__(self, reason):
+    def __init__(self, reason, tape):
         self.reason = reason
+        self.tape = tape
         self.level = 1 << 60  # chosen as "innermost" by record_call, which then raises
         self.closed = True
 
@@ -80,12 +84,22 @@ def record_call(fn, args, kwargs):
             if tape is None or at.level > tape.level:
                 tape = at
         elif (t is list or t is tuple) and a:
-            tape = _innermost(nested(a), tape)
+            try:
+                tape = _innermost(nested(a), tape)
+            except _HoldsBuffer:
+                return record_call(fn, unbuffer_all(args), kwargs)
             boxed = True
+        elif t is Buffer or t is TracedBuffer:
+            # a preallocated buffer: its plain array, or the traced value it stands for (the
+            # buffer itself would change its kind on the tape when written)
+            return record_call(fn, unbuffer_all(args), kwargs)
         elif isinstance(a, ArrayLike):
             boxed = True
     if kwargs:
-        tape = _innermost(nested(kwargs.values()), tape)
+        try:
+            tape = _innermost(nested(kwargs.values()), tape)
+        except _HoldsBuffer:
+            return record_call(fn, args, dict(zip(kwargs, unbuffer_all(kwargs.values()))))
         boxed = True
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
         return fn(*args, **kwargs)
@@ -94,11 +108,13 @@ def record_call(fn, args, kwargs):
         if outer is not None:
             return outer._dispatch(fn, args, kwargs)
     if tape.closed:
-        raise escaped_error(next(a for a in nested((*args, *(kwargs or {}).values()))
-                            if type(a) is Tracer and a._tape is tape))
+        for a in nested((*args, *(kwargs or {}).values())):
+            if type(a) is Tracer and a._tape.closed and not refresh(a):
+                raise escaped_error(a)
+        return record_call(fn, args, kwargs)
     out = tape.ctx.record(tape, fn, args, kwargs)
-    if fn in VIEWS and type(out) is Tracer and type(args[0]) is Tracer:
-        note_view(out, args[0], fn, args)
+    if fn in VIEWS and type(args[0]) is Tracer:
+        note_view(out, fn, args, kwargs)
     return out
 
 
@@ -130,11 +146,40 @@ def innermost_tape(args, kwargs):
     return _innermost(nested(kwargs.values()), tape) if kwargs else tape
 
 
+def refresh(view) -> bool:
+    """Take a view whose base was written in place again from its base (False: it cannot be).
+
+    Staling a view is free and taking it again costs one op, so a loop that reads rows of a
+    buffer it writes records each row once, when it is next used.
+    """
+    stale = view._tape
+    if type(stale) is not _StaleTape or stale.tape.closed or getattr(view, "_base", None) is None:
+        return False
+    base = view._base[0]
+    if type(base._tape) is _StaleTape and not refresh(base):
+        return False
+    view._tape = stale.tape
+    siblings = base._views
+    n = len(siblings)
+    new = view_again(view)
+    del siblings[n:]  # taking the view again noted new views of base: view stands for them
+    siblings.append(view)
+    view._var, view._val = new._var, new._val
+    return True
+
+
+class _HoldsBuffer(Exception):
+    """A traced buffer among the items: the call is made again with it unboxed."""
+
+
 def _innermost(items, tape):
     """The innermost of `tape` and the tapes of the Tracers among `items`."""
     for a in items:
-        if type(a) is Tracer and (tape is None or a._tape.level > tape.level):
+        t = type(a)
+        if t is Tracer and (tape is None or a._tape.level > tape.level):
             tape = a._tape
+        elif t is Buffer or t is TracedBuffer:
+            raise _HoldsBuffer
     return tape
 
 
@@ -177,6 +222,18 @@ class Tracer(ArrayLike):
 
     # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
     def __array__(self, dtype=None, copy=None):
+        if dtype is not None and np.dtype(dtype).kind in "iu" and np.ndim(self._val) == 0:
+            # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
+            return np.array(self.__int__(), dtype=dtype)
+        if dtype is not None:
+            name = np.dtype(dtype).name
+            raise ConcreteValueError(
+                f"numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
+                f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
+                f"into a plain array), which would drop its gradient. Cast with "
+                f"t.astype(np.{name}), which keeps it; make the arrays you write into inside the "
+                f"traced function (np.zeros, np.empty, ...) or build them with np.stack"
+            )
         raise ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
             f"array at {user_location()}, which would drop its gradient. Use the traced value as it "
@@ -200,7 +257,9 @@ class Tracer(ArrayLike):
     def _guard(self, guard, value):
         tape = self._tape
         if tape.closed:
-            raise escaped_error(self)
+            if not refresh(self):
+                raise escaped_error(self)
+            tape = self._tape
         tape.push_call(guard, (self._var, value), None, value, user_location())
         return value
 
@@ -268,7 +327,8 @@ class Tracer(ArrayLike):
         return repr(self._var)
 
     def _make_stale(self, reason):
-        self._tape = _StaleTape(reason)
+        if type(self._tape) is not _StaleTape:
+            self._tape = _StaleTape(reason, self._tape)
 
 
 def plain_scalar(v):

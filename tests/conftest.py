@@ -10,6 +10,7 @@ def rng():
 
 # Every array a pullback keeps only for its shape is a stand-in here, however small: a
 # pullback that reads a stand-in's elements (NaN) fails the gradient checks of its rule.
+import tapegrad  # noqa: E402
 import tapegrad.registry  # noqa: E402
 
 tapegrad.registry.STAND_IN_BYTES = 0
@@ -38,3 +39,28 @@ WORKED = [
     (lambda m, x, b: m * x + b, (2.0, 3.0, 1.0), (0.5, -2.0, 4.0)),
     (branchy, (1.5,), (2.5,)),
 ]
+
+
+# --- value as numpy, gradient as central differences, compiled and replayed alike ---
+
+
+def assert_as_numpy(f, *args, modes=("rev",)):
+    """f traced gives numpy's own value (same type); its gradient matches central differences;
+    compiled_grad gives grad's results; the tape replayed at new arguments gives numpy's value."""
+    expected = f(*[np.array(a) for a in args])
+    value, tape = tapegrad.trace(f, *args)
+    # (a traced result that numpy gives as a float64 scalar comes back as the float it is)
+    assert type(value) is type(expected) or (type(expected), type(value)) == (np.float64, float)
+    np.testing.assert_array_equal(value, expected)
+    tapegrad.check_grad(f, *args, modes=modes)
+
+    def total(*a):
+        return np.sum(f(*a) * np.arange(1.0, np.size(expected) + 1).reshape(np.shape(expected)))
+
+    cv, cg = tapegrad.compiled_grad(total)(*args)
+    fv, fg = tapegrad.grad(total, *args)
+    assert cv == fv
+    for a, b in zip(cg[1:], fg[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    new = [a * 0.5 + 0.25 for a in args]
+    np.testing.assert_allclose(tape.replay(f, *new), f(*[np.array(a) for a in new]), rtol=1e-14)

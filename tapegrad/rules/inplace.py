@@ -7,26 +7,74 @@ the tape while every recorded value stays what it was.
 from __future__ import annotations
 
 
-from ..arraylike import updated
+import operator
+
+import numpy as np
+
+from ..arraylike import ArrayLike, added_at, updated
+from ..pytree import find_nested
 from ..registry import rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 
+
+def _gather(dy, index):
+    """``dy[index]``, recorded when the index is traced by an enclosing trace (a mask of x)."""
+    if not isinstance(dy, ArrayLike):
+        traced = find_nested(index if type(index) is tuple else (index,), ArrayLike)
+        if traced is not None:
+            return traced._dispatch(operator.getitem, (dy, index), None)
+    return dy[index]
+
+
+def _last_writes(shape, index, v_shape):
+    """Which elements of the broadcast `v` survive ``x[index] = v`` (numpy: the last write to
+    a repeated position wins), or None when every one does."""
+    probe = np.full(shape, -1, dtype=np.intp)
+    target = np.shape(probe[index])
+    ids = np.arange(int(np.prod(target, dtype=np.intp))).reshape(target)
+    probe[index] = ids
+    won = probe[index] == ids
+    return None if won.all() else won
+
 # --- writes ---
+
+
+def _is_plain_basic(index):
+    """Ints, slices, None and Ellipsis name each position once; so does a boolean mask."""
+    items = index if type(index) is tuple else (index,)
+    for i in items:
+        if i is None or i is Ellipsis or type(i) is slice or type(i) is int:
+            continue
+        if isinstance(i, (np.integer, ArrayLike)) or np.asarray(i).dtype == np.bool_:
+            continue  # a traced index is a mask (an integer index array is never traced)
+        return False
+    return True
 
 
 @rrule(updated)
 def updated_rrule(x, index, v):
     y = updated(x, index, v)
+    # with an integer index that repeats (x[[0, 0]] = v), the last write wins in numpy: the
+    # overwritten elements of v are not in the result and get no share
+    won = None if _is_plain_basic(index) else _last_writes(np.shape(x), index, np.shape(v))
 
     def updated_pullback(dy):
-        # the written entries no longer depend on x; v receives what flows into them.
-        # With an integer index that repeats, the last write wins in numpy and the shares of
-        # the overwritten writes are dropped here alike (their values are not in the result).
+        # the written entries no longer depend on x; v receives what flows into them
         return (
             NO_TANGENT,
             Thunk(lambda: updated(dy, index, 0)),
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(dy[index], v)),
+            Thunk(lambda: unbroadcast(_gather(dy, index) if won is None
+                                      else _gather(dy, index) * won, v)),
         )
 
     return y, updated_pullback
+
+
+@rrule(added_at)
+def added_at_rrule(x, index, b):
+    def added_at_pullback(dy):
+        # every add counts (unbuffered): each element of b receives dy where it was added
+        return NO_TANGENT, dy, NO_TANGENT, Thunk(lambda: unbroadcast(_gather(dy, index), b))
+
+    return added_at(x, index, b), added_at_pullback

@@ -6,6 +6,7 @@ import pytest
 
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad, grad
+from tapegrad.arraylike import added_at, updated
 from tapegrad.rules.indexing import scatter_add
 
 MASK = np.array([[True, False, True], [False, False, True]])
@@ -216,4 +217,12 @@ def _order2_rows():
 
 
 #: (rule's function, function differentiated, float64 arguments)
-ORDER2 = _order2_rows()
+ORDER2 = _order2_rows() + [
+    # in-place writes: through updated (x[i] = v) and added_at (np.add.at)
+    (updated, lambda x, v: np.sum(np.sin(updated(x * x, [0, 2, 0], v * v)) * x),
+     (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
+    (updated, lambda x, v: np.sum(np.cos(updated(x * v[0], (slice(1, None),), v[1:] ** 3))),
+     (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
+    (added_at, lambda x, v: np.sum(np.sin(added_at(x * x, [0, 2, 0], v * v)) * x),
+     (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
+]
