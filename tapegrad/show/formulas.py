@@ -30,7 +30,7 @@ import operator
 import numpy as np
 import scipy.special
 
-from ..arraylike import updated
+from ..arraylike import added_at, updated
 from ..errors import qualified_name
 from ..pytree import build
 from ..registry import RULES
@@ -286,6 +286,7 @@ for _fn in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
 # --- indexing ---
 formulas(operator.getitem, "{dy} scattered into zeros shaped like {a[0]} at [{ix[1]}]", None)
 formulas(updated, "{dy} with zeros at [{ix[1]}]", None, "{dy}[{ix[1]}]")
+formulas(added_at, "{dy}", None, "{dy}[{ix[1]}], one share per repeated index")
 formulas(scatter_add, "{dy}[{ix[2]}] (a scatter's tangent is a gather)", None)
 formulas(np.take, "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices", None)
 formulas(np.take_along_axis, "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices", None)
