@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     products,
     linalg,
     decompositions, norms,
+    fft,
     scipy_linalg,
     nondiff,
     inplace,
