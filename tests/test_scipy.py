@@ -40,6 +40,7 @@ CALLS = [
     ("special", "softmax", lambda fn, x: fn(x, axis=0), positive),
     ("special", "log_softmax", lambda fn, x: fn(x, -1), positive),
     ("special", "polygamma", lambda fn, x: fn(1, x), positive),
+    ("special", "multigammaln", lambda fn, x: fn(x, 1), positive),
     ("linalg", "solve_triangular", lambda fn, a, b: fn(a, b, lower=True), spd_and_vector),
     ("linalg", "cho_factor", lambda fn, a, b: fn(a, lower=True), spd_and_vector),
     ("linalg", "cho_solve", lambda fn, a, b: fn((a, False), b), spd_and_vector),

@@ -18,6 +18,8 @@ from . import (  # noqa: F401
     linalg,
     decompositions, norms,
     fft,
+    bessel,
+    incomplete,
     scipy_linalg,
     nondiff,
     inplace,
