@@ -49,6 +49,9 @@ CALLS = [
     ("linalg", "lu_factor", lambda fn, a, b: fn(a), spd_and_vector),
     ("linalg", "lu_solve", lambda fn, a, b: fn((a, np.arange(3)), b), spd_and_vector),
     ("linalg", "solve", lambda fn, a, b: fn(a, b), spd_and_vector),
+    ("linalg", "sqrtm", lambda fn, a, b: fn(a), spd_and_vector),
+    ("linalg", "solve_sylvester", lambda fn, a, b: fn(a, a, a), spd_and_vector),
+    ("linalg", "solve_banded", lambda fn, a, b: fn((1, 1), a, b), spd_and_vector),
 ]
 IDS = [f"{module}.{name}-{i}" for i, (module, name, _, _) in enumerate(CALLS)]
 NAMES = sorted({(module, name) for module, name, _, _ in CALLS})

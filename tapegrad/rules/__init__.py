@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     differences,
     selection,
     eig,
+    scipy_linalg_extra,
     scipy_linalg,
     nondiff,
     inplace,
