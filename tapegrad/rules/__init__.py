@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     selection,
     eig,
     scipy_linalg_extra,
+    signal,
     scipy_linalg,
     nondiff,
     inplace,
