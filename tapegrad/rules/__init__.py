@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     eig,
     scipy_linalg_extra,
     signal,
+    integrate,
     scipy_linalg,
     nondiff,
     inplace,

@@ -6,6 +6,6 @@ is recorded as one primitive. ``tapegrad.scipy.stats`` holds scipy.stats' distri
 written with differentiable numpy and scipy.special calls, and ``tapegrad.scipy.integrate``
 odeint with gradients by the adjoint method.
 """
-from . import linalg, signal, special, stats
+from . import integrate, linalg, signal, special, stats
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]
