@@ -8,12 +8,14 @@ its conjugate transpose. The DFT matrix is symmetric, hence:
 
 - ``fft``/``ifft`` (and the 2-d and n-d forms): the pullback is the same transform, with the same
   ``norm``, of the cotangent; then the padding or cropping done by ``n``/``s`` is undone.
-- ``rfft``: the cotangent is padded with zeros to the full length (the half spectrum is the
-  first ``n//2 + 1`` rows of the full one) and sent through ``fft``; the input is real, so the
-  real part is kept.
 - ``irfft``: it reads the real and imaginary parts of ``X[k]`` with the weight ``c[k]`` (1 at
   ``k = 0`` and, for even ``n``, at ``k = n/2``, whose imaginary parts it ignores; 2 elsewhere),
-  so its pullback is ``c[k] · ifft(g)[k]`` for the first ``n//2 + 1`` entries, with the same norm.
+  so its pullback is ``c[k] · ifft(g)[k]`` for the first ``n//2 + 1`` entries, with the same norm;
+  for a real ``g`` that is ``c[k] · conj(rfft(g)[k])`` with the opposite norm (an unscaled
+  transform pairs with a 1/n one, "ortho" with itself), which costs half as much.
+- ``rfft``: the half spectrum is the first ``n//2 + 1`` rows of the full one, so the pullback is
+  the real part of ``fft`` of the cotangent padded with zeros (the input is real); by the same
+  identity read backwards that is ``irfft(conj(ȳ) / c)`` with the opposite norm, a real transform.
 - ``fftshift``/``ifftshift`` move elements: the pullback is the opposite shift.
 
 Forward rules are written out too: each transform applied to the input's tangent.
@@ -82,6 +84,16 @@ def _input_lengths(x, axes):
     return tuple(np.shape(x)[a] for a in axes)
 
 
+#: the norm whose scale is the other one's transpose partner: an unscaled transform pairs with
+#: a 1/n one ("backward" with "forward"), "ortho" with itself
+_OPPOSITE = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _low(dy):
+    """float32 for a single-precision cotangent, else float64: the dtype of the weights."""
+    return np.float32 if dtype_of(dy) in (np.float32, np.complex64) else np.float64
+
+
 def _half_weights(n, dtype):
     """c[k] of irfft: 1 at k = 0 and at the Nyquist entry of an even length, 2 elsewhere."""
     c = np.full(n // 2 + 1, 2.0, dtype=dtype)
@@ -91,7 +103,11 @@ def _half_weights(n, dtype):
     return c
 
 
-def _along_last(v, axis, ndim):
+def _inverse_half_weights(n, dtype):
+    return (1 / _half_weights(n, np.float64)).astype(dtype)
+
+
+def _along(v, axis, ndim):
     """A 1-d array `v` shaped to broadcast along `axis` of an ndim-dimensional array."""
     return np.reshape(v, (-1,) + (1,) * (ndim - 1 - axis))
 
@@ -134,16 +150,17 @@ def _r2c_rule(fn, one_d):
         last, n = axes[-1], lengths[-1]
 
         def pullback(dy):
-            # the half spectrum is the first n//2 + 1 rows of the full one: pad, then transpose fftn
-            full = _fit(dy, (last,), (n,))
-            dx = _fit(_FFT.fftn(full, axes=axes, norm=norm), axes, _input_lengths(x, axes))
-            return NO_TANGENT, cast_like(np.real(dx), x), *no_tangents(args)
+            # Re(fftn of dy padded to the full spectrum), computed as the real transform
+            # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
+            z = np.conjugate(dy) * _along(_inverse_half_weights(n, _low(dy)), last, np.ndim(dy))
+            dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
+            return NO_TANGENT, cast_like(_fit(dx, axes, _input_lengths(x, axes)), x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
         return fn(x, *args, **kwargs), pullback
 
     rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
-    rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback pads the cotangent to the full spectrum and takes fftn."
+    rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback is irfftn of the conjugate cotangent over c[k]."
     return rule
 
 
@@ -161,10 +178,10 @@ def _c2r_rule(fn, one_d):
         y = fn(x, *args, **kwargs)
 
         def pullback(dy):
-            # X[k] enters with weight c[k] (see the module docstring): c · ifftn(g), first n//2 + 1 rows
-            z = _fit(_FFT.ifftn(dy, axes=axes, norm=norm), (last,), (n // 2 + 1,))
-            low = dtype_of(dy) in (np.float32, np.complex64)
-            z = z * _along_last(_half_weights(n, np.float32 if low else np.float64), last, np.ndim(z))
+            # c[k] · ifftn(g)[k] on the first n//2 + 1 rows; for a real g that is
+            # c[k] · conj(rfftn(g)[k]) with the opposite norm (see the module docstring)
+            z = np.conjugate(_FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm]))
+            z = z * _along(_half_weights(n, _low(dy)), last, np.ndim(z))
             dx = _fit(z, axes, _input_lengths(x, axes))
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
@@ -172,7 +189,7 @@ def _c2r_rule(fn, one_d):
         return y, pullback
 
     rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
-    rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback is the weighted half of ifftn of the cotangent."
+    rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback is c[k] times the conjugate of rfftn of the cotangent."
     return rule
 
 
