@@ -37,6 +37,10 @@ def odeint_op(func, y0, t, args, **kwargs):
     return _si.odeint(func, y0, t, args=tuple(args), **kwargs)
 
 
+# the tape, errors and the rule listing name it as the function the user calls
+odeint_op.__name__ = odeint_op.__qualname__ = "odeint"
+
+
 def odeint(func, y0, t, args=(), **kwargs):
     """`scipy.integrate.odeint` that traced values can go through: y0, t and the entries of `args`
     are differentiable (by the adjoint method), the other keyword arguments are scipy's.
