@@ -107,6 +107,15 @@ def _inverse_half_weights(n, dtype):
     return (1 / _half_weights(n, np.float64)).astype(dtype)
 
 
+def _conj_times(z, w, scratch=False):
+    """conj(z) · w; on plain arrays in one new array (or in `z` itself when it is `scratch`),
+    which the large spectra of image-sized transforms notice."""
+    if type(z) is not np.ndarray:  # traced (second order): numpy calls the tracer records
+        return np.conjugate(z) * w
+    out = np.conjugate(z, out=z) if scratch else np.conjugate(z)
+    return np.multiply(out, w, out=out)
+
+
 def _along(v, axis, ndim):
     """A 1-d array `v` shaped to broadcast along `axis` of an ndim-dimensional array."""
     return np.reshape(v, (-1,) + (1,) * (ndim - 1 - axis))
@@ -152,7 +161,7 @@ def _r2c_rule(fn, one_d):
         def pullback(dy):
             # Re(fftn of dy padded to the full spectrum), computed as the real transform
             # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
-            z = np.conjugate(dy) * _along(_inverse_half_weights(n, _low(dy)), last, np.ndim(dy))
+            z = _conj_times(dy, _along(_inverse_half_weights(n, _low(dy)), last, np.ndim(dy)))
             dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
             return NO_TANGENT, cast_like(_fit(dx, axes, _input_lengths(x, axes)), x), *no_tangents(args)
 
@@ -180,8 +189,8 @@ def _c2r_rule(fn, one_d):
         def pullback(dy):
             # c[k] · ifftn(g)[k] on the first n//2 + 1 rows; for a real g that is
             # c[k] · conj(rfftn(g)[k]) with the opposite norm (see the module docstring)
-            z = np.conjugate(_FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm]))
-            z = z * _along(_half_weights(n, _low(dy)), last, np.ndim(z))
+            z = _FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm])
+            z = _conj_times(z, _along(_half_weights(n, _low(dy)), last, np.ndim(z)), scratch=True)
             dx = _fit(z, axes, _input_lengths(x, axes))
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
