@@ -61,7 +61,7 @@ def _edge_length(edge, a, axis):
 
 def _edge_tangent(piece, edge, axis):
     if np.ndim(edge) == 0:  # numpy broadcast the scalar to one slice: its slope sums over it
-        return cast_like(np.sum(piece), edge) if not isinstance(edge, float) else float(np.sum(piece))
+        return cast_like(np.sum(piece), edge)
     return cast_like(piece, edge)
 
 

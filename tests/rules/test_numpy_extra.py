@@ -157,3 +157,14 @@ def test_std_and_var_of_0d_array_have_slope_0(f):
     for x in (np.array(1.5), np.array([1.5])):
         np.testing.assert_array_equal(gradient(f, x)[0], np.zeros_like(x))
     check_grad(lambda x: f(x[0]) + np.sum(x), np.array([1.5, 2.0]))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, y: np.append(x, y), lambda x, y: np.diff(x, prepend=y), lambda x, y: np.select([x > 1], [x], y),
+    lambda x, y: np.linspace(y, x[0], 5), lambda x, y: np.nan_to_num(x * y),
+], ids=["append", "diff prepend", "select default", "linspace start", "nan_to_num"])
+def test_python_float_arguments_get_float_gradients(f):
+    """A Python float beside an array (a prepend, a default, an endpoint) gets a float gradient."""
+    x = np.array([0.3, 1.2, 2.0])
+    check_grad(f, x, 1.5)
+    assert type(grad(lambda x, y: np.sum(f(x, y) ** 2), x, 1.5)[1][2]) is float
