@@ -4,12 +4,14 @@ multivariate_normal, with scipy's names and signatures.
 ``tapegrad.scipy.stats.norm.logpdf(x, loc, scale)`` takes the arguments of
 ``scipy.stats.norm.logpdf`` and returns the same values (broadcasting as scipy does), but is
 written with numpy and scipy.special calls that traced values go through, so it is
-differentiable in `x`, `loc`, `scale` and the shape parameters, to any order. scipy's own
+differentiable in `x`, `loc`, `scale` and the shape parameters (to any order, except through the
+cdfs described below). scipy's own
 methods convert their inputs with ``np.asarray`` and cannot see traced values.
 
-What has no closed-form derivative stays an error, not a zero: the cdf and sf of t, gamma, beta
-and chi2 go through ``scipy.special.betainc``/``gammainc``, whose shape parameters cannot be
-differentiated (differentiating them raises ``NoRuleError``; `x`, `loc` and `scale` can).
+What has no closed-form derivative stays an error, not a zero: the cdf and sf of t and beta go
+through ``scipy.special.betainc``, whose shape parameters are not differentiated (differentiating
+them raises ``NoRuleError``; `x`, `loc` and `scale` can). Those of gamma and chi2 go through
+``gammainc``/``gammaincc``, whose shape is differentiated by quadrature (first order only).
 Outside a distribution's support the densities are 0 (log-densities -inf), as in scipy.
 
 Examples
@@ -137,7 +139,7 @@ class _T(_Distribution):
 
 class _Gamma(_Distribution):
     """The gamma distribution: ``gamma.logpdf(x, a, loc=0, scale=1)``; cdf and sf through
-    gammainc/gammaincc (differentiable in x, loc and scale, not in a).
+    gammainc/gammaincc (differentiable in a by quadrature, first order only).
 
     Examples
     --------
