@@ -4,9 +4,9 @@ multivariate_normal, with scipy's names and signatures.
 ``tapegrad.scipy.stats.norm.logpdf(x, loc, scale)`` takes the arguments of
 ``scipy.stats.norm.logpdf`` and returns the same values (broadcasting as scipy does), but is
 written with numpy and scipy.special calls that traced values go through, so it is
-differentiable in `x`, `loc`, `scale` and the shape parameters (to any order, except through the
-cdfs described below). scipy's own
-methods convert their inputs with ``np.asarray`` and cannot see traced values.
+differentiable in `x`, `loc`, `scale` and the shape parameters (to any order, except through
+the cdfs described below). scipy's own methods convert their inputs with ``np.asarray`` and
+cannot see traced values.
 
 What has no closed-form derivative stays an error, not a zero: the cdf and sf of t and beta go
 through ``scipy.special.betainc``, whose shape parameters are not differentiated (differentiating
