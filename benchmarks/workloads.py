@@ -361,6 +361,46 @@ def reference_w6(lengthscale, variance, X, y):
     return float(value), (float(dlengthscale), float(dvariance))
 
 
+# ---------------------------------------------------------------------------------------------
+# W7: FFT-based convolution loss, 256x256 image, 9x9 kernel through rfft2/irfft2, MSE
+# ---------------------------------------------------------------------------------------------
+
+FFT_SIZE = 256
+FFT_KERNEL = 9
+
+
+def build_w7(np_):
+    # circular convolution of the image with the kernel (zero-padded to the image by s=), then
+    # the mean squared error against a target; the same calls in numpy, autograd, JAX and torch
+    def fft_conv_loss(image, kernel, target):
+        shape = tuple(image.shape)
+        spectrum = np_.fft.rfft2(image) * np_.fft.rfft2(kernel, s=shape)
+        residual = np_.fft.irfft2(spectrum, s=shape) - target
+        return np_.mean(residual ** 2)
+
+    return fft_conv_loss
+
+
+def inputs_w7(rng):
+    image = rng.standard_normal((FFT_SIZE, FFT_SIZE))
+    kernel = rng.standard_normal((FFT_KERNEL, FFT_KERNEL)) / FFT_KERNEL
+    target = rng.standard_normal((FFT_SIZE, FFT_SIZE))
+    return (image, kernel, target)
+
+
+def reference_w7(image, kernel, target):
+    shape = image.shape
+    fi, fk = np.fft.rfft2(image), np.fft.rfft2(kernel, s=shape)
+    residual = np.fft.irfft2(fi * fk, s=shape) - target
+    value = np.mean(residual ** 2)
+    # the adjoint of a circular convolution is the circular correlation: multiply by the
+    # conjugate spectrum of the other factor
+    fr = np.fft.rfft2(residual * (2.0 / residual.size))
+    dimage = np.fft.irfft2(fr * np.conj(fk), s=shape)
+    dkernel = np.fft.irfft2(fr * np.conj(fi), s=shape)[: kernel.shape[0], : kernel.shape[1]]
+    return float(value), (dimage, dkernel)
+
+
 #: the non-numpy functions a workload may need, for plain numpy/scipy
 NUMPY_EXTRAS = {"solve_triangular": scipy.linalg.solve_triangular}
 
@@ -385,6 +425,8 @@ WORKLOADS = {
         Workload("W6", f"GP neg. log marginal likelihood, RBF, {GP_N} 2-D points", build_w6,
                  inputs_w6, (0, 1), reference_w6, extra=("solve_triangular",),
                  torch_build=torch_build_w6),
+        Workload("W7", f"FFT convolution loss, {FFT_SIZE}x{FFT_SIZE} image, {FFT_KERNEL}x{FFT_KERNEL} kernel, "
+                 "rfft2/irfft2, MSE", build_w7, inputs_w7, (0, 1), reference_w7),
     ]
 }
 

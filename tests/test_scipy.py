@@ -10,15 +10,16 @@ import sys
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.signal
 import scipy.special
 
 from tapegrad import Call, ConcreteValueError, compiled_grad, grad, trace
 from tapegrad.errors import qualified_name
-from tapegrad.scipy import linalg as tsl, special as tss
+from tapegrad.scipy import linalg as tsl, signal as tsg, special as tss
 from tapegrad.show.listing import rule_rows
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODULES = {"special": (tss, scipy.special), "linalg": (tsl, scipy.linalg)}
+MODULES = {"special": (tss, scipy.special), "linalg": (tsl, scipy.linalg), "signal": (tsg, scipy.signal)}
 
 
 def positive(rng):
@@ -40,6 +41,7 @@ CALLS = [
     ("special", "softmax", lambda fn, x: fn(x, axis=0), positive),
     ("special", "log_softmax", lambda fn, x: fn(x, -1), positive),
     ("special", "polygamma", lambda fn, x: fn(1, x), positive),
+    ("special", "multigammaln", lambda fn, x: fn(x, 1), positive),
     ("linalg", "solve_triangular", lambda fn, a, b: fn(a, b, lower=True), spd_and_vector),
     ("linalg", "cho_factor", lambda fn, a, b: fn(a, lower=True), spd_and_vector),
     ("linalg", "cho_solve", lambda fn, a, b: fn((a, False), b), spd_and_vector),
@@ -48,6 +50,10 @@ CALLS = [
     ("linalg", "lu_factor", lambda fn, a, b: fn(a), spd_and_vector),
     ("linalg", "lu_solve", lambda fn, a, b: fn((a, np.arange(3)), b), spd_and_vector),
     ("linalg", "solve", lambda fn, a, b: fn(a, b), spd_and_vector),
+    ("linalg", "sqrtm", lambda fn, a, b: fn(a), spd_and_vector),
+    ("linalg", "solve_sylvester", lambda fn, a, b: fn(a, a, a), spd_and_vector),
+    ("signal", "convolve", lambda fn, a, b: fn(a, a, "same"), spd_and_vector),
+    ("linalg", "solve_banded", lambda fn, a, b: fn((1, 1), a, b), spd_and_vector),
 ]
 IDS = [f"{module}.{name}-{i}" for i, (module, name, _, _) in enumerate(CALLS)]
 NAMES = sorted({(module, name) for module, name, _, _ in CALLS})

@@ -5,6 +5,7 @@ other operands, so that a Tracer can record it again.
 """
 from __future__ import annotations
 
+import operator
 import string
 
 import numpy as np
@@ -223,13 +224,38 @@ def _einsum_grad(k, dz, terms, out, spare, operands):
     return like(g, x)
 
 
+def _sublist_letters(sub, letters):
+    return "".join("..." if s is Ellipsis else letters[operator.index(s)] for s in sub)
+
+
+def _interleaved_as_string(args):
+    """einsum(op0, sublist0, op1, sublist1, ..., [sublistout]) as (subscripts, operands)."""
+    letters = string.ascii_letters
+    operands, subs = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(args) % 2:  # a trailing output sublist
+        out = operands.pop()
+    spec = ",".join(_sublist_letters(sub, letters) for sub in subs)
+    if out is not None:
+        spec += "->" + _sublist_letters(out, letters)
+    return spec, operands
+
+
 @rrule(np.einsum)
 def einsum_rrule(subscripts, *operands, **kwargs):
     if not isinstance(subscripts, str):
-        raise NotImplementedError(
-            "the gradient of einsum needs the subscripts as a string, not the interleaved "
-            "(operand, sublist) form"
-        )
+        # the interleaved form: differentiate its string form, one tangent per operand and
+        # none for the sublists
+        args = (subscripts, *operands)
+        spec, ops = _interleaved_as_string(args)
+        z, back = einsum_rrule(spec, *ops, **kwargs)
+
+        def einsum_interleaved_pullback(dz):
+            grads = iter(back(dz)[2:])
+            return NO_TANGENT, *(next(grads) if i % 2 == 0 and i < 2 * len(ops) else NO_TANGENT
+                                 for i in range(len(args)))
+
+        return z, einsum_interleaved_pullback
     z = np.einsum(subscripts, *operands, **kwargs)
     terms, out, spare = _einsum_explicit(subscripts, operands)
 

@@ -295,6 +295,8 @@ def std_rrule(x, *args, **kwargs):
     def std_pullback(dy):
         # d/dx √var = (x - mean)/((n - ddof) std); nan where std is 0 (0/0), as in autograd and JAX
         centred = x - np.mean(x, axis=axes, keepdims=True)
+        if _count(x, axes) == 1:  # the std of one number (a 0-d array) is 0 whatever it is: slope 0
+            return NO_TANGENT, cast_like(expand_reduced(dy, axes, keepdims) * centred, x), *no_tangents(args)
         scale = expand_reduced(y, axes, keepdims) * (_count(x, axes) - _ddof(b))
         dx = expand_reduced(dy, axes, keepdims) * centred / scale
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)

@@ -28,7 +28,8 @@ import scipy.linalg as _sl
 from ..context import primitive
 from ..errors import register_replacement
 
-__all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve"]
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve",
+           "sqrtm", "solve_sylvester", "solve_banded"]
 
 
 @primitive(traceable=False)
@@ -168,6 +169,56 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     """
     return _sl.solve(a, b, lower=lower, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
                      check_finite=check_finite, assume_a=assume_a, transposed=transposed)
+
+
+@primitive(traceable=False)
+def sqrtm(A, **kwargs):
+    """`scipy.linalg.sqrtm` that traced values can go through: the principal square root X, X @ X = A.
+
+    Differentiable where the root is real (no eigenvalue of `A` on the closed negative real
+    axis); the rule is in ``tapegrad.rules.scipy_linalg_extra``.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy.linalg import sqrtm
+    >>> tapegrad.gradient(lambda a: np.trace(sqrtm(a)), np.diag([4.0, 9.0]))[0]  # d√a = 1/(2√a)
+    array([[0.25      , 0.        ],
+           [0.        , 0.16666667]])
+    """
+    return _sl.sqrtm(A, **kwargs)
+
+
+@primitive(traceable=False)
+def solve_sylvester(a, b, q):
+    """`scipy.linalg.solve_sylvester` that traced values can go through: X with A X + X B = Q.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy.linalg import solve_sylvester
+    >>> solve_sylvester(np.eye(2), np.eye(2), np.ones((2, 2)))
+    array([[0.5, 0.5],
+           [0.5, 0.5]])
+    """
+    return _sl.solve_sylvester(a, b, q)
+
+
+@primitive(traceable=False)
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """`scipy.linalg.solve_banded` that traced values can go through, with gradients for the band
+    `ab` (the entries scipy reads) and the right-hand side `b`.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy.linalg import solve_banded
+    >>> ab = np.array([[0.0, 1.0], [2.0, 4.0]])  # A = [[2, 1], [0, 4]]
+    >>> tapegrad.gradient(lambda b: np.sum(solve_banded((0, 1), ab, b)), np.ones(2))[0]
+    array([0.5  , 0.125])
+    """
+    return _sl.solve_banded(l_and_u, ab, b, overwrite_ab=overwrite_ab, overwrite_b=overwrite_b,
+                            check_finite=check_finite)
 
 
 for _name in __all__:

@@ -1,12 +1,14 @@
 """scipy.special functions that traced values can go through, with their gradients.
 
-scipy's `logsumexp`, `softmax`, `log_softmax` and `polygamma` are plain Python functions that
-convert their inputs with ``np.asarray``, which a traced value refuses, so inside a function
-being differentiated call these instead of scipy's: same names, same signatures, same
-results. On plain values each calls scipy; on traced or dual values it is recorded as one
-primitive and differentiated by its rule (in ``tapegrad.rules.logsumexp`` and
-``tapegrad.rules.special``). The other scipy.special functions are ufuncs and work on traced
-values as they are.
+scipy's `logsumexp`, `softmax`, `log_softmax`, `polygamma` and `multigammaln` are plain
+Python functions that convert their inputs with ``np.asarray``, which a traced value refuses,
+so inside a function being differentiated call these instead of scipy's: same names, same
+signatures, same results. On plain values each calls scipy; on traced or dual values it is
+recorded as one primitive and differentiated by its rule (in ``tapegrad.rules.logsumexp``,
+``tapegrad.rules.special`` and ``tapegrad.rules.incomplete``). The other scipy.special
+functions are ufuncs and work on traced values as they are; every other name of this module
+is scipy.special's own (``tapegrad.scipy.special.gammainc is scipy.special.gammainc``), so
+code ported from ``autograd.scipy.special`` can import everything from here.
 
 Examples
 --------
@@ -28,7 +30,7 @@ import scipy.special as _sp
 from ..context import primitive
 from ..errors import register_replacement
 
-__all__ = ["logsumexp", "softmax", "log_softmax", "polygamma"]
+__all__ = ["logsumexp", "softmax", "log_softmax", "polygamma", "multigammaln"]
 
 
 def _recorded(fn):
@@ -129,6 +131,30 @@ def polygamma(n, x):
     1.644934066848
     """
     return _sp.polygamma(n, x)
+
+
+@primitive(traceable=False)
+def multigammaln(a, d):
+    """`scipy.special.multigammaln` that traced values can go through (derivative with respect to `a`).
+
+    The dimension `d` is an integer. d/da log Γ_d(a) = Σⱼ ψ(a - j/2) for j = 0 .. d-1.
+
+    Examples
+    --------
+    >>> import tapegrad
+    >>> from tapegrad.scipy.special import multigammaln
+    >>> round(tapegrad.gradient(lambda a: multigammaln(a, 1), 1.0)[0], 12)  # ψ(1) = -γ
+    -0.577215664902
+    """
+    return _sp.multigammaln(a, d)
+
+
+def __getattr__(name):
+    # the ufuncs of scipy.special see traced values as they are: this module hands them out
+    try:
+        return getattr(_sp, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 for _name in __all__:

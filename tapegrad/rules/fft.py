@@ -1,0 +1,249 @@
+"""Rules for numpy.fft: the complex, real-to-complex and complex-to-real transforms and the shifts.
+
+Every transform is linear, so its pullback is its transpose applied to the cotangent. Complex
+cotangents follow autograd's convention: for a real result ``f`` of a complex ``z``, the
+cotangent of ``z`` is ``∂f/∂Re z - i ∂f/∂Im z`` (the gradient of ``|z|²`` at ``1+2j`` is
+``2-4j``), so the pullback of a complex-linear map ``A`` is its plain transpose ``Aᵀ``, not
+its conjugate transpose. The DFT matrix is symmetric, hence:
+
+- ``fft``/``ifft`` (and the 2-d and n-d forms): the pullback is the same transform, with the same
+  ``norm``, of the cotangent; then the padding or cropping done by ``n``/``s`` is undone.
+- ``irfft``: it reads the real and imaginary parts of ``X[k]`` with the weight ``c[k]`` (1 at
+  ``k = 0`` and, for even ``n``, at ``k = n/2``, whose imaginary parts it ignores; 2 elsewhere),
+  so its pullback is ``c[k] · ifft(g)[k]`` for the first ``n//2 + 1`` entries, with the same norm;
+  for a real ``g`` that is ``c[k] · conj(rfft(g)[k])`` with the opposite norm (an unscaled
+  transform pairs with a 1/n one, "ortho" with itself), which costs half as much.
+- ``rfft``: the half spectrum is the first ``n//2 + 1`` rows of the full one, so the pullback is
+  the real part of ``fft`` of the cotangent padded with zeros (the input is real); by the same
+  identity read backwards that is ``irfft(conj(ȳ) / c)`` with the opposite norm, a real transform.
+- ``fftshift``/``ifftshift`` move elements: the pullback is the opposite shift.
+
+Forward rules are written out too: each transform applied to the input's tangent.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..registry import frule, rrule
+from ..tangents import NO_TANGENT, ZERO
+from ._shapes import bind, cast_like, dtype_of, no_tangents
+
+_FFT = np.fft
+
+
+def _norm_axes(axes, ndim):
+    return tuple(operator.index(a) % ndim for a in axes)
+
+
+def _plan(fn, args, kwargs, one_d, inverse_real=False):
+    """The transform's axes, output lengths along them and norm, as numpy resolves them."""
+    b = bind(fn, args, kwargs)
+    x = args[0]
+    shape, ndim = np.shape(x), np.ndim(x)
+    norm = b.get("norm")
+    if one_d:
+        axes = _norm_axes((b.get("axis", -1),), ndim)
+        n = b.get("n")
+        lengths = None if n is None else (operator.index(n),)
+    else:
+        s, axes = b.get("s"), b.get("axes", None if fn in (_FFT.fftn, _FFT.ifftn, _FFT.rfftn, _FFT.irfftn)
+                                        else (-2, -1))
+        if axes is None:
+            axes = range(ndim) if s is None else range(ndim - len(s), ndim)
+        axes = _norm_axes(tuple(axes), ndim)
+        lengths = None if s is None else tuple(operator.index(k) for k in s)
+    if lengths is None:
+        lengths = tuple(shape[a] for a in axes)
+        if inverse_real:
+            lengths = lengths[:-1] + (2 * (lengths[-1] - 1),)
+    else:  # -1 in s means the input's own length
+        lengths = tuple(shape[a] if k == -1 else k for a, k in zip(axes, lengths))
+    return axes, lengths, norm
+
+
+def _fit(a, axes, lengths):
+    """`a` cropped or padded with zeros along `axes` to `lengths` (what n= and s= do to an input)."""
+    shape = np.shape(a)
+    index = [slice(None)] * len(shape)
+    pads = [(0, 0)] * len(shape)
+    for ax, n in zip(axes, lengths):
+        if n < shape[ax]:
+            index[ax] = slice(0, n)
+        elif n > shape[ax]:
+            pads[ax] = (0, n - shape[ax])
+    if any(s != slice(None) for s in index):
+        a = a[tuple(index)]
+    if any(p != (0, 0) for p in pads):
+        a = np.pad(a, pads)
+    return a
+
+
+def _input_lengths(x, axes):
+    return tuple(np.shape(x)[a] for a in axes)
+
+
+#: the norm whose scale is the other one's transpose partner: an unscaled transform pairs with
+#: a 1/n one ("backward" with "forward"), "ortho" with itself
+_OPPOSITE = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _low(dy):
+    """float32 for a single-precision cotangent, else float64: the dtype of the weights."""
+    return np.float32 if dtype_of(dy) in (np.float32, np.complex64) else np.float64
+
+
+def _half_weights(n, dtype):
+    """c[k] of irfft: 1 at k = 0 and at the Nyquist entry of an even length, 2 elsewhere."""
+    c = np.full(n // 2 + 1, 2.0, dtype=dtype)
+    c[0] = 1.0
+    if n % 2 == 0:
+        c[-1] = 1.0
+    return c
+
+
+def _inverse_half_weights(n, dtype):
+    return (1 / _half_weights(n, np.float64)).astype(dtype)
+
+
+def _conj_times(z, w, scratch=False):
+    """conj(z) · w; on plain arrays in one new array (or in `z` itself when it is `scratch`),
+    which the large spectra of image-sized transforms notice."""
+    if type(z) is not np.ndarray:  # traced (second order): numpy calls the tracer records
+        return np.conjugate(z) * w
+    out = np.conjugate(z, out=z) if scratch else np.conjugate(z)
+    return np.multiply(out, w, out=out)
+
+
+def _along(v, axis, ndim):
+    """A 1-d array `v` shaped to broadcast along `axis` of an ndim-dimensional array."""
+    return np.reshape(v, (-1,) + (1,) * (ndim - 1 - axis))
+
+
+# --- complex to complex ---
+
+
+def _c2c_rule(fn, same, one_d):
+    """The rule of a complex transform `fn`; `same` is its n-d form, which the pullback calls."""
+
+    def rule(x, *args, **kwargs):
+        axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d)
+
+        def pullback(dy):
+            dx = _fit(same(dy, axes=axes, norm=norm), axes, _input_lengths(x, axes))
+            return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+        pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
+        return fn(x, *args, **kwargs), pullback
+
+    rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
+    rule.__doc__ = f"numpy.fft.{fn.__name__}: its pullback is numpy.fft.{same.__name__} of the cotangent, same norm."
+    return rule
+
+
+for _fn, _same, _one_d in [
+    (_FFT.fft, _FFT.fftn, True), (_FFT.ifft, _FFT.ifftn, True),
+    (_FFT.fft2, _FFT.fftn, False), (_FFT.ifft2, _FFT.ifftn, False),
+    (_FFT.fftn, _FFT.fftn, False), (_FFT.ifftn, _FFT.ifftn, False),
+]:
+    rrule(_fn)(_c2c_rule(_fn, _same, _one_d))
+
+
+# --- real to complex ---
+
+
+def _r2c_rule(fn, one_d):
+    def rule(x, *args, **kwargs):
+        axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d)
+        last, n = axes[-1], lengths[-1]
+
+        def pullback(dy):
+            # Re(fftn of dy padded to the full spectrum), computed as the real transform
+            # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
+            z = _conj_times(dy, _along(_inverse_half_weights(n, _low(dy)), last, np.ndim(dy)))
+            dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
+            return NO_TANGENT, cast_like(_fit(dx, axes, _input_lengths(x, axes)), x), *no_tangents(args)
+
+        pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
+        return fn(x, *args, **kwargs), pullback
+
+    rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
+    rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback is irfftn of the conjugate cotangent over c[k]."
+    return rule
+
+
+for _fn, _one_d in [(_FFT.rfft, True), (_FFT.rfft2, False), (_FFT.rfftn, False)]:
+    rrule(_fn)(_r2c_rule(_fn, _one_d))
+
+
+# --- complex to real ---
+
+
+def _c2r_rule(fn, one_d):
+    def rule(x, *args, **kwargs):
+        axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d, inverse_real=True)
+        last, n = axes[-1], lengths[-1]
+        y = fn(x, *args, **kwargs)
+
+        def pullback(dy):
+            # c[k] · ifftn(g)[k] on the first n//2 + 1 rows; for a real g that is
+            # c[k] · conj(rfftn(g)[k]) with the opposite norm (see the module docstring)
+            z = _FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm])
+            z = _conj_times(z, _along(_half_weights(n, _low(dy)), last, np.ndim(z)), scratch=True)
+            dx = _fit(z, axes, _input_lengths(x, axes))
+            return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+
+        pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
+        return y, pullback
+
+    rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
+    rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback is c[k] times the conjugate of rfftn of the cotangent."
+    return rule
+
+
+for _fn, _one_d in [(_FFT.irfft, True), (_FFT.irfft2, False), (_FFT.irfftn, False)]:
+    rrule(_fn)(_c2r_rule(_fn, _one_d))
+
+
+# --- shifts ---
+
+
+@rrule(_FFT.fftshift)
+def fftshift_rrule(x, *args, **kwargs):
+    """numpy.fft.fftshift: the pullback is ifftshift of the cotangent along the same axes."""
+    axes = bind(_FFT.fftshift, (x, *args), kwargs).get("axes")
+
+    def fftshift_pullback(dy):
+        return NO_TANGENT, _FFT.ifftshift(dy, axes=axes), *no_tangents(args)
+
+    return _FFT.fftshift(x, *args, **kwargs), fftshift_pullback
+
+
+@rrule(_FFT.ifftshift)
+def ifftshift_rrule(x, *args, **kwargs):
+    """numpy.fft.ifftshift: the pullback is fftshift of the cotangent along the same axes."""
+    axes = bind(_FFT.ifftshift, (x, *args), kwargs).get("axes")
+
+    def ifftshift_pullback(dy):
+        return NO_TANGENT, _FFT.fftshift(dy, axes=axes), *no_tangents(args)
+
+    return _FFT.ifftshift(x, *args, **kwargs), ifftshift_pullback
+
+
+# --- forward rules: every function here is linear, so the tangent goes through it as the input does ---
+
+
+def _linear_frule(fn):
+    def linear_frule(dargs, x, *args, **kwargs):
+        dx = dargs[0]
+        return fn(x, *args, **kwargs), (ZERO if dx is ZERO else fn(dx, *args, **kwargs))
+
+    linear_frule.__name__ = linear_frule.__qualname__ = f"{fn.__name__}_frule"
+    return linear_frule
+
+
+for _fn in [_FFT.fft, _FFT.ifft, _FFT.fft2, _FFT.ifft2, _FFT.fftn, _FFT.ifftn, _FFT.rfft, _FFT.rfft2,
+            _FFT.rfftn, _FFT.irfft, _FFT.irfft2, _FFT.irfftn, _FFT.fftshift, _FFT.ifftshift]:
+    frule(_fn)(_linear_frule(_fn))
+del _fn, _same, _one_d

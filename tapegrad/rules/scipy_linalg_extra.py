@@ -1,0 +1,99 @@
+"""Rules for scipy.linalg's sqrtm, solve_sylvester and solve_banded (their replacements in
+``tapegrad.scipy.linalg``).
+
+- solve_sylvester, A X + X B = Q: with Q̄ the solution of Aᵀ Q̄ + Q̄ Bᵀ = X̄, the gradients are
+  Q̄, Ā = -Q̄ Xᵀ and B̄ = -Xᵀ Q̄.
+- sqrtm, X X = A: X dX + dX X = dA, so Ā solves Xᵀ Ā + Ā Xᵀ = X̄ (a Sylvester equation).
+- solve_banded: the banded matrix A has A[i, j] = ab[u + i - j, j]; b̄ = A⁻ᵀ x̄ (a banded solve
+  with the band of Aᵀ) and the band entries get Ā[i, j] = -b̄ᵢ xⱼ; the corners of `ab` that
+  scipy does not read get 0.
+
+Each pullback calls the replacements again, so second derivatives trace through them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import user_location
+from ..registry import rrule
+from ..scipy.linalg import solve_banded, solve_sylvester, sqrtm
+from ..tangents import NO_TANGENT, Thunk
+from ._shapes import like, mT
+
+# --- Sylvester equations ---
+
+
+@rrule(solve_sylvester)
+def solve_sylvester_rrule(a, b, q):
+    x = solve_sylvester(a, b, q)
+
+    def solve_sylvester_pullback(dx):
+        dq = solve_sylvester(mT(a), mT(b), dx)
+        return (NO_TANGENT, Thunk(lambda: like(-np.matmul(dq, mT(x)), a)),
+                Thunk(lambda: like(-np.matmul(mT(x), dq), b)), like(dq, q))
+
+    return x, solve_sylvester_pullback
+
+
+# --- square root ---
+
+
+@rrule(sqrtm)
+def sqrtm_rrule(a, **kwargs):
+    x = sqrtm(a, **kwargs)
+    if np.iscomplexobj(x) and not np.iscomplexobj(a):
+        raise NotImplementedError(
+            f"tapegrad differentiates scipy.linalg.sqrtm where the square root is real (at "
+            f"{user_location()}); this matrix has an eigenvalue on the negative real axis, so its "
+            "root is complex, which needs complex support")
+
+    def sqrtm_pullback(dx):
+        xt = mT(x)
+        return NO_TANGENT, like(solve_sylvester(xt, xt, dx), a)
+
+    return x, sqrtm_pullback
+
+
+# --- banded systems ---
+
+
+def _band_index(lower, upper, n):
+    """Rows, columns and mask gathering, from ab, the band of Aᵀ (l and u swapped)."""
+    k = np.arange(lower + upper + 1)[:, None]
+    j = np.arange(n)[None, :]
+    rows = np.broadcast_to(lower + upper - k, (lower + upper + 1, n))
+    cols = j + k - lower
+    valid = (cols >= 0) & (cols < n)
+    return rows, np.clip(cols, 0, n - 1), valid
+
+
+def _band_rows(upper, n, bands):
+    """Row indices i = j + k - u of A for each band entry (k, j), clipped, and where they exist."""
+    k = np.arange(bands)[:, None]
+    i = np.arange(n)[None, :] + k - upper
+    return np.clip(i, 0, n - 1), (i >= 0) & (i < n)
+
+
+@rrule(solve_banded)
+def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
+    lower, upper = (int(v) for v in l_and_u)
+    x = solve_banded(l_and_u, ab, b, *args, **kwargs)
+    n = np.shape(ab)[-1]
+    rows, cols, valid = _band_index(lower, upper, n)
+    src_i, src_ok = _band_rows(upper, n, lower + upper + 1)
+
+    def solve_banded_pullback(dx):
+        # b̄ = A⁻ᵀ x̄, with Aᵀ in banded form: (u, l) swapped, entries gathered from ab
+        abt = np.where(valid, ab[rows, cols], 0)
+        db = solve_banded((upper, lower), abt, dx)
+
+        def dab():
+            # Ā[i, j] = -b̄ᵢ xⱼ on the band entry (k, j) with i = j + k - u
+            prod = db[src_i] * (x[None, :] if np.ndim(x) == 1 else x[None, :, :])
+            if np.ndim(x) == 2:
+                prod = np.sum(prod, axis=-1)
+            return like(np.where(src_ok, -prod, 0), ab)
+
+        return NO_TANGENT, NO_TANGENT, Thunk(dab), like(db, b), *(NO_TANGENT for _ in args)
+
+    return x, solve_banded_pullback

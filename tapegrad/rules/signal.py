@@ -1,0 +1,40 @@
+"""Rules for scipy.signal's convolve (its replacement ``tapegrad.scipy.signal.convolve``).
+
+The full convolution y[n] = Σₖ a[k] b[n - k] has ā[k] = Σₙ ȳ[n] b[n - k]: the 'valid'
+convolution of ȳ with b flipped along every axis (and b̄ likewise with a). The 'same' and
+'valid' modes crop the full result around its centre, as scipy does; their pullback first puts
+ȳ back into a zero full-size array at the same place. The pullback calls the replacement
+again, so second derivatives trace through it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import rrule
+from ..scipy.signal import convolve
+from ..tangents import NO_TANGENT, Thunk
+from ._shapes import bind, like, no_tangents
+
+
+def _uncrop(dy, full_shape):
+    """ȳ of a cropped result, put back into the full result's shape (zeros around), centred as scipy crops."""
+    pads = [((f - s) // 2, f - s - (f - s) // 2) for f, s in zip(full_shape, np.shape(dy))]
+    return dy if all(p == (0, 0) for p in pads) else np.pad(dy, pads)
+
+
+@rrule(convolve)
+def convolve_rrule(in1, in2, *args, **kwargs):
+    method = bind(convolve, (in1, in2, *args), kwargs).get("method", "auto")
+    y = convolve(in1, in2, *args, **kwargs)
+    full_shape = tuple(a + b - 1 for a, b in zip(np.shape(in1), np.shape(in2)))
+
+    def convolve_pullback(dy):
+        g = _uncrop(dy, full_shape)
+        return (
+            NO_TANGENT,
+            Thunk(lambda: like(convolve(g, np.flip(in2), mode="valid", method=method), in1)),
+            Thunk(lambda: like(convolve(g, np.flip(in1), mode="valid", method=method), in2)),
+            *no_tangents(args),
+        )
+
+    return y, convolve_pullback

@@ -1,0 +1,58 @@
+"""scipy.integrate.odeint that traced values can go through, with gradients by the adjoint method.
+
+scipy converts its inputs with ``np.asarray``, which a traced value refuses: inside a function
+being differentiated call `odeint` from here instead (same name and arguments). The gradient
+with respect to the initial state `y0`, the time points `t` and the parameters passed in `args`
+is computed by integrating the adjoint equations backwards in time (the rule is in
+``tapegrad.rules.integrate``); `func` itself is differentiated by tapegrad along the way.
+
+Parameters that should receive gradients go in `args`: `func` is called by scipy on plain
+values, so a traced value it captures in a closure cannot be followed (tapegrad raises).
+
+Examples
+--------
+>>> import numpy as np, tapegrad
+>>> from tapegrad.scipy.integrate import odeint
+>>> def decay(y, t, k):
+...     return -k * y
+>>> def final(y0, k):
+...     return odeint(decay, y0, np.array([0.0, 1.0]), args=(k,))[-1, 0]
+>>> dy0, dk = tapegrad.gradient(final, np.array([2.0]), 0.5)
+>>> round(float(dy0[0]), 6), round(dk, 6)  # y(1) = y0 e^(-k): e^(-k), -y0 e^(-k)
+(0.606531, -1.213061)
+"""
+from __future__ import annotations
+
+import scipy.integrate as _si
+
+from ..context import primitive
+from ..errors import register_replacement
+
+__all__ = ["odeint"]
+
+
+@primitive(traceable=False)
+def odeint_op(func, y0, t, args, **kwargs):
+    """What `odeint` records: scipy's odeint with `args` by position, so that it gets a gradient."""
+    return _si.odeint(func, y0, t, args=tuple(args), **kwargs)
+
+
+# the tape, errors and the rule listing name it as the function the user calls
+odeint_op.__name__ = odeint_op.__qualname__ = "odeint"
+
+
+def odeint(func, y0, t, args=(), **kwargs):
+    """`scipy.integrate.odeint` that traced values can go through: y0, t and the entries of `args`
+    are differentiable (by the adjoint method), the other keyword arguments are scipy's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy.integrate import odeint
+    >>> odeint(lambda y, t: -y, np.array([1.0]), np.array([0.0, np.log(2.0)]))[:, 0].round(6)
+    array([1. , 0.5])
+    """
+    return odeint_op(func, y0, t, tuple(args), **kwargs)
+
+
+register_replacement("scipy.integrate.odeint", "tapegrad.scipy.integrate.odeint")

@@ -1,0 +1,152 @@
+"""Rules of numpy.fft, checked end to end on functions from real inputs to real results (where
+every convention for complex cotangents agrees and central differences apply), plus a
+dot-product test of each pullback on complex inputs under autograd's convention.
+
+The complex intermediate values pass only through the fft rules themselves and through
+np.real, np.imag and multiplication by a constant."""
+import numpy as np
+import pytest
+
+from tapegrad import check_grad, gradient, rrule
+from tapegrad.tangents import getitem
+
+from _rule_tables import DTYPES, name
+
+FFT = np.fft
+
+
+def power(z):
+    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts)."""
+    return np.sum(np.real(z) ** 2 + 3 * np.imag(z) ** 2)
+
+
+def row(label, fn, shape, f):
+    return pytest.param(fn, shape, f, id=f"{fn.__name__} {label}")
+
+
+#: (rule, input shape, real function of a real input going through the rule)
+TABLE = [
+    row("even", FFT.fft, (8,), lambda x: power(FFT.fft(x))),
+    row("odd", FFT.fft, (7,), lambda x: power(FFT.fft(x))),
+    row("pad n=9 ortho", FFT.fft, (7,), lambda x: power(FFT.fft(x, 9, norm="ortho"))),
+    row("crop n=4 forward", FFT.fft, (7,), lambda x: power(FFT.fft(x, n=4, norm="forward"))),
+    row("axis=0", FFT.fft, (4, 3), lambda x: power(FFT.fft(x, axis=0))),
+    row("broadcast batch", FFT.fft, (2, 3, 5), lambda x: power(FFT.fft(x, 6))),
+    row("n=6", FFT.ifft, (7,), lambda x: power(FFT.ifft(x, 6))),
+    row("ortho axis", FFT.ifft, (3, 4), lambda x: power(FFT.ifft(x, axis=-2, norm="ortho"))),
+    row("forward", FFT.ifft, (5,), lambda x: power(FFT.ifft(x, norm="forward"))),
+    row("", FFT.fft2, (4, 5), lambda x: power(FFT.fft2(x))),
+    row("s crop and pad", FFT.fft2, (4, 5), lambda x: power(FFT.fft2(x, s=(3, 6), norm="ortho"))),
+    row("axes", FFT.ifft2, (4, 5), lambda x: power(FFT.ifft2(x, axes=(1, 0)))),
+    row("batch", FFT.ifft2, (2, 3, 4), lambda x: power(FFT.ifft2(x, norm="forward"))),
+    row("all axes", FFT.fftn, (3, 4, 2), lambda x: power(FFT.fftn(x))),
+    row("s axes", FFT.fftn, (4, 5), lambda x: power(FFT.fftn(x, s=(5, 3), axes=(1, 0), norm="ortho"))),
+    row("one axis", FFT.ifftn, (4, 5), lambda x: power(FFT.ifftn(x, axes=(0,)))),
+    row("s", FFT.ifftn, (4, 5), lambda x: power(FFT.ifftn(x, s=(2, 7), axes=(0, 1)))),
+    row("even", FFT.rfft, (8,), lambda x: power(FFT.rfft(x))),
+    row("odd", FFT.rfft, (7,), lambda x: power(FFT.rfft(x))),
+    row("pad n=10 ortho", FFT.rfft, (7,), lambda x: power(FFT.rfft(x, 10, norm="ortho"))),
+    row("crop n=5 forward axis=0", FFT.rfft, (7, 2), lambda x: power(FFT.rfft(x, 5, axis=0, norm="forward"))),
+    row("", FFT.rfft2, (4, 6), lambda x: power(FFT.rfft2(x))),
+    row("s axes", FFT.rfft2, (4, 5), lambda x: power(FFT.rfft2(x, s=(5, 3), axes=(1, 0)))),
+    row("", FFT.rfftn, (3, 4, 5), lambda x: power(FFT.rfftn(x, norm="ortho"))),
+    row("s", FFT.rfftn, (4, 5), lambda x: power(FFT.rfftn(x, s=(3, 7), axes=(0, 1)))),
+    row("round trip even", FFT.irfft, (8,), lambda x: np.sum(np.sin(FFT.irfft(FFT.rfft(x) * K5)))),
+    row("round trip odd", FFT.irfft, (7,), lambda x: np.sum(np.sin(FFT.irfft(FFT.rfft(x), 7)))),
+    row("crop spectrum n=9 forward", FFT.irfft, (7,),
+        lambda x: np.sum(np.sin(FFT.irfft(FFT.rfft(x, 6) * np.arange(1, 5), 9, norm="forward")))),
+    row("full spectrum n=7", FFT.irfft, (7,), lambda x: np.sum(np.sin(FFT.irfft(FFT.fft(x), 7)))),
+    row("pad spectrum n=10 ortho", FFT.irfft, (5,), lambda x: np.sum(np.sin(FFT.irfft(FFT.fft(x)[:3], 10, norm="ortho")))),
+    row("of a real array", FFT.irfft, (5,), lambda x: np.sum(np.sin(FFT.irfft(x)))),
+    row("axis=0", FFT.irfft, (4, 3), lambda x: np.sum(np.sin(FFT.irfft(FFT.fft(x, axis=0), axis=0)))),
+    row("", FFT.irfft2, (4, 5), lambda x: np.sum(np.sin(FFT.irfft2(FFT.rfft2(x) * 1.5)))),
+    row("s", FFT.irfft2, (4, 5), lambda x: np.sum(np.sin(FFT.irfft2(FFT.fft2(x), s=(3, 6), norm="ortho")))),
+    row("s", FFT.irfftn, (4, 5), lambda x: np.sum(np.sin(FFT.irfftn(FFT.fftn(x), s=(3, 7), axes=(0, 1))))),
+    row("s, default axes", FFT.irfftn, (2, 4, 5), lambda x: np.sum(np.sin(FFT.irfftn(FFT.fftn(x, axes=(1, 2)), s=(6,), axes=(2,))))),
+    row("axes", FFT.irfftn, (4, 5), lambda x: np.sum(np.sin(FFT.irfftn(FFT.fft2(x), axes=(1, 0), norm="forward")))),
+    row("", FFT.fftshift, (7,), lambda x: np.sum(FFT.fftshift(x) * np.arange(7.0))),
+    row("axes", FFT.fftshift, (4, 5), lambda x: np.sum(FFT.fftshift(x, axes=0) * np.arange(20.0).reshape(4, 5))),
+    row("", FFT.ifftshift, (6,), lambda x: np.sum(FFT.ifftshift(x) * np.arange(6.0))),
+    row("axes", FFT.ifftshift, (3, 5), lambda x: np.sum(FFT.ifftshift(x, axes=(1,)) * np.arange(15.0).reshape(3, 5))),
+]
+K5 = np.array([1.0, 0.5 - 2j, 2 + 1j, -1j, 0.25])
+
+EXERCISED = {p.values[0] for p in TABLE}
+
+
+def real_power(z):
+    """Σ Re(z)²: at second order the complex values stay inside the fft rules and np.real."""
+    return np.sum(np.real(z) ** 2)
+
+
+def point(*shape):
+    return np.sin(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape))
+
+
+#: (rule, function to differentiate twice, args at a smooth point)
+ORDER2 = [
+    (FFT.fft, lambda x: real_power(FFT.fft(x, 7, norm="ortho")), (point(6),)),
+    (FFT.ifft, lambda x: real_power(FFT.ifft(x, axis=0)), (point(4, 3),)),
+    (FFT.fft2, lambda x: real_power(FFT.fft2(x, s=(3, 5))), (point(4, 4),)),
+    (FFT.ifft2, lambda x: real_power(FFT.ifft2(x, norm="forward")), (point(3, 4),)),
+    (FFT.fftn, lambda x: real_power(FFT.fftn(x)), (point(2, 3, 2),)),
+    (FFT.ifftn, lambda x: real_power(FFT.ifftn(x, axes=(1,))), (point(3, 4),)),
+    (FFT.rfft, lambda x: real_power(FFT.rfft(x, 8)), (point(7),)),
+    (FFT.rfft2, lambda x: real_power(FFT.rfft2(x)), (point(4, 5),)),
+    (FFT.rfftn, lambda x: real_power(FFT.rfftn(x, norm="ortho")), (point(2, 3, 4),)),
+    (FFT.irfft, lambda x: np.sum(np.sin(FFT.irfft(FFT.rfft(x) * K5))), (point(8),)),
+    (FFT.irfft2, lambda x: np.sum(np.sin(FFT.irfft2(FFT.fft2(x), s=(3, 6)))), (point(4, 5),)),
+    (FFT.irfftn, lambda x: np.sum(np.sin(FFT.irfftn(FFT.rfftn(x), axes=(1, 0)))), (point(4, 5),)),
+    (FFT.fftshift, lambda x: np.sum(np.sin(FFT.fftshift(x)) * np.arange(5.0)), (point(5),)),
+    (FFT.ifftshift, lambda x: np.sum(np.sin(FFT.ifftshift(x, axes=0)) * np.arange(4.0)[:, None]), (point(4, 2),)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("fn, shape, f", TABLE)
+def test_fft_rule(fn, shape, f, dtype, rng):
+    """Each fft rule, through a real function of a real input, matches central differences in both modes."""
+    check_grad(f, rng.standard_normal(shape).astype(dtype))
+
+
+@pytest.mark.parametrize("fn, f, args", ORDER2, ids=lambda v: getattr(v, "__name__", ""))
+def test_fft_second_order(fn, f, args):
+    """The pullbacks are fft calls themselves: second derivatives match central differences."""
+    check_grad(lambda x: gradient(f, x)[0], *args)
+
+
+COMPLEX_CALLS = [
+    (FFT.fft, (6,), {}), (FFT.fft, (5,), {"n": 7, "norm": "ortho"}), (FFT.ifft, (6,), {"n": 4}),
+    (FFT.fft2, (3, 4), {"s": (4, 2)}), (FFT.ifftn, (2, 3, 4), {"axes": (0, 2), "norm": "forward"}),
+    (FFT.irfft, (5,), {}), (FFT.irfft, (4,), {"n": 7}), (FFT.irfft, (6,), {"n": 6, "norm": "ortho"}),
+    (FFT.irfft2, (3, 4), {}), (FFT.irfftn, (3, 4), {"s": (5, 5), "axes": (0, 1)}),
+]
+
+
+@pytest.mark.parametrize("fn, shape, kwargs", COMPLEX_CALLS, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_complex_input_cotangent_follows_autograds_convention(fn, shape, kwargs, rng):
+    """For a complex input z, the cotangent c satisfies df = Re Σ c dz (c = ∂f/∂Re z - i ∂f/∂Im z),
+    checked on random complex directions for f = Re Σ g·fn(z)."""
+    z = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    y, back = rrule(fn, z, **kwargs)
+    g = rng.standard_normal(y.shape) + (1j * rng.standard_normal(y.shape) if y.dtype.kind == "c" else 0)
+    c = getitem(back(g), 1)
+    assert c.shape == z.shape and c.dtype.kind == "c"
+    v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    # fn is real-linear, so the directional derivative of f along v is f(v)
+    assert np.real(np.sum(g * fn(v, **kwargs))) == pytest.approx(np.real(np.sum(c * v)), rel=1e-10)
+
+
+def test_fft_power_spectrum_has_the_closed_form_gradient(rng):
+    """d/dx Σ|fft(x)|² = 2n x (Parseval: Σ|fft(x)|² = n Σ x²)."""
+    x = rng.standard_normal(6)
+    (dx,) = gradient(lambda x: np.sum(np.real(FFT.fft(x)) ** 2 + np.imag(FFT.fft(x)) ** 2), x)
+    np.testing.assert_allclose(dx, 12 * x, rtol=1e-12)
+
+
+def test_fft_convolution_gradient_is_correlation(rng):
+    """d/dx Σ w · irfft(rfft(x) rfft(k)) is the circular correlation of w with k."""
+    x, k, w = rng.standard_normal(8), rng.standard_normal(8), rng.standard_normal(8)
+    (dx,) = gradient(lambda x: np.sum(w * FFT.irfft(FFT.rfft(x) * FFT.rfft(k), 8)), x)
+    expected = [sum(w[(i + j) % 8] * k[j] for j in range(8)) for i in range(8)]
+    np.testing.assert_allclose(dx, expected, rtol=1e-12)

@@ -1,0 +1,69 @@
+"""Rule of odeint (tapegrad.scipy.integrate.odeint): gradients with respect to the initial state,
+the time points and the parameters in args, by the adjoint method (reverse) and by forward
+sensitivities (forward mode)."""
+import numpy as np
+import pytest
+
+from tapegrad import check_grad, gradient
+from tapegrad.scipy.integrate import odeint, odeint_op
+
+from _rule_tables import DTYPES
+
+TOL = {"rtol": 1e-11, "atol": 1e-11}
+
+
+def oscillator(y, t, a, b):
+    """A damped, driven, time-dependent oscillator: every argument matters."""
+    return np.array([a * y[1], -b * y[0] - 0.1 * y[1] * t + 0.2 * np.sin(t)])
+
+
+def decay(y, t, k):
+    return -k * y
+
+
+def lotka_volterra(t, y, theta):
+    """tfirst form, with the parameters in one array."""
+    return np.array([theta[0] * y[0] - theta[1] * y[0] * y[1], theta[1] * y[0] * y[1] - theta[2] * y[1]])
+
+
+EXERCISED = {odeint_op}
+
+#: odeint's pullback calls scipy's integrator on plain values: no second derivatives (no ORDER2 row)
+ORDER2 = []
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_gradients_of_y0_t_and_args(dtype):
+    """The loss of a trajectory is differentiated in y0, every time point and both parameters."""
+    y0, t = np.array([1.0, 0.5], dtype=dtype), np.array([0.0, 0.5, 1.2, 2.0], dtype=dtype)
+
+    def loss(y0, t, a, b):
+        return np.sum(odeint(oscillator, y0, t, args=(a, b), **TOL) ** 2)
+
+    check_grad(loss, y0, t, 1.3, np.array(0.7, dtype=dtype), rtol=1e-5 if dtype == np.float64 else None)
+
+
+def test_tfirst_and_an_array_parameter():
+    """func(t, y, θ) with tfirst=True, θ an array, and args given by position."""
+    def final(y0, theta):
+        return odeint(lotka_volterra, y0, np.linspace(0.0, 1.0, 5), (theta,), tfirst=True, **TOL)[-1]
+
+    check_grad(final, np.array([1.0, 0.8]), np.array([1.1, 0.4, 0.9]), rtol=1e-5)
+
+
+def test_exponential_decay_closed_form():
+    """y(t) = y₀ e^(-k t): ∂y(1)/∂y₀ = e^(-k), ∂y(1)/∂k = -y₀ e^(-k), ∂y(1)/∂t₁ = -k y(1)."""
+    def final(y0, t, k):
+        return odeint(decay, y0, t, args=(k,), **TOL)[-1, 0]
+
+    dy0, dt, dk = gradient(final, np.array([2.0]), np.array([0.0, 1.0]), 0.5)
+    e = np.exp(-0.5)
+    np.testing.assert_allclose(dy0, [e], rtol=1e-8)
+    np.testing.assert_allclose(dt, [0.5 * 2 * e, -0.5 * 2 * e], rtol=1e-8)
+    assert dk == pytest.approx(-2 * e, rel=1e-8)
+
+
+def test_full_output_is_refused():
+    """full_output returns a dictionary of solver details: the gradient refuses it, saying so."""
+    with pytest.raises(NotImplementedError, match="without full_output"):
+        gradient(lambda y0: np.sum(odeint(decay, y0, np.array([0.0, 1.0]), (0.5,), full_output=True)[0]), np.ones(1))

@@ -1,0 +1,170 @@
+"""Rules of numpy functions ported autograd code reaches for: diff, gradient, cross, linspace,
+append, rollaxis, partition, select, nan_to_num, real_if_close, angle, eig, eigvals and
+einsum's interleaved form; isclose and allclose are non-differentiable."""
+import numpy as np
+import pytest
+
+from tapegrad import ZERO, check_grad, grad, gradient
+
+from _rule_tables import DTYPES
+
+SPACING = np.array([0.0, 1.0, 3.0, 4.0, 7.0])
+
+
+def well_separated(x):
+    """A matrix with real, distinct eigenvalues near 1, 3, 5, 7, moved smoothly by x."""
+    return 0.3 * x + np.diag(np.arange(1.0, 2.0 * np.shape(x)[-1], 2.0))
+
+
+def row(label, fn, shapes, f):
+    return pytest.param(fn, shapes, f, id=f"{fn.__name__} {label}")
+
+
+#: (rule, input shapes, function of the inputs going through the rule)
+TABLE = [
+    row("", np.diff, [(3, 5)], lambda x: np.diff(x)),
+    row("n=2 axis=0", np.diff, [(4, 3)], lambda x: np.diff(x, 2, axis=0)),
+    row("prepend append", np.diff, [(3, 5)], lambda x: np.diff(x, n=2, prepend=1.5, append=x[:, :2])),
+    row("prepend traced", np.diff, [(4,), ()], lambda x, p: np.diff(x, prepend=p)),
+    row("", np.gradient, [(5,)], lambda x: np.gradient(x)),
+    row("2-d both axes", np.gradient, [(3, 5)], lambda x: np.gradient(x)[1] * 2 + np.gradient(x)[0]),
+    row("coordinates edge_order=2", np.gradient, [(3, 5)],
+        lambda x: np.gradient(x, 0.5, SPACING, edge_order=2)[1]),
+    row("axis", np.gradient, [(3, 5)], lambda x: np.gradient(x, 0.25, axis=1)),
+    row("", np.cross, [(3,), (3,)], lambda a, b: np.cross(a, b)),
+    row("broadcast", np.cross, [(4, 3), (3,)], lambda a, b: np.cross(a, b)),
+    row("axes", np.cross, [(3, 4), (2, 1, 3)], lambda a, b: np.cross(a, b, axisa=0, axisc=0)),
+    row("", np.linspace, [(), ()], lambda a, b: np.linspace(a, b, 7)),
+    row("arrays axis=1 no endpoint", np.linspace, [(2, 3), (3,)], lambda a, b: np.linspace(a, b, 4, endpoint=False, axis=1)),
+    row("retstep", np.linspace, [(), (3,)],
+        lambda a, b: np.linspace(a, b, 4, retstep=True)[1] * 3 + np.sum(np.linspace(a, b, 4, retstep=True)[0] ** 2)),
+    row("", np.append, [(3, 5), (5,)], lambda x, v: np.append(x, v)),
+    row("axis", np.append, [(3, 5), (1, 5)], lambda x, v: np.append(x, v, axis=0)),
+    row("", np.rollaxis, [(3, 5, 2)], lambda x: np.rollaxis(x, 2)),
+    row("start", np.rollaxis, [(3, 1, 5)], lambda x: np.rollaxis(x, 0, 3)),
+    row("negative", np.rollaxis, [(3, 4, 2)], lambda x: np.rollaxis(x, -1, 1)),
+    row("", np.partition, [(3, 5)], lambda x: np.partition(x, 2)),
+    row("kth list axis=0", np.partition, [(4, 3)], lambda x: np.partition(x, (0, 2), axis=0)),
+    row("axis=None", np.partition, [(3, 5)], lambda x: np.partition(x, 4, axis=None)),
+    row("", np.select, [(3, 5)], lambda x: np.select([x > 0.5, x < -0.5], [x ** 2, np.sin(x[0])], x * 3)),
+    row("scalar default", np.select, [(4,), ()], lambda x, d: np.select([x > 0], [x], d)),
+    row("", np.nan_to_num, [(3, 5)], lambda x: np.nan_to_num(np.log(x), nan=1.0, neginf=3.0)),
+    row("", np.real_if_close, [(4,)], lambda x: np.real_if_close(x) * 2),
+    row("", np.angle, [(4,)], lambda x: np.angle(x) * x),
+    row("eigenvalues", np.linalg.eig, [(4, 4)], lambda x: np.linalg.eig(well_separated(x))[0]),
+    row("eigenvectors", np.linalg.eig, [(4, 4)], lambda x: np.linalg.eig(well_separated(x))[1]),
+    row("both, batch", np.linalg.eig, [(2, 3, 3)],
+        lambda x: np.sum(np.linalg.eig(well_separated(x)).eigenvectors ** 3)
+        + np.sum(np.linalg.eig(well_separated(x)).eigenvalues ** 2)),
+    row("", np.linalg.eigvals, [(4, 4)], lambda x: np.linalg.eigvals(well_separated(x))),
+    row("interleaved", np.einsum, [(3, 4), (4, 2)], lambda a, b: np.einsum(a, [0, 1], b, [1, 2], [2, 0])),
+    row("interleaved ellipsis", np.einsum, [(3, 4), (4, 2)], lambda a, b: np.einsum(a, [Ellipsis, 1], b, [1, 2], [Ellipsis, 2])),
+    row("interleaved trace", np.einsum, [(3, 3)], lambda a: np.einsum(a, [0, 0])),
+    row("interleaved three", np.einsum, [(3, 4), (4, 2), (3,)], lambda a, b, c: np.einsum(a, [0, 1], b, [1, 2], c, [0], [2])),
+]
+
+
+
+EXERCISED = {p.values[0] for p in TABLE}
+
+#: (rule, function to differentiate twice, args at a smooth point)
+ORDER2 = []
+for _p in TABLE:
+    _fn, _shapes, _f = _p.values
+    if _fn in {r[0] for r in ORDER2}:
+        continue
+    # distinct values in (0.2, 1.5): no ties for partition, inside log's domain for nan_to_num
+    _args = tuple((0.2 + 1.3 * ((np.arange(1.0, 1.0 + np.prod(s)) * 0.618) % 1)).reshape(s) for s in _shapes)
+    ORDER2.append((_fn, (lambda *xs, f=_f: np.sum(f(*xs) ** 2) / 2), _args))
+del _p, _fn, _shapes, _f, _args
+
+
+def inputs(rng, shapes, dtype, fn):
+    if fn is np.partition:  # well apart, so that a step of central differences keeps the order
+        return [rng.permutation(np.linspace(-1, 1, np.prod(s))).reshape(s).astype(dtype) for s in shapes]
+    xs = [rng.uniform(0.2, 2, size=s) if fn is np.nan_to_num else rng.uniform(-1, 1, size=s) for s in shapes]
+    return [x.astype(dtype) for x in xs]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("fn, shapes, f", TABLE)
+def test_rule(fn, shapes, f, dtype, rng):
+    """Each rule's gradient matches central differences in both modes, for float64 and float32."""
+    check_grad(f, *inputs(rng, shapes, dtype, fn))
+
+
+@pytest.mark.parametrize("fn, f, args", ORDER2, ids=lambda v: getattr(v, "__name__", ""))
+def test_second_order(fn, f, args):
+    """The pullbacks are numpy code a Tracer records: second derivatives match central differences."""
+    check_grad(lambda *xs: gradient(f, *xs)[0], *args)
+
+
+# --- behaviours ---
+
+
+def test_diff_gradient_closed_form():
+    """d/dx Σ w·diff(x) is (-w₀, w₀ - w₁, ..., w_last): the transposed difference."""
+    w = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_array_equal(gradient(lambda x: np.sum(w * np.diff(x)), np.zeros(4))[0], [-1, -1, -2, 4])
+
+
+def test_linspace_endpoints_closed_form():
+    """Σ linspace(a, b, n) = n(a + b)/2: each endpoint has slope n/2."""
+    assert gradient(lambda a, b: np.sum(np.linspace(a, b, 6)), 0.5, 2.0) == (3.0, 3.0)
+
+
+def test_gradient_spacing_is_not_differentiated_silently():
+    """A traced spacing of np.gradient raises, naming the argument, instead of a zero gradient."""
+    with pytest.raises(NotImplementedError, match=r"numpy.gradient with respect to its argument varargs"):
+        gradient(lambda h: np.sum(np.gradient(np.arange(4.0) ** 2, h)), 0.5)
+
+
+def test_cross_of_2_vectors_is_refused():
+    """numpy's deprecated cross of 2-vectors is refused with the expression to write instead."""
+    with pytest.raises(NotImplementedError, match=r"a\[..., 0\] \* b\[..., 1\]"):
+        gradient(lambda a: np.cross(a, np.ones(2)), np.ones(2))
+
+
+def test_eig_of_complex_eigenvalues_is_refused():
+    """A rotation has complex eigenvalues: differentiating eig of it raises, pointing to eigh."""
+    with pytest.raises(NotImplementedError, match=r"complex eigenvalues.*numpy.linalg.eigh"):
+        gradient(lambda a: np.sum(np.linalg.eigvals(a)), np.array([[0.0, 1.0], [-1.0, 0.0]]))
+
+
+def test_eig_trace_identity():
+    """Σ eigenvalues = trace: the gradient of their sum is the identity."""
+    a = well_separated(np.ones((3, 3)))
+    np.testing.assert_allclose(gradient(lambda a: np.sum(np.linalg.eigvals(a)), a)[0], np.eye(3), atol=1e-12)
+
+
+def test_angle_of_complex_is_refused():
+    """Complex input to angle needs complex support: the error says what to write instead."""
+    with pytest.raises(NotImplementedError, match=r"np.arctan2\(np.imag\(z\), np.real\(z\)\)"):
+        grad(lambda x: np.angle(x * np.complex128(1j)), np.ones(2))
+
+
+def test_isclose_and_allclose_are_nondifferentiable():
+    """An input only isclose / allclose see gets ZeroTangent(); the rest of the gradient flows."""
+    x = np.array([0.3, 1.0])
+    assert grad(lambda x: np.sum(np.isclose(x, 0.3)), x)[1][1] is ZERO
+    assert grad(lambda x: np.allclose(x, 0.3) * 1.0, x)[1][1] is ZERO
+    np.testing.assert_array_equal(gradient(lambda x: np.sum(np.isclose(x, 0.3) * x), x)[0], [1.0, 0.0])
+
+
+@pytest.mark.parametrize("f", [np.std, np.var], ids=lambda f: f.__name__)
+def test_std_and_var_of_0d_array_have_slope_0(f):
+    """The std and var of one number are 0 whatever it is: slope 0, as central differences give (not nan)."""
+    for x in (np.array(1.5), np.array([1.5])):
+        np.testing.assert_array_equal(gradient(f, x)[0], np.zeros_like(x))
+    check_grad(lambda x: f(x[0]) + np.sum(x), np.array([1.5, 2.0]))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, y: np.append(x, y), lambda x, y: np.diff(x, prepend=y), lambda x, y: np.select([x > 1], [x], y),
+    lambda x, y: np.linspace(y, x[0], 5), lambda x, y: np.nan_to_num(x * y),
+], ids=["append", "diff prepend", "select default", "linspace start", "nan_to_num"])
+def test_python_float_arguments_get_float_gradients(f):
+    """A Python float beside an array (a prepend, a default, an endpoint) gets a float gradient."""
+    x = np.array([0.3, 1.2, 2.0])
+    check_grad(f, x, 1.5)
+    assert type(grad(lambda x, y: np.sum(f(x, y) ** 2), x, 1.5)[1][2]) is float

@@ -1,0 +1,133 @@
+"""Rules of the Bessel functions, the incomplete gamma and beta functions, rgamma, multigammaln
+and gammasgn of scipy.special: gradients in x, and a clear error for the parameters whose
+derivative has no closed form."""
+import numpy as np
+import pytest
+import scipy.special as sp
+
+import tapegrad.scipy.special as tsp
+from tapegrad import NoRuleError, ZERO, check_grad, grad, gradient
+
+from _rule_tables import DTYPES, SHAPES, middle, name, sample
+
+#: (ufunc of x alone, interval where it is smooth)
+UNARY = [(sp.j0, (0.5, 4)), (sp.j1, (-3, 3)), (sp.y0, (0.5, 4)), (sp.y1, (0.5, 4)), (sp.rgamma, (0.3, 3))]
+#: (ufunc of (parameter, x), the constant parameter, interval of x)
+OF_X = [
+    (sp.jv, 1.5, (0.5, 4)), (sp.jv, 0.0, (-3, 3)), (sp.yv, 2.5, (0.5, 4)), (sp.yn, 2, (0.5, 4)),
+    (sp.iv, 1.5, (0.5, 3)), (sp.iv, 2.0, (-3, 3)), (sp.ive, 0.5, (0.2, 3)), (sp.kv, 1.5, (0.3, 3)),
+    (sp.kv, 0.0, (0.3, 3)), (sp.gammainc, 2.5, (0.2, 4)), (sp.gammaincc, 0.7, (0.2, 4)),
+]
+#: with a parameter array broadcast against x
+PARAM_ARRAYS = {sp.jv: np.array([0.0, 1.0, 2.5]), sp.gammainc: np.array([0.5, 1.0, 3.0]),
+                sp.kv: np.array([0.5, 1.5, 2.0])}
+
+EXERCISED = ({fn for fn, _ in UNARY} | {fn for fn, _, _ in OF_X}
+             | {sp.betainc, tsp.multigammaln})
+
+#: (rule, function to differentiate twice, args at a smooth point)
+ORDER2 = ([(fn, fn, (middle(d),)) for fn, d in UNARY]
+          + [(fn, (lambda x, fn=fn, v=v: fn(v, x)), (middle(d),)) for fn, v, d in OF_X]
+          + [(sp.betainc, lambda x: sp.betainc(2.5, 1.5, x), (0.4,)),
+             (tsp.multigammaln, lambda a: tsp.multigammaln(a, 3), (2.5,))])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("fn, domain", UNARY, ids=name)
+def test_unary_rule(fn, domain, shape, dtype, rng):
+    """Each function of x alone matches central differences for every shape and dtype."""
+    check_grad(fn, sample(rng, domain, shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("fn, v, domain", OF_X, ids=name)
+def test_rule_in_x(fn, v, domain, shape, dtype, rng):
+    """Each function of (parameter, x) is differentiated in x, the parameter held constant."""
+    check_grad(lambda x, v=v: fn(v, x), sample(rng, domain, shape, dtype))  # (a closure's v would be traced)
+
+
+@pytest.mark.parametrize("fn", list(PARAM_ARRAYS), ids=name)
+def test_parameter_array_broadcasts_against_x(fn, rng):
+    """A parameter array of shape (3,) against x of shape (2, 1): x's gradient is summed back."""
+    v = PARAM_ARRAYS[fn]
+    check_grad(lambda x, v=v: fn(v, x), sample(rng, (0.5, 3), (2, 1)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+@pytest.mark.parametrize("shapes", [((), (), (3,)), ((3,), (2, 1), (2, 3)), ((), (), ())], ids=str)
+def test_betainc_in_x(shapes, dtype, rng):
+    """betainc(a, b, x) is differentiated in x, with a and b broadcast against it."""
+    a, b = sample(rng, (0.5, 3), shapes[0]), sample(rng, (0.5, 3), shapes[1])
+    check_grad(lambda x, a=a, b=b: sp.betainc(a, b, x), sample(rng, (0.1, 0.9), shapes[2], dtype))
+
+
+@pytest.mark.parametrize("d", [1, 2, 4])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_multigammaln_rule(d, shape, rng):
+    """multigammaln(a, d) matches central differences in a, and is the sum of its gammaln terms."""
+    a = sample(rng, (2.0, 4.0), shape)
+    check_grad(lambda a, d=d: tsp.multigammaln(a, d), a)
+    expected = sum(sp.digamma(a - j / 2) for j in range(d))
+    np.testing.assert_allclose(gradient(lambda a: np.sum(tsp.multigammaln(a, d)), a)[0], expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn, args", [(sp.jv, (1.5, 2.0)), (sp.yv, (1.5, 2.0)), (sp.iv, (1.5, 2.0)),
+                                      (sp.ive, (1.5, 2.0)), (sp.kv, (1.5, 2.0)), (sp.betainc, (2.0, 3.0, 0.4))],
+                         ids=name)
+def test_parameter_without_closed_form_raises(fn, args):
+    """Differentiating the order or a shape parameter raises, naming the function and argument."""
+    with pytest.raises(NoRuleError, match=rf"no derivative of scipy\.special\.{fn.__name__} with respect "
+                                          r"to its argument [abv] \(float64\) at test_special_extra\.py:\d+"):
+        gradient(fn, *args)
+
+
+@pytest.mark.parametrize("fn", [sp.gammainc, sp.gammaincc], ids=name)
+@pytest.mark.parametrize("shapes", [((), ()), ((3,), (3,)), ((3,), ()), ((2, 1), (3,))], ids=str)
+def test_incomplete_gamma_in_a_by_quadrature(fn, shapes, rng):
+    """The shape a of gammainc / gammaincc is differentiated by quadrature, together with x,
+    from a < 1 (a log singularity at 0) to both tails."""
+    a = sample(rng, (0.3, 8.0), shapes[0])
+    x = sample(rng, (0.05, 12.0), shapes[1])
+    check_grad(fn, a, x)
+
+
+@pytest.mark.parametrize("a, x", [(0.3, 0.01), (2.5, 10.0), (50.0, 45.0), (200.0, 250.0), (1000.0, 1000.0)], ids=str)
+def test_gammainc_in_a_against_finite_differences_far_out(a, x):
+    """∂P/∂a by quadrature agrees with a central difference of scipy's gammainc where a and x are large."""
+    h = 1e-5 * a
+    fd = (sp.gammainc(a + h, x) - sp.gammainc(a - h, x)) / (2 * h)
+    assert gradient(lambda a: sp.gammainc(a, x), a)[0] == pytest.approx(fd, rel=1e-7)
+
+
+def test_gammainc_second_derivative_in_a_is_refused():
+    """The quadrature has no rule of its own: a second derivative in a raises, naming it."""
+    with pytest.raises(NoRuleError, match=r"gammainc_da"):
+        gradient(lambda a: gradient(lambda a: sp.gammainc(a, 2.0), a)[0], 1.5)
+
+
+def test_closed_forms():
+    """Slopes at fixed points: J₀' = -J₁, P(a, x)' = xᵃ⁻¹e⁻ˣ/Γ(a), I_x(a, b)' = xᵃ⁻¹(1-x)ᵇ⁻¹/B(a, b)."""
+    assert gradient(sp.j0, 1.3)[0] == pytest.approx(-sp.j1(1.3), rel=1e-14)
+    assert gradient(lambda x: sp.gammainc(3.0, x), 2.0)[0] == pytest.approx(4 * np.exp(-2) / 2, rel=1e-13)
+    assert gradient(lambda x: sp.betainc(2.0, 3.0, x), 0.25)[0] == pytest.approx(0.25 * 0.75 ** 2 * 12, rel=1e-13)
+    assert gradient(sp.rgamma, 1.0)[0] == pytest.approx(np.euler_gamma, rel=1e-14)
+
+
+def test_gammasgn_is_nondifferentiable():
+    """gammasgn is piecewise constant: an input only it sees gets ZeroTangent()."""
+    assert grad(sp.gammasgn, 1.5)[1][1] is ZERO
+
+
+@pytest.mark.parametrize("fn, f, args", ORDER2, ids=lambda v: getattr(v, "__name__", ""))
+def test_second_order(fn, f, args):
+    """The pullbacks are scipy.special ufuncs again: second derivatives match central differences."""
+    check_grad(lambda x: gradient(f, x)[0], *args)
+
+
+def test_special_module_hands_out_scipys_ufuncs():
+    """tapegrad.scipy.special.<ufunc> is scipy.special's own; an unknown name is an AttributeError."""
+    assert tsp.gammainc is sp.gammainc and tsp.jv is sp.jv
+    with pytest.raises(AttributeError, match="no attribute 'not_a_function'"):
+        tsp.not_a_function
