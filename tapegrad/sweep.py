@@ -188,7 +188,7 @@ def back_values(tape, seed):
         if dy is None or var._op.id > last:
             continue
         # a private tape (`GradContext(private=True)`): the value's op is the rrule op
-        pullback_fn = pullbacks[var][1]
+        pullback_fn = pullbacks[var]
         args = var._op.args
         # the pullback keeps what it needs in its closure; the rest goes before it allocates
         pullbacks[var] = var._op.val = None
