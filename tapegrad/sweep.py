@@ -204,9 +204,12 @@ def back_values(tape, seed):
                     later = later or []
                     _read_nested(None, later, None, dxs_val, var, arg, i, args[0])
                 continue
-            dval = read_tangent(dxs_val, i, arg, var, args[0])
-            if dval is None:
-                continue
+            dval = dxs_val[i]
+            # a float for a number is right as it is; anything else is read and checked
+            if type(dval) is not float or type(arg._op.val) is _ndarray:
+                dval = read_tangent(dxs_val, i, arg, var, args[0])
+                if dval is None:
+                    continue
             # set-or-add as in step_back: a first share at once, the sums after all the reads
             if arg not in derivs:
                 derivs[arg] = dval

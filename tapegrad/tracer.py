@@ -30,7 +30,7 @@ from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
 
-__all__ = ["Tracer", "record_call", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
+__all__ = ["Tracer", "new_tracer", "record_call", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
            "KEEP_WHOLE"]
 
 _local = threading.local()
@@ -220,6 +220,18 @@ class Tracer(ArrayLike):
 
     def _make_stale(self, reason):
         self._tape = _StaleTape(reason)
+
+
+def new_tracer(tape, var, val):
+    """``Tracer(tape, var, val)``, made without a call of Tracer.__init__ (recording's hot path)."""
+    out = _new(Tracer)
+    out._tape = tape
+    out._var = var
+    out._val = val
+    return out
+
+
+_new = object.__new__  # an object of a slotted class, without a call of its __init__
 
 
 def plain_scalar(v):
