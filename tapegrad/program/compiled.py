@@ -25,6 +25,7 @@ from .guards import GuardError
 from .passes import optimize
 from ..pytree import finalize, flatten, spec_key
 from ..context import param_names, trace
+from ..tape import paused_gc
 from ..tracer import plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
@@ -73,8 +74,12 @@ class CompiledGrad:
         else:
             self.misses += 1
         names = ["f", "seed"] + param_names(self.f, len(args))
-        out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-        program = compile_tape(optimize(tape, assume_finite=self.assume_finite), "gradient_program")
+        # Python's cyclic collector is paused while the program is traced, optimized and
+        # compiled: each of these makes objects by the hundred thousand that live to the end,
+        # and the collector's passes over them took most of the time (benchmarks/README.md)
+        with paused_gc():
+            out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
+            program = compile_tape(optimize(tape, assume_finite=self.assume_finite), "gradient_program")
         program.__tape__ = tape
         self._cache.setdefault(key, []).append(program)
         self._cache.move_to_end(key)
