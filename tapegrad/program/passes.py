@@ -20,7 +20,14 @@ __all__ = ["simplify", "prune", "cse", "optimize"]
 _PURE_MODULES = ("numpy", "scipy.special")
 
 
-def _is_pure(fn):
+def _is_pure(fn, known=None):
+    """True for a function whose value depends only on its arguments; `known`, a dict passed
+    by a pass, remembers the answer per function (a tape calls a few functions many times)."""
+    if known is not None:
+        pure = known.get(id(fn))  # (the tape holds every fn, so no id is reused meanwhile)
+        if pure is None:
+            pure = known[id(fn)] = _is_pure(fn)
+        return pure
     if type(fn) is Variable or fn in GUARDS:
         return False
     if isinstance(fn, np.ufunc):
@@ -179,6 +186,7 @@ def _simplified(tape, assume_finite):
     and {Variable of a call folded to a constant: its value}."""
     replace = {}
     folded = {}
+    known = {}
     for op in tape.ops:
         if type(op) is not Call or not op.kwargs is None and op.kwargs:
             continue
@@ -207,14 +215,18 @@ def _simplified(tape, assume_finite):
         if same is not None and _same_type(same._op.val, op.val):
             replace[op.var] = same
             continue
-        if _is_pure(fn) and op.var not in folded and not _uses(op) and fn is not operator.getitem:
+        if (type(fn) is not Variable and _is_pure(fn, known) and op.var not in folded
+                and fn is not operator.getitem and not _uses(op)):
             folded[op.var] = op.val
     return replace, folded
 
 
 def _key(a):
-    if type(a) is Variable:
-        return ("var", id(a))
+    t = type(a)
+    if t is Variable:
+        return a  # compared by identity, as its id would be
+    if t is float or t is int:
+        return (t.__name__, a)
     if isinstance(a, (list, tuple)):
         return (type(a).__name__,) + tuple(_key(x) for x in a)
     if isinstance(a, np.ndarray):
@@ -238,8 +250,9 @@ def _shared(tape, replace, skip):
     resolve = _resolver(replace)
     seen = {}
     shared = {}
+    known = {}
     for op in tape.ops:
-        if type(op) is not Call or not _is_pure(op.fn):
+        if type(op) is not Call or type(op.fn) is Variable or not _is_pure(op.fn, known):
             continue
         var = op.var
         if var in replace or var in skip:
@@ -249,7 +262,8 @@ def _shared(tape, replace, skip):
         kwargs = op.kwargs
         if kwargs and replace:
             kwargs = {k: resolve(v) if type(v) is Variable else v for k, v in kwargs.items()}
-        key = (id(op.fn), _key(args), _key(tuple(sorted((kwargs or {}).items()))))
+        key = (id(op.fn), tuple([a if type(a) is Variable else _key(a) for a in args]),
+               _key(tuple(sorted(kwargs.items()))) if kwargs else ())
         first = seen.get(key)
         if first is None:
             seen[key] = var
