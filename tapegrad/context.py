@@ -31,7 +31,7 @@ from .errors import (
     user_location,
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
-from .tape import Call, Constant, Input, Tape, paused_gc
+from .tape import Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, primitive
 from .tracer import Tracer, active_tapes, escaped_error, new_tracer, plain_scalar, record_call, wrap_result
 
@@ -146,7 +146,7 @@ class BaseContext:
         else:
             kw_vals = kw_targs = None
         y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
-        var = tape.push(Call(fn, tuple(targs), kw_targs, y))
+        var = tape.push_call(fn, tuple(targs), kw_targs, y)
         return wrap_result(self, tape, var, y, fn)
 
     def record(self, tape, fn, args, kwargs):

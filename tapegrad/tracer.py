@@ -107,7 +107,7 @@ KEEP_WHOLE = {build}
 
 def wrap_result(ctx, tape, var, y, fn=None):
     """The traced value of a recorded call; a tuple or list result becomes one Tracer per element."""
-    out = Tracer(tape, var, y)
+    out = new_tracer(tape, var, y)
     if isinstance(y, (tuple, list)) and fn not in KEEP_WHOLE:
         items = [ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y))]
         ty = type(y)
