@@ -30,7 +30,8 @@ from .errors import RuleError, qualified_name, type_str, user_location
 from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
 from .tape import Constant, Variable
 
-__all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "add_shares"]
+__all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "checked_tangent",
+           "add_shares"]
 
 _ndarray, _float64 = np.ndarray, np.float64
 
@@ -61,10 +62,14 @@ def read_tangent(dxs, index, arg, holder, rule_fn):
     The type tests come most common first: this is the sweep's per-argument cost.
     """
     dval = dxs[index]
-    td = type(dval)
-    if td is Thunk:
+    if type(dval) is Thunk:
         dval = dval.fn()
-        td = type(dval)
+    return checked_tangent(dval, index, arg, holder, rule_fn)
+
+
+def checked_tangent(dval, index, arg, holder, rule_fn):
+    """`read_tangent` of an evaluated tangent: `dval`, or None for a zero or no-tangent."""
+    td = type(dval)
     xval = arg._op.val
     if td is _ndarray:
         misshapen = type(xval) is _ndarray and dval.shape != xval.shape
@@ -204,10 +209,15 @@ def back_values(tape, seed):
                     later = later or []
                     _read_nested(None, later, None, dxs_val, var, arg, i, args[0])
                 continue
+            # read_tangent, its two common cases written out (a float for a number, an array
+            # of the argument's shape), as they are this loop's per-argument cost
             dval = dxs_val[i]
-            # a float for a number is right as it is; anything else is read and checked
-            if type(dval) is not float or type(arg._op.val) is _ndarray:
-                dval = read_tangent(dxs_val, i, arg, var, args[0])
+            if type(dval) is Thunk:
+                dval = dval.fn()
+            td, xval = type(dval), arg._op.val
+            if not ((td is float and type(xval) is not _ndarray)
+                    or (td is _ndarray and type(xval) is _ndarray and dval.shape == xval.shape)):
+                dval = checked_tangent(dval, i, arg, var, args[0])
                 if dval is None:
                     continue
             # set-or-add as in step_back: a first share at once, the sums after all the reads
@@ -220,9 +230,14 @@ def back_values(tape, seed):
         if later is not None:
             for arg, dval in later:
                 old = derivs.get(arg)
-                derivs[arg] = dval if old is None else add_shares(old, dval)
+                if old is None:
+                    derivs[arg] = dval
+                elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
+                    derivs[arg] = old + dval
+                else:
+                    derivs[arg] = accum(old, dval)
             later = old = None
         # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
         # hold the cotangent) and the shares would stay alive through the next pullback
-        dxs_val = dval = None
+        dxs_val = dval = xval = None
     return derivs
