@@ -109,8 +109,11 @@ def _cholesky_grad_blas(l, dl, triangle=None):
     if triangle is None:
         out *= 0.5
         return out.T  # symmetric: the C-ordered view of the same matrix
-    out[np.diag_indices_from(out)] *= 0.5  # `read_triangle`: tril(S + Sᵀ), diagonal halved
-    return np.tril(out.T) if triangle == "lower" else np.triu(out.T)
+    # `read_triangle`: S + Sᵀ with its diagonal halved, the other triangle zeroed, in place
+    out.flat[::out.shape[0] + 1] *= 0.5
+    keep = np.tri(out.shape[0], dtype=bool)  # the lower triangle of out.T is the upper of out
+    np.multiply(out, keep.T if triangle == "lower" else keep, out=out)
+    return out.T
 
 
 def _triangular_lt(l, b):

@@ -277,17 +277,25 @@ def test_named_tuple_results_keep_their_fields_when_traced(rng):
     check_grad(f, general(rng, (3, 3), np.float64))
 
 
+@pytest.mark.parametrize("triangle", [None, "lower", "upper"])
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
-def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol):
+def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol, triangle):
     """Concrete matrices take BLAS's triangular routines, traced ones and stacks the numpy form:
-    both give the same symmetric cotangent."""
+    both give the same cotangent, symmetric (triangle=None) or on the triangle read."""
     from tapegrad.rules.decompositions import _blas_ready, _cholesky_grad_blas, cholesky_grad
 
     a = spd(rng, (40, 40), dtype)
     l, dl = np.linalg.cholesky(a), rng.standard_normal((40, 40)).astype(dtype)
     assert _blas_ready(l, dl) and not _blas_ready(l[None], dl[None])
-    fast = _cholesky_grad_blas(l, dl)
-    stacked = cholesky_grad(l[None], dl[None])[0]  # a stack of one: the traceable form
+    fast = _cholesky_grad_blas(l, dl, triangle)
+    stacked = cholesky_grad(l[None], dl[None], None, triangle)[0]  # a stack of one: the traceable form
     assert fast.dtype == dtype
     np.testing.assert_allclose(fast, stacked, rtol=tol, atol=tol * np.abs(stacked).max())
-    np.testing.assert_array_equal(fast, fast.T)
+    if triangle is None:
+        np.testing.assert_array_equal(fast, fast.T)
+    else:
+        unread = np.triu(fast, 1) if triangle == "lower" else np.tril(fast, -1)
+        assert np.count_nonzero(unread) == 0
+        symmetric = _cholesky_grad_blas(l, dl)
+        np.testing.assert_allclose(fast, np.tril(2 * symmetric) - np.diag(np.diag(symmetric)) if triangle == "lower"
+                                   else np.triu(2 * symmetric) - np.diag(np.diag(symmetric)), rtol=tol, atol=tol)
