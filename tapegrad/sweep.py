@@ -209,13 +209,13 @@ def back_values(tape, seed):
                     later = later or []
                     _read_nested(None, later, None, dxs_val, var, arg, i, args[0])
                 continue
-            # read_tangent, its two common cases written out (a float for a number, an array
-            # of the argument's shape), as they are this loop's per-argument cost
+            # read_tangent, its two common cases written out (a number for a number, an
+            # array of the argument's shape), as they are this loop's per-argument cost
             dval = dxs_val[i]
             if type(dval) is Thunk:
                 dval = dval.fn()
             td, xval = type(dval), arg._op.val
-            if not ((td is float and type(xval) is not _ndarray)
+            if not (((td is float or td is _float64) and type(xval) is not _ndarray)
                     or (td is _ndarray and type(xval) is _ndarray and dval.shape == xval.shape)):
                 dval = checked_tangent(dval, i, arg, var, args[0])
                 if dval is None:
