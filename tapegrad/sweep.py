@@ -215,8 +215,10 @@ def back_values(tape, seed):
             if type(dval) is Thunk:
                 dval = dval.fn()
             td, xval = type(dval), arg._op.val
-            if not (((td is float or td is _float64) and type(xval) is not _ndarray)
-                    or (td is _ndarray and type(xval) is _ndarray and dval.shape == xval.shape)):
+            if td is _ndarray:
+                if type(xval) is not _ndarray or dval.shape != xval.shape:
+                    dval = checked_tangent(dval, i, arg, var, args[0])  # (an array: never None)
+            elif (td is not float and td is not _float64) or type(xval) is _ndarray:
                 dval = checked_tangent(dval, i, arg, var, args[0])
                 if dval is None:
                     continue
