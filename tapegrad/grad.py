@@ -231,7 +231,7 @@ class Pullback:
         self.args = args
         self.tape = tape
         self.value = value
-        self._n_forward = len(tape)
+        self._n_forward = len(tape.ops)
 
     def __call__(self, dy=None):
         return self._sweep(dy, record=True)
@@ -243,7 +243,9 @@ class Pullback:
         y = self.value
         name = getattr(self.f, "__name__", "f")
         structured = tape.meta.get("structured_result", False)
-        if dy is None:
+        if dy is None and type(y) is float and not structured:
+            dy = 1.0  # `_default_seed` of a float, without the call (a scalar gradient's fixed cost)
+        elif dy is None:
             if structured:
                 raise SeedError(
                     f"{name} returned a {type(y).__name__}, so the gradient taken at "
