@@ -34,6 +34,7 @@ __all__ = ["Tracer", "new_tracer", "record_call", "wrap_result", "active_tapes",
            "KEEP_WHOLE"]
 
 _local = threading.local()
+_new = object.__new__  # an object of a slotted class, without a call of its __init__
 
 
 def active_tapes() -> list:
@@ -229,9 +230,6 @@ def new_tracer(tape, var, val):
     out._var = var
     out._val = val
     return out
-
-
-_new = object.__new__  # an object of a slotted class, without a call of its __init__
 
 
 def plain_scalar(v):
