@@ -7,6 +7,8 @@ Each workload is counted twice, with N and 3N gradients, and the difference is d
 
     python benchmarks/instructions.py              # W1c and W5
     python benchmarks/instructions.py --workloads W1c --repeats 2
+    python benchmarks/instructions.py --first-call W1c   # compiled_grad's first call ÷ grad
+    python benchmarks/instructions.py --first-call chain:25000   # a 100,000-op chain
 
 Needs valgrind (``apt-get install valgrind``). The count is taken with one BLAS thread, a
 fixed hash seed, address-space randomization off (``setarch -R``, where it is allowed) and
@@ -42,11 +44,42 @@ for _ in range({calls}):
 """
 
 
-def count(name, calls):
+#: the child for --first-call: after the imports and one warm-up gradient of another function,
+#: nothing ("none"), one eager gradient ("eager") or one first call of compiled_grad ("compiled")
+FIRST_CALL = """
+import gc, sys
+sys.path[:0] = [{root!r}, {here!r}]
+import numpy as np
+import tapegrad
+from workloads import WORKLOADS
+name = {name!r}
+if name.startswith("chain:"):
+    steps = int(name[6:])
+
+    def f(x, c):
+        for _ in range(steps):
+            x = np.sin(x) * c + 0.1 * x
+        return x
+
+    args, wrt = (0.3, 1.0001), None
+else:
+    w = WORKLOADS[name]
+    args, f, wrt = w.inputs(), w.numpy_function(), w.wrt
+tapegrad.grad(lambda a, b: np.sin(a) * b + a, 0.3, 0.5)
+tapegrad.compiled_grad(lambda a, b: np.sin(a) * b + a)(0.3, 0.5)
+gc.collect(); gc.freeze()
+if {what!r} == "eager":
+    tapegrad.grad(f, *args, wrt=wrt)
+elif {what!r} == "compiled":
+    tapegrad.compiled_grad(f, wrt=wrt)(*args)
+"""
+
+
+def count(name, calls, child=CHILD, **extra):
     """Instructions callgrind counts for a child process that runs `calls` gradients of `name`."""
     with tempfile.TemporaryDirectory() as tmp:
         script = pathlib.Path(tmp, "child.py")
-        script.write_text(CHILD.format(root=str(HERE.parent), here=str(HERE), name=name, calls=calls))
+        script.write_text(child.format(root=str(HERE.parent), here=str(HERE), name=name, calls=calls, **extra))
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
                sys.executable, str(script)]
@@ -66,9 +99,18 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workloads", default="W1c,W5", help="comma-separated, from W1c, W5, W1, W2")
     ap.add_argument("--repeats", type=int, default=1, help="N: count N and 3N gradients")
+    ap.add_argument("--first-call", metavar="WORKLOAD",
+                    help="instead: compiled_grad's first call over one eager grad, of a workload "
+                         "or of chain:STEPS (a scalar chain of 4×STEPS primitives)")
     a = ap.parse_args(argv)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed: apt-get install valgrind")
+    if a.first_call:
+        name = a.first_call
+        base, eager, compiled = (count(name, 0, FIRST_CALL, what=what) for what in ("none", "eager", "compiled"))
+        print(f"{name}: compiled_grad's first call {(compiled - base) / 1e6:,.0f}M instructions, one "
+              f"eager grad {(eager - base) / 1e6:,.0f}M: {(compiled - base) / (eager - base):.1f}×")
+        return
     for name in a.workloads.split(","):
         w = WORKLOADS[name]
         n_ops = w.n_ops

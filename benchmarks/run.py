@@ -307,6 +307,25 @@ def fmt_mem(v, floor=0):
     return f"{v / 1024 / 1024:.1f} MiB"
 
 
+def memory_lines(results):
+    """One line per array workload: the peak tracemalloc measured of tapegrad's gradient (eager
+    and compiled) over the hand-written gradient's, against the target of 1.2×."""
+    lines = []
+    for name in ("W3", "W4", "W6"):
+        res = results.get(name, {})
+        hand = res.get("numpy", {}).get("tracemalloc")
+        if not isinstance(hand, int) or hand <= 0:
+            continue
+        parts = []
+        for fw, label in (("tapegrad", "tapegrad"), ("tapegrad-compiled", "compiled")):
+            v = res.get(fw, {}).get("tracemalloc")
+            if isinstance(v, int):
+                parts.append(f"{label} {fmt_mem(v)} ({v / hand:.2f}×)")
+        if parts:
+            lines.append(f"- {name}: hand-written {fmt_mem(hand)}; " + ", ".join(parts) + " (target ≤ 1.2×)")
+    return lines
+
+
 def status_cell(r):
     return {"error": "**ERROR**", "mismatch": "**MISMATCH**", "skipped": "skipped",
             "unavailable": "unavailable"}.get(r["status"], r["status"])
@@ -457,6 +476,10 @@ def build_report(results, frameworks, unavailable, quick, repeats, target, elaps
         out += ["## tapegrad's gradient time ÷ each peer's (below 1: tapegrad is faster; medians of "
                 "paired ratios)", "",
                 ratio_table(results, "tapegrad", others), ""]
+    memory = memory_lines(results)
+    if memory:
+        out += ["## Peak memory of tapegrad's gradient ÷ the hand-written gradient's (tracemalloc)", "",
+                *memory, ""]
     out += ["## Per workload", ""]
     for name, res in results.items():
         w = WORKLOADS[name]

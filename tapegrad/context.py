@@ -31,11 +31,11 @@ from .errors import (
     user_location,
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
-from .tape import Call, Constant, Input, Tape, paused_gc
+from .tape import Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
-from .tracer import Tracer, active_tapes, escaped_error, plain_scalar, record_call, wrap_result
+from .tracer import Tracer, active_tapes, escaped_error, new_tracer, plain_scalar, record_call, wrap_result
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
            "describe_call"]
@@ -48,6 +48,34 @@ def lift(args, tape):
     Anything else, including a Tracer of an enclosing (outer) trace, is a constant from this
     tape's point of view.
     """
+    # every primitive pays for this: one and two arguments (functions of one array, binary
+    # operators) are split without the loop of `_lift_each`, which does the same for any call
+    n = len(args)
+    if n == 2:
+        a, b = args
+        ta, tb = type(a), type(b)
+        if ta is Tracer and a._tape is tape:
+            av, a = a._val, a._var
+        elif ta is list or ta is tuple:
+            return _lift_each(args, tape)
+        else:
+            av = a
+        if tb is Tracer and b._tape is tape:
+            bv, b = b._val, b._var
+        elif tb is list or tb is tuple:
+            return _lift_each(args, tape)
+        else:
+            bv = b
+        return [av, bv], [a, b]
+    if n == 1:
+        a = args[0]
+        if type(a) is Tracer and a._tape is tape:
+            return [a._val], [a._var]
+    return _lift_each(args, tape)
+
+
+def _lift_each(args, tape):
+    """`lift`, argument by argument."""
     vals = []
     targs = []
     for a in args:
@@ -120,7 +148,7 @@ class BaseContext:
         else:
             kw_vals = kw_targs = None
         y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
-        var = tape.push(Call(fn, tuple(targs), kw_targs, y))
+        var = tape.push_call(fn, tuple(targs), kw_targs, y)
         return wrap_result(self, tape, var, y, fn)
 
     def record(self, tape, fn, args, kwargs):
@@ -210,7 +238,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
 
     def make_leaf(value, path):
         var = tape.push(Input(value, note=path))
-        return var, Tracer(tape, var, value)
+        return var, new_tracer(tape, var, value)
 
     specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
 
@@ -239,8 +267,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     fspec, tf = traced_copy(f, "f") if wrt is None or selected(None, "f") else (Spec("static", f), f)
     argspecs, targs = [], []
     for i, (name, a) in enumerate(zip(names, args)):
-        spec, copy = traced_copy(a, name) if selected(i, name) else (Spec("static", a), a)
-        if wrt is not None and selected(i, name) and spec.kind == "static":
+        chosen = selected(i, name)
+        spec, copy = traced_copy(a, name) if chosen else (Spec("static", a), a)
+        if wrt is not None and chosen and spec.kind == "static":
             raise TypeError(
                 f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
                 f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "

@@ -35,6 +35,7 @@ from .tracer import Tracer, wrap_result
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 
 _ndarray = np.ndarray
+_new = object.__new__  # an object of a slotted class, without a call of its __init__
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -51,7 +52,7 @@ class GradContext(BaseContext):
 
     def __init__(self, private=False):
         #: value Variable -> (the rrule op's Variable, the pullback's Variable), or on a
-        #: private tape (the rrule op's Variable, which is the value's, the pullback itself)
+        #: private tape the pullback itself (the value's op is the rrule op)
         self.pullbacks = {}
         self.private = private
         cls = type(self)
@@ -108,7 +109,7 @@ class GradContext(BaseContext):
         if self.private:
             kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
             yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
-            self.pullbacks[yv] = (yv, pb)
+            self.pullbacks[yv] = pb
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
             rv = push(rrule, (fn, *targs), kwargs or None, pair)
@@ -117,7 +118,12 @@ class GradContext(BaseContext):
             self.pullbacks[yv] = (rv, pv)
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
-        return Tracer(tape, yv, y)
+        # Tracer(tape, yv, y) without a call of Tracer.__init__: this is the hottest line
+        out = _new(Tracer)
+        out._tape = tape
+        out._var = yv
+        out._val = y
+        return out
 
 
 def _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs):
@@ -225,7 +231,7 @@ class Pullback:
         self.args = args
         self.tape = tape
         self.value = value
-        self._n_forward = len(tape)
+        self._n_forward = len(tape.ops)
 
     def __call__(self, dy=None):
         return self._sweep(dy, record=True)
@@ -237,7 +243,9 @@ class Pullback:
         y = self.value
         name = getattr(self.f, "__name__", "f")
         structured = tape.meta.get("structured_result", False)
-        if dy is None:
+        if dy is None and type(y) is float and not structured:
+            dy = 1.0  # `_default_seed` of a float, without the call (a scalar gradient's fixed cost)
+        elif dy is None:
             if structured:
                 raise SeedError(
                     f"{name} returned a {type(y).__name__}, so the gradient taken at "

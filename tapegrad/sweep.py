@@ -30,7 +30,8 @@ from .errors import RuleError, qualified_name, type_str, user_location
 from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
 from .tape import Constant, Variable
 
-__all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "add_shares"]
+__all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "checked_tangent",
+           "add_shares"]
 
 _ndarray, _float64 = np.ndarray, np.float64
 
@@ -61,10 +62,14 @@ def read_tangent(dxs, index, arg, holder, rule_fn):
     The type tests come most common first: this is the sweep's per-argument cost.
     """
     dval = dxs[index]
-    td = type(dval)
-    if td is Thunk:
+    if type(dval) is Thunk:
         dval = dval.fn()
-        td = type(dval)
+    return checked_tangent(dval, index, arg, holder, rule_fn)
+
+
+def checked_tangent(dval, index, arg, holder, rule_fn):
+    """`read_tangent` of an evaluated tangent: `dval`, or None for a zero or no-tangent."""
+    td = type(dval)
     xval = arg._op.val
     if td is _ndarray:
         misshapen = type(xval) is _ndarray and dval.shape != xval.shape
@@ -188,7 +193,7 @@ def back_values(tape, seed):
         if dy is None or var._op.id > last:
             continue
         # a private tape (`GradContext(private=True)`): the value's op is the rrule op
-        pullback_fn = pullbacks[var][1]
+        pullback_fn = pullbacks[var]
         args = var._op.args
         # the pullback keeps what it needs in its closure; the rest goes before it allocates
         pullbacks[var] = var._op.val = None
@@ -204,9 +209,19 @@ def back_values(tape, seed):
                     later = later or []
                     _read_nested(None, later, None, dxs_val, var, arg, i, args[0])
                 continue
-            dval = read_tangent(dxs_val, i, arg, var, args[0])
-            if dval is None:
-                continue
+            # read_tangent, its two common cases written out (a number for a number, an
+            # array of the argument's shape), as they are this loop's per-argument cost
+            dval = dxs_val[i]
+            if type(dval) is Thunk:
+                dval = dval.fn()
+            td, xval = type(dval), arg._op.val
+            if td is _ndarray:
+                if type(xval) is not _ndarray or dval.shape != xval.shape:
+                    dval = checked_tangent(dval, i, arg, var, args[0])  # (an array: never None)
+            elif (td is not float and td is not _float64) or type(xval) is _ndarray:
+                dval = checked_tangent(dval, i, arg, var, args[0])
+                if dval is None:
+                    continue
             # set-or-add as in step_back: a first share at once, the sums after all the reads
             if arg not in derivs:
                 derivs[arg] = dval
@@ -217,9 +232,14 @@ def back_values(tape, seed):
         if later is not None:
             for arg, dval in later:
                 old = derivs.get(arg)
-                derivs[arg] = dval if old is None else add_shares(old, dval)
+                if old is None:
+                    derivs[arg] = dval
+                elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
+                    derivs[arg] = old + dval
+                else:
+                    derivs[arg] = accum(old, dval)
             later = old = None
         # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
         # hold the cotangent) and the shares would stay alive through the next pullback
-        dxs_val = dval = None
+        dxs_val = dval = xval = None
     return derivs

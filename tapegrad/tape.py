@@ -189,7 +189,8 @@ class Tape:
         ops = self.ops
         ops.append(op)
         op.id = len(ops)
-        var = op.var = Variable(op)
+        var = op.var = _new(Variable)
+        var._op = op
         if op.val is MISSING:
             op.val = op.run(_current_value)
         return var

@@ -32,10 +32,11 @@ from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
 
-__all__ = ["Tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
+__all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
            "KEEP_WHOLE"]
 
 _local = threading.local()
+_new = object.__new__  # an object of a slotted class, without a call of its __init__
 
 
 def active_tapes() -> list:
@@ -189,7 +190,7 @@ KEEP_WHOLE = {build}
 
 def wrap_result(ctx, tape, var, y, fn=None):
     """The traced value of a recorded call; a tuple or list result becomes one Tracer per element."""
-    out = Tracer(tape, var, y)
+    out = new_tracer(tape, var, y)
     if isinstance(y, (tuple, list)) and fn not in KEEP_WHOLE:
         items = [ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y))]
         ty = type(y)
@@ -329,6 +330,15 @@ class Tracer(ArrayLike):
     def _make_stale(self, reason):
         if type(self._tape) is not _StaleTape:
             self._tape = _StaleTape(reason, self._tape)
+
+
+def new_tracer(tape, var, val):
+    """``Tracer(tape, var, val)``, made without a call of Tracer.__init__ (recording's hot path)."""
+    out = _new(Tracer)
+    out._tape = tape
+    out._var = var
+    out._val = val
+    return out
 
 
 def plain_scalar(v):

@@ -27,6 +27,17 @@ def test_ratios_are_medians_of_paired_samples(monkeypatch):
     assert run.fmt_ratio(run.paired_ratio(res, "tapegrad", "torch")) == "—"
 
 
+def test_peak_memory_lines_compare_with_the_hand_written_gradient(monkeypatch):
+    run = _run_module(monkeypatch)
+    results = {"W3": {"numpy": {"tracemalloc": 2 << 20}, "tapegrad": {"tracemalloc": 3 << 20},
+                      "tapegrad-compiled": {"tracemalloc": 1 << 20}},
+               "W4": {"numpy": {"tracemalloc": 800 * 1024}, "tapegrad": {"tracemalloc": "MemoryError: x"}},
+               "W6": {"tapegrad": {"tracemalloc": 1024}}}
+    assert run.memory_lines(results) == [
+        "- W3: hand-written 2.0 MiB; tapegrad 3.0 MiB (1.50×), compiled 1.0 MiB (0.50×) (target ≤ 1.2×)",
+    ]
+
+
 def test_quick_run_checks_times_and_writes_the_report(tmp_path):
     out = tmp_path / "RESULTS.md"
     done = subprocess.run(

@@ -30,7 +30,7 @@ from .guards import GuardError
 from .passes import optimize
 from ..pytree import Spec, build, finalize, flatten, spec_key, unflatten
 from ..context import param_names, trace
-from ..tape import Call, Input, Variable
+from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
@@ -79,11 +79,15 @@ class CompiledGrad:
         else:
             self.misses += 1
         names = ["f", "seed"] + param_names(self.f, len(args))
-        out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-        optimized = optimize(tape, assume_finite=self.assume_finite)
-        drops_df, df = _drop_function_tangent(optimized)
-        chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
-        program = compile_tape(optimized, "gradient_program", names=chosen)
+        # Python's cyclic collector is paused while the program is traced, optimized and
+        # compiled: each of these makes objects by the hundred thousand that live to the end,
+        # and the collector's passes over them took most of the time (benchmarks/README.md)
+        with paused_gc():
+            out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
+            optimized = optimize(tape, assume_finite=self.assume_finite)
+            drops_df, df = _drop_function_tangent(optimized)
+            chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
+            program = compile_tape(optimized, "gradient_program", names=chosen)
         program.__drops_df__ = drops_df
         program.__df__ = df
         self._cache.setdefault(key, []).append(program)

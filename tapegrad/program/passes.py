@@ -20,7 +20,14 @@ __all__ = ["simplify", "prune", "cse", "optimize"]
 _PURE_MODULES = ("numpy", "scipy.special")
 
 
-def _is_pure(fn):
+def _is_pure(fn, known=None):
+    """True for a function whose value depends only on its arguments; `known`, a dict passed
+    by a pass, remembers the answer per function (a tape calls a few functions many times)."""
+    if known is not None:
+        pure = known.get(id(fn))  # (the tape holds every fn, so no id is reused meanwhile)
+        if pure is None:
+            pure = known[id(fn)] = _is_pure(fn)
+        return pure
     if type(fn) is Variable or fn in GUARDS:
         return False
     if isinstance(fn, np.ufunc):
@@ -29,18 +36,8 @@ def _is_pure(fn):
     return fn is operator.getitem or (mod.split(".")[0] == "numpy" and "random" not in mod)
 
 
-def _copy_tape(tape, keep, replace=None):
-    """A new tape of the ops in `keep` (a set of old Variables), arguments renamed through `replace`.
-
-    `replace` maps an old Variable to the old Variable (or plain value) that stands for it.
-    """
-    replace = replace or {}
-    new = Tape(tape.ctx)
-    new.meta = dict(tape.meta)
-    new.level = tape.level
-    new.closed = tape.closed
-    mapping = {}
-
+def _resolver(replace):
+    """``resolve(v)``: what `v` stands for after the replacements (followed to their end)."""
     def resolve(v):
         seen = 0
         while type(v) is Variable and v in replace and seen < 10_000:
@@ -48,33 +45,78 @@ def _copy_tape(tape, keep, replace=None):
             seen += 1
         return v
 
+    return resolve
+
+
+def _copy_tape(tape, keep, replace=None, folded=None):
+    """A new tape of the ops in `keep` (a set of old Variables), arguments renamed through `replace`.
+
+    `replace` maps an old Variable to the old Variable (or plain value) that stands for it.
+    A kept op in `folded` (old Variable -> value) becomes a constant of that value.
+    """
+    replace = replace or {}
+    folded = folded or {}
+    new = Tape(tape.ctx)
+    new.meta = dict(tape.meta)
+    new.level = tape.level
+    new.closed = tape.closed
+    mapping = {}
+    resolve = _resolver(replace)
+
     def arg(a):
         if type(a) is Variable:
-            r = resolve(a)
+            r = resolve(a) if a in replace else a
             return mapping[r] if type(r) is Variable else r
         if type(a) in (list, tuple):
             return type(a)(arg(x) for x in a)
         return a
 
+    push_call = new.push_call
     for op in tape.ops:
-        if op.var not in keep:
+        var = op.var
+        if var not in keep:
             continue
-        if type(op) is Input:
-            mapping[op.var] = new.push(Input(op.val, op.note))
-        elif type(op) is Constant:
-            mapping[op.var] = new.push(Constant(op.val, op.note))
-        else:
+        t = type(op)
+        if t is Call and var not in folded:
             kwargs = {k: arg(v) for k, v in op.kwargs.items()} if op.kwargs else op.kwargs
             fn = arg(op.fn) if type(op.fn) is Variable else op.fn
-            mapping[op.var] = new.push(Call(fn, tuple(arg(a) for a in op.args), kwargs, op.val, op.note))
+            mapping[var] = push_call(fn, tuple([arg(a) for a in op.args]), kwargs, op.val, op.note)
+        elif t is Input:
+            mapping[var] = new.push(Input(op.val, op.note))
+        elif t is Call:  # folded: its recorded value, as a constant
+            mapping[var] = new.push(Constant(folded[var], op.note))
+        else:
+            mapping[var] = new.push(Constant(op.val, op.note))
     result = resolve(tape.result) if tape.result is not None else None
     if type(result) is Variable:
         new.result = mapping[result]
     elif tape.result is not None:
         new.result = new.push(Constant(result, "result"))
-    new.meta["renamed"] = {old: mapping.get(resolve(old)) if type(resolve(old)) is Variable else resolve(old)
-                           for old in (op.var for op in tape.ops)}
+    renamed = {}
+    for op in tape.ops:
+        r = resolve(op.var)
+        renamed[op.var] = mapping.get(r) if type(r) is Variable else r
+    new.meta["renamed"] = renamed
     return new
+
+
+def _needed(tape, outputs, replace, folded=()):
+    """The Variables to keep: the inputs, the guards, and what the result (or `outputs`) and
+    the guards depend on, reading each op's arguments through `replace` (an op in `folded`
+    depends on nothing)."""
+    resolve = _resolver(replace)
+    needed = set()
+    stack = [resolve(v) for v in (outputs if outputs is not None else [tape.result]) if v is not None]
+    stack += [op.var for op in tape.ops if type(op) is Call and op.fn in GUARDS]
+    while stack:
+        v = stack.pop()
+        if type(v) is not Variable or v in needed:
+            continue
+        needed.add(v)
+        if v not in folded:
+            uses = _uses(v._op)
+            stack.extend(map(resolve, uses) if replace else uses)
+    return {op.var for op in tape.ops if type(op) is Input or op.var in needed}
 
 
 def prune(tape, outputs=None):
@@ -83,37 +125,31 @@ def prune(tape, outputs=None):
     Guards are kept, and with them the values they check: dropping one would let a replay
     take a path the tape never recorded.
     """
-    needed = set()
-    stack = [v for v in (outputs if outputs is not None else [tape.result]) if v is not None]
-    stack += [op.var for op in tape.ops if type(op) is Call and op.fn in GUARDS]
-    while stack:
-        v = stack.pop()
-        if v in needed:
-            continue
-        needed.add(v)
-        stack.extend(_uses(v._op))
-    keep = {op.var for op in tape.ops if type(op) is Input or op.var in needed}
-    return _copy_tape(tape, keep)
+    return _copy_tape(tape, _needed(tape, outputs, {}))
 
 
 def _uses(op):
+    """The Variables a Call reads (its function, arguments, also inside lists and tuples, and keywords)."""
     if type(op) is not Call:
         return []
-    out = []
+    out = [op.fn] if type(op.fn) is Variable else []
+    for a in op.args:
+        ta = type(a)
+        if ta is Variable:
+            out.append(a)
+        elif ta is list or ta is tuple:
+            _walk(a, out)
+    if op.kwargs:
+        _walk(op.kwargs.values(), out)
+    return out
 
-    def walk(a):
+
+def _walk(items, out):
+    for a in items:
         if type(a) is Variable:
             out.append(a)
         elif type(a) in (list, tuple):
-            for x in a:
-                walk(x)
-
-    walk(op.fn)
-    for a in op.args:
-        walk(a)
-    for a in (op.kwargs or {}).values():
-        walk(a)
-    return out
+            _walk(a, out)
 
 
 def _same_type(a, b):
@@ -140,8 +176,17 @@ def simplify(tape, assume_finite: bool = False):
     `assume_finite`: in IEEE arithmetic ``0 * inf`` and ``0 * nan`` are nan, so the fold
     would change results for non-finite x.
     """
+    replace, folded = _simplified(tape, assume_finite)
+    # a folded call becomes a constant op in place
+    return _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace, folded)
+
+
+def _simplified(tape, assume_finite):
+    """What `simplify` does, as ``(replace, folded)``: {Variable: the Variable standing for it}
+    and {Variable of a call folded to a constant: its value}."""
     replace = {}
     folded = {}
+    known = {}
     for op in tape.ops:
         if type(op) is not Call or not op.kwargs is None and op.kwargs:
             continue
@@ -170,23 +215,18 @@ def simplify(tape, assume_finite: bool = False):
         if same is not None and _same_type(same._op.val, op.val):
             replace[op.var] = same
             continue
-        if _is_pure(fn) and op.var not in folded and not _uses(op) and fn is not operator.getitem:
+        if (type(fn) is not Variable and _is_pure(fn, known) and op.var not in folded
+                and fn is not operator.getitem and not _uses(op)):
             folded[op.var] = op.val
-    if folded:
-        # a folded call becomes a constant op in place
-        out = _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace)
-        ren = out.meta["renamed"]
-        for old, val in folded.items():
-            nv = ren.get(old)
-            if type(nv) is Variable:
-                out.replace(nv, Constant(val, nv._op.note))
-        return out
-    return _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace)
+    return replace, folded
 
 
 def _key(a):
-    if type(a) is Variable:
-        return ("var", id(a))
+    t = type(a)
+    if t is Variable:
+        return a  # compared by identity, as its id would be
+    if t is float or t is int:
+        return (t.__name__, a)
     if isinstance(a, (list, tuple)):
         return (type(a).__name__,) + tuple(_key(x) for x in a)
     if isinstance(a, np.ndarray):
@@ -200,26 +240,49 @@ def _key(a):
 
 def cse(tape):
     """Common subexpression elimination: a pure call repeated with the same arguments is computed once."""
-    seen = {}
-    replace = {}
-    for op in tape.ops:
-        if type(op) is not Call or not _is_pure(op.fn):
-            continue
-        args = tuple(replace.get(a, a) if type(a) is Variable else a for a in op.args)
-        key = (id(op.fn), _key(args), _key(tuple(sorted((op.kwargs or {}).items()))))
-        first = seen.get(key)
-        if first is None:
-            seen[key] = op.var
-        else:
-            replace[op.var] = first
+    replace = _shared(tape, {}, {})
     return _copy_tape(tape, {op.var for op in tape.ops} - replace.keys(), replace)
 
 
+def _shared(tape, replace, skip):
+    """What `cse` does after the replacements `replace` (ops in `replace` or `skip` taking no
+    part): {Variable of a repeated call: the Variable of its first}."""
+    resolve = _resolver(replace)
+    seen = {}
+    shared = {}
+    known = {}
+    for op in tape.ops:
+        if type(op) is not Call or type(op.fn) is Variable or not _is_pure(op.fn, known):
+            continue
+        var = op.var
+        if var in replace or var in skip:
+            continue
+        args = tuple([_first(resolve(a) if a in replace else a, shared) if type(a) is Variable else a
+                      for a in op.args])
+        kwargs = op.kwargs
+        if kwargs and replace:
+            kwargs = {k: resolve(v) if type(v) is Variable else v for k, v in kwargs.items()}
+        key = (id(op.fn), tuple([a if type(a) is Variable else _key(a) for a in args]),
+               _key(tuple(sorted(kwargs.items()))) if kwargs else ())
+        first = seen.get(key)
+        if first is None:
+            seen[key] = var
+        else:
+            shared[var] = first
+    return shared
+
+
+def _first(v, shared):
+    return shared.get(v, v)
+
+
 def optimize(tape, outputs=None, assume_finite: bool = False):
-    """simplify, then common subexpressions, then prune: what compiled gradients apply."""
-    t = simplify(tape, assume_finite=assume_finite)
-    t = cse(t)
-    if outputs is not None:
-        ren = t.meta["renamed"]
-        outputs = [ren.get(v, v) for v in outputs]
-    return prune(t, outputs)
+    """simplify, then common subexpressions, then prune: what compiled gradients apply.
+
+    The three passes are worked out on `tape` itself and applied in one copy, which gives the
+    tape ``prune(cse(simplify(tape)))`` would, op for op, at a third of the copying.
+    """
+    replace, folded = _simplified(tape, assume_finite)
+    replace.update(_shared(tape, replace, folded))
+    keep = _needed(tape, outputs, replace, folded)
+    return _copy_tape(tape, keep, replace, folded)

@@ -1,9 +1,13 @@
 """Rules for the factorizations of numpy.linalg: cholesky, eigh, eigvalsh, svd, qr.
 
-Symmetric inputs (cholesky, eigh, eigvalsh): numpy reads only one triangle of the matrix.
-The gradient given is the symmetric one, as in autograd and JAX: it is exact along every
-perturbation that keeps the matrix symmetric (symmetrize inside a function whose input is
-not symmetric by construction).
+Symmetric inputs (cholesky, eigh, eigvalsh): LAPACK reads only one triangle of the matrix
+(the lower one by default; the upper one for ``cholesky(a, upper=True)`` and ``UPLO="U"``) and
+never looks at the other. The gradient is that of the function numpy computes, as autograd's
+is: the entries of the triangle read get their derivative, the others zero, and it matches
+central differences on any square matrix, symmetric or not (`read_triangle`). The symmetric
+gradient (the same derivative spread evenly over both triangles, what JAX returns) is an
+opt-in: symmetrize the input inside the function, ``np.linalg.cholesky((a + a.T) / 2)``,
+and the chain rule gives it, exactly.
 
 Functions returning several arrays (eigh, svd, qr) return numpy's named tuples, which the
 tracer splits into one traced value per element (so ``res.eigenvalues`` works on traced
@@ -31,18 +35,41 @@ def _inverse_gaps(v, eye):
     return (1 - eye) / (gaps + eye)
 
 
+def read_triangle(g, lower):
+    """The gradient of a function of one triangle of A, given `g`, a matrix whose symmetric
+    part ½(g + gᵀ) is the symmetric gradient (the derivative along symmetric perturbations).
+
+    LAPACK's symmetric routines compute f(A) = F(T(A)) with T(A) = tril(A) + tril(A, -1)ᵀ (for
+    the lower triangle), the symmetric matrix made of the triangle read. With G = ½(g + gᵀ),
+    dF = ⟨G, dT⟩ = ⟨G, tril(dA)⟩ + ⟨Gᵀ, tril(dA, -1)⟩, so Ā = tril(G) + tril(G, -1): the
+    diagonal of G, twice G below it, zero above. That is tril(g + gᵀ) with its diagonal
+    halved; `lower=False` gives the upper triangle the same way.
+    """
+    s = g + mT(g)
+    s = s - 0.5 * _eye_like(g) * s
+    return np.tril(s) if lower else np.triu(s)
+
+
 # --- cholesky ---
 
 
-def cholesky_grad(l, dl, solve_lt=None):
-    """The symmetric Ā of A = L Lᵀ (L lower) given L̄ (Murray, arXiv:1602.07527).
+def cholesky_grad(l, dl, solve_lt=None, triangle=None):
+    """Ā of A = L Lᵀ (L lower) given L̄ (Murray, arXiv:1602.07527).
 
-    With Φ(X) the lower triangle of X with its diagonal halved:
-    S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ and Ā = (S + Sᵀ) / 2. `solve_lt(L, B)` computes L⁻ᵀ B (a triangular
-    solve where one is at hand; a general solve by default, which works on stacks).
+    With Φ(X) the lower triangle of X with its diagonal halved, S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ (Φ keeps
+    only the cotangent of the entries of L that vary). Derivation: from A = L Lᵀ,
+    dA = dL Lᵀ + L dLᵀ, so L⁻¹ dA L⁻ᵀ = L⁻¹dL + (L⁻¹dL)ᵀ, and L⁻¹dL, lower triangular, is
+    Φ(L⁻¹ dA L⁻ᵀ); then dF = ⟨L̄, dL⟩ = ⟨L̄, L Φ(L⁻¹ dA L⁻ᵀ)⟩ = ⟨Φ(Lᵀ L̄), L⁻¹ dA L⁻ᵀ⟩
+    = ⟨L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, dA⟩ (Φ is self-adjoint). So the symmetric gradient is (S + Sᵀ) / 2,
+    and `triangle` ("lower" or "upper": the one the factorization read) gives the gradient of
+    the function of that triangle, `read_triangle` of S, instead.
+
+    The work is one triangular product and one pair of triangular solves with L, no inverse.
+    `solve_lt(L, B)` computes L⁻ᵀ B (a triangular solve where one is at hand; a general solve
+    by default, which works on stacks).
     """
     if _blas_ready(l, dl):
-        return _cholesky_grad_blas(l, dl)
+        return _cholesky_grad_blas(l, dl, triangle)
     if solve_lt is None:
         solve_lt = lambda l, b: np.linalg.solve(mT(l), b)
     eye = _eye_like(l)
@@ -50,7 +77,7 @@ def cholesky_grad(l, dl, solve_lt=None):
     p = np.tril(np.matmul(mT(l), np.tril(dl)))
     p = p - 0.5 * eye * p
     s = solve_lt(l, mT(solve_lt(l, mT(p))))
-    return sym(s)
+    return sym(s) if triangle is None else read_triangle(s, triangle == "lower")
 
 
 def _blas_ready(l, dl):
@@ -59,7 +86,7 @@ def _blas_ready(l, dl):
             and l.size > 0 and l.dtype == dl.dtype and l.dtype in (np.float64, np.float32))
 
 
-def _cholesky_grad_blas(l, dl):
+def _cholesky_grad_blas(l, dl, triangle=None):
     """`cholesky_grad` on concrete matrices, calling BLAS's triangular routines directly: Lᵀ L̄
     as a triangular product (half a matmul's work), then the two solves in place.
 
@@ -76,11 +103,17 @@ def _cholesky_grad_blas(l, dl):
     phi[np.diag_indices_from(phi)] *= 0.5  # Φ: the lower triangle with its diagonal halved
     st = trsm(1.0, lt, phi.T, side=0, lower=0, trans_a=0, overwrite_b=1)  # L⁻ᵀ Φᵀ
     st = trsm(1.0, lt, st, side=1, lower=0, trans_a=1, overwrite_b=1)  # L⁻ᵀ Φᵀ L⁻¹ = Sᵀ
-    # (S + Sᵀ) / 2 into the buffer of pt, which is no longer needed: a large matrix fewer
-    # to allocate (each fresh one costs page faults, here more than the arithmetic)
+    # S + Sᵀ into the buffer of pt, which is no longer needed: a large matrix fewer to
+    # allocate (each fresh one costs page faults, here more than the arithmetic)
     out = np.add(st, st.T, out=pt)
-    out *= 0.5
-    return out.T  # symmetric: the C-ordered view of the same matrix
+    if triangle is None:
+        out *= 0.5
+        return out.T  # symmetric: the C-ordered view of the same matrix
+    # `read_triangle`: S + Sᵀ with its diagonal halved, the other triangle zeroed, in place
+    out.flat[::out.shape[0] + 1] *= 0.5
+    keep = np.tri(out.shape[0], dtype=bool)  # the lower triangle of out.T is the upper of out
+    np.multiply(out, keep.T if triangle == "lower" else keep, out=out)
+    return out.T
 
 
 def _triangular_lt(l, b):
@@ -90,6 +123,9 @@ def _triangular_lt(l, b):
 
 @rrule(np.linalg.cholesky)
 def cholesky_rrule(a, **kwargs):
+    """``cholesky(a)`` reads the lower triangle of `a`, ``cholesky(a, upper=True)`` the upper
+    one; the gradient is that of this function of one triangle (`read_triangle`): zero on
+    the triangle never read. For the symmetric gradient, factor ``(a + a.T) / 2``."""
     upper = kwargs.get("upper", False)
     c = np.linalg.cholesky(a, **kwargs)
     a = stand_in(a)  # only its shape and dtype are needed: the factor carries the rest
@@ -99,7 +135,8 @@ def cholesky_rrule(a, **kwargs):
         l, dl = (mT(c), mT(dc)) if upper else (c, dc)
         # one matrix: triangular solves (O(n²) a column), not general ones (an LU each)
         solve_lt = _triangular_lt if np.ndim(l) == 2 else None
-        return NO_TANGENT, like(cholesky_grad(l, dl, solve_lt), a)
+        triangle = "upper" if upper else "lower"
+        return NO_TANGENT, like(cholesky_grad(l, dl, solve_lt, triangle), a)
 
     return c, cholesky_pullback
 
@@ -107,9 +144,19 @@ def cholesky_rrule(a, **kwargs):
 # --- symmetric eigenproblems ---
 
 
+def _reads_lower(rest, kwargs):
+    """True when eigh / eigvalsh read the lower triangle (UPLO="L", numpy's default)."""
+    uplo = rest[0] if rest else kwargs.get("UPLO", "L")
+    return str(uplo).upper() != "U"
+
+
 @rrule(np.linalg.eigh)
 def eigh_rrule(a, *rest, **kwargs):
+    """eigh reads one triangle of `a` (UPLO, "L" by default): the gradient is that of this
+    function of one triangle (`read_triangle`), zero on the other. For the symmetric
+    gradient, take the eigenvectors of ``(a + a.T) / 2``."""
     res = np.linalg.eigh(a, *rest, **kwargs)
+    lower = _reads_lower(rest, kwargs)
     w, v = res
     a = stand_in(a)  # only its shape and dtype are needed
 
@@ -125,19 +172,22 @@ def eigh_rrule(a, *rest, **kwargs):
         if inner is ZERO:
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
         g = np.matmul(np.matmul(v, inner), mT(v))
-        return NO_TANGENT, like(sym(g), a), *(NO_TANGENT for _ in rest)
+        return NO_TANGENT, like(read_triangle(g, lower), a), *(NO_TANGENT for _ in rest)
 
     return res, eigh_pullback
 
 
 @rrule(np.linalg.eigvalsh)
 def eigvalsh_rrule(a, *rest, **kwargs):
+    """As eigh: the gradient of the function of the triangle read (UPLO), zero on the other."""
     w, v = np.linalg.eigh(a, *rest, **kwargs)  # the eigenvectors are the gradient's basis
+    lower = _reads_lower(rest, kwargs)
     a = stand_in(a)  # only its shape and dtype are needed
 
     def eigvalsh_pullback(dw):
         # d wᵢ = vᵢᵀ dA vᵢ, finite also where eigenvalues repeat
-        return NO_TANGENT, like(np.matmul(v * row(dw), mT(v)), a), *(NO_TANGENT for _ in rest)
+        g = np.matmul(v * row(dw), mT(v))
+        return NO_TANGENT, like(read_triangle(g, lower), a), *(NO_TANGENT for _ in rest)
 
     return w, eigvalsh_pullback
 

@@ -66,10 +66,13 @@ def solve_triangular_rrule(a, b, *rest, **kwargs):
 
 
 def _chol_factor_grad(c, dc, lower):
-    """Ā (symmetric) for the triangular factor in `c` given its cotangent (the other triangle ignored)."""
+    """Ā for the triangular factor in `c` given its cotangent (the other triangle of `c`
+    ignored): LAPACK read only the triangle of `a` named by `lower`, and only it gets a
+    derivative (`read_triangle`); the symmetric gradient is an opt-in, by factoring
+    ``(a + a.T) / 2``."""
     if lower:
-        return cholesky_grad(np.tril(c), np.tril(dc), _solve_lt)
-    return cholesky_grad(mT(np.triu(c)), mT(np.triu(dc)), _solve_lt)  # A = UᵀU: L = Uᵀ
+        return cholesky_grad(np.tril(c), np.tril(dc), _solve_lt, "lower")
+    return cholesky_grad(mT(np.triu(c)), mT(np.triu(dc)), _solve_lt, "upper")  # A = UᵀU: L = Uᵀ
 
 
 @rrule(cholesky)

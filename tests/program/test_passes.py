@@ -65,3 +65,21 @@ def test_prune_keeps_guards():
     pruned = prune(tape)
     with pytest.raises(GuardError):
         pruned.replay(None, -1.0)
+
+
+def _sharing_and_folding(x, y):
+    a = np.sin(x) * np.sin(x) + 0.0 * y      # a repeated call, and 0*y (folded when finite)
+    b = (a * 1.0 + 0.0) ** 1.0                # identities simplify drops
+    return -(-b) * np.cos(y) + np.cos(y) if x > 0 else b
+
+
+@pytest.mark.parametrize("assume_finite", [False, True])
+@pytest.mark.parametrize("f, args", [(f, args) for f, args, _ in WORKED] + [(_sharing_and_folding, (0.4, 1.3))])
+def test_optimize_is_simplify_then_cse_then_prune(f, args, assume_finite):
+    """optimize works the three passes out on the tape itself and copies once: the program it
+    gives is the one the three passes give one after the other, line for line."""
+    _, tape = trace(lambda *a: grad(f, *a), *args)
+    expected = to_source(prune(cse(simplify(tape, assume_finite=assume_finite))), "g")
+    assert to_source(optimize(tape, assume_finite=assume_finite), "g") == expected
+    if f is _sharing_and_folding:  # where each pass has work to do
+        assert len(optimize(tape, assume_finite=assume_finite)) < len(simplify(tape)) < len(tape)

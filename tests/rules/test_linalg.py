@@ -33,6 +33,18 @@ def spd(rng, shape, dtype):
     return (b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
 
 
+def lopsided_spd(rng, shape, dtype):
+    """Not symmetric, but either triangle with its mirror image is positive definite: what
+    cholesky reads of it is a valid input, and check_grad perturbs both triangles."""
+    noise = 0.3 * rng.standard_normal(shape)
+    return (spd(rng, shape, np.float64) + noise).astype(dtype)
+
+
+def lopsided_symmetric(rng, shape, dtype):
+    """Not symmetric: a symmetric matrix with well-separated eigenvalues plus noise in both triangles."""
+    return (symmetric(rng, shape, np.float64) + 0.1 * rng.standard_normal(shape)).astype(dtype)
+
+
 def symmetric(rng, shape, dtype):
     """A symmetric matrix (or stack) with well-separated eigenvalues."""
     b = 0.3 * rng.standard_normal(shape)
@@ -72,6 +84,15 @@ MATRIX = [
     (np.linalg.eigh, _eigh_parts, symmetric, SQUARE),
     (np.linalg.eigh, lambda a: _eigh_parts(a, UPLO="U"), symmetric, SQUARE),
     (np.linalg.eigvalsh, lambda a: np.linalg.eigvalsh(_sym(a)), symmetric, SQUARE),
+    # on a matrix that is not symmetric: the derivative of what numpy computes, which reads one triangle
+    (np.linalg.cholesky, np.linalg.cholesky, lopsided_spd, SQUARE),
+    (np.linalg.cholesky, lambda a: np.linalg.cholesky(a, upper=True), lopsided_spd, SQUARE),
+    (np.linalg.eigh, lambda a: np.linalg.eigh(a)[0], lopsided_symmetric, SQUARE),
+    (np.linalg.eigh, lambda a: np.einsum("...ij,...j->...ij", *np.linalg.eigh(a)[::-1]) ** 2,
+     lopsided_symmetric, SQUARE),
+    (np.linalg.eigh, lambda a: np.linalg.eigh(a, UPLO="U")[1] ** 2, lopsided_symmetric, SQUARE),
+    (np.linalg.eigvalsh, np.linalg.eigvalsh, lopsided_symmetric, SQUARE),
+    (np.linalg.eigvalsh, lambda a: np.linalg.eigvalsh(a, "U"), lopsided_symmetric, SQUARE),
     (np.linalg.svd, lambda a: np.linalg.svd(a, compute_uv=False), general, RECT),
     (np.linalg.svd, lambda a: np.linalg.svd(a)[1], general, RECT),
     (np.linalg.svd, lambda a: _svd_parts(a, full_matrices=False), general, RECT),
@@ -221,6 +242,30 @@ def test_eigenvalue_gradient_is_finite_at_repeated_eigenvalues():
     np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
 
 
+@pytest.mark.parametrize("f, lower", [
+    (np.linalg.cholesky, True),
+    (lambda a: np.linalg.cholesky(a, upper=True), False),
+    (lambda a: np.linalg.eigh(a)[1] ** 2, True),
+    (lambda a: np.linalg.eigh(a, UPLO="U")[1] ** 2, False),
+    (np.linalg.eigvalsh, True),
+    (lambda a: np.linalg.eigvalsh(a, UPLO="U"), False),
+])
+def test_one_triangle_gets_the_gradient_and_symmetrizing_opts_into_the_symmetric_one(f, lower, rng):
+    """numpy reads one triangle: the other gets exactly zero, and the entries read the whole
+    derivative. Symmetrizing the input inside the function gives the symmetric gradient, whose
+    two triangles sum to the one-triangle gradient."""
+    a = lopsided_symmetric(rng, (4, 4), np.float64) + 4 * np.eye(4)
+    seed = rng.standard_normal(np.shape(f(a)))
+    _, (_, g) = tapegrad.grad(f, a, seed=seed)
+    unread = np.triu(g, 1) if lower else np.tril(g, -1)
+    assert np.count_nonzero(unread) == 0 and np.count_nonzero(g) > 0
+    read = np.tril(a) + np.tril(a, -1).T if lower else np.triu(a) + np.triu(a, 1).T
+    _, (_, gs) = tapegrad.grad(lambda a: f(_sym(a)), read, seed=seed)
+    np.testing.assert_array_equal(gs, gs.T)
+    np.testing.assert_allclose(g, np.tril(gs + gs.T) - np.diag(np.diag(gs)) if lower
+                               else np.triu(gs + gs.T) - np.diag(np.diag(gs)), rtol=1e-10, atol=1e-12)
+
+
 def test_named_tuple_results_keep_their_fields_when_traced(rng):
     """res.logabsdet, res.eigenvalues, res.S and res.R work on traced values, as in numpy."""
 
@@ -232,20 +277,28 @@ def test_named_tuple_results_keep_their_fields_when_traced(rng):
     check_grad(f, general(rng, (3, 3), np.float64))
 
 
+@pytest.mark.parametrize("triangle", [None, "lower", "upper"])
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
-def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol):
+def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol, triangle):
     """Concrete matrices take BLAS's triangular routines, traced ones and stacks the numpy form:
-    both give the same symmetric cotangent."""
+    both give the same cotangent, symmetric (triangle=None) or on the triangle read."""
     from tapegrad.rules.decompositions import _blas_ready, _cholesky_grad_blas, cholesky_grad
 
     a = spd(rng, (40, 40), dtype)
     l, dl = np.linalg.cholesky(a), rng.standard_normal((40, 40)).astype(dtype)
     assert _blas_ready(l, dl) and not _blas_ready(l[None], dl[None])
-    fast = _cholesky_grad_blas(l, dl)
-    stacked = cholesky_grad(l[None], dl[None])[0]  # a stack of one: the traceable form
+    fast = _cholesky_grad_blas(l, dl, triangle)
+    stacked = cholesky_grad(l[None], dl[None], None, triangle)[0]  # a stack of one: the traceable form
     assert fast.dtype == dtype
     np.testing.assert_allclose(fast, stacked, rtol=tol, atol=tol * np.abs(stacked).max())
-    np.testing.assert_array_equal(fast, fast.T)
+    if triangle is None:
+        np.testing.assert_array_equal(fast, fast.T)
+    else:
+        unread = np.triu(fast, 1) if triangle == "lower" else np.tril(fast, -1)
+        assert np.count_nonzero(unread) == 0
+        symmetric = _cholesky_grad_blas(l, dl)
+        np.testing.assert_allclose(fast, np.tril(2 * symmetric) - np.diag(np.diag(symmetric)) if triangle == "lower"
+                                   else np.triu(2 * symmetric) - np.diag(np.diag(symmetric)), rtol=tol, atol=tol)
 
 
 # --- second order: the rows of tests/rules/test_higher_order.py ---

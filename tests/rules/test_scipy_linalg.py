@@ -29,6 +29,11 @@ def spd(rng, n=3, dtype=np.float64):
     return (b @ b.T + n * np.eye(n)).astype(dtype)
 
 
+def lopsided_spd(rng, n=3, dtype=np.float64):
+    """Not symmetric, but either triangle with its mirror image is positive definite."""
+    return (spd(rng, n) + 0.3 * rng.standard_normal((n, n))).astype(dtype)
+
+
 # (function whose rule is exercised, function under test, input maker); b is (3,) or (3, 2)
 WITH_B = [
     (tsl.solve_triangular, lambda a, b: tsl.solve_triangular(a, b, lower=True), general),
@@ -39,6 +44,8 @@ WITH_B = [
     (tsl.cho_solve, lambda a, b: tsl.cho_solve(tsl.cho_factor(_sym(a)), b), spd),
     (tsl.cho_solve, lambda a, b: tsl.cho_solve(tsl.cho_factor(_sym(a), lower=True), b), spd),
     (tsl.cho_solve, lambda a, b: tsl.cho_solve((tsl.cholesky(_sym(a), lower=True), True), b), spd),
+    (tsl.cho_solve, lambda a, b: tsl.cho_solve(tsl.cho_factor(a), b), lopsided_spd),
+    (tsl.cho_solve, lambda a, b: tsl.cho_solve((tsl.cholesky(a, lower=True), True), b), lopsided_spd),
     (tsl.lu_solve, lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b), general),
     (tsl.lu_solve, lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b, trans=1), general),
     (tsl.lu_solve, lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b, 2), general),
@@ -60,6 +67,11 @@ MATRIX = [
     (tsl.cho_factor, lambda a: tsl.cho_factor(_sym(a))[0], spd),
     (tsl.cho_factor, lambda a: tsl.cho_factor(_sym(a), lower=True)[0], spd),
     (tsl.cho_factor, lambda a: tsl.cho_factor(_sym(a), True)[0], spd),
+    # on a matrix that is not symmetric: only the triangle LAPACK reads has a derivative
+    (tsl.cholesky, tsl.cholesky, lopsided_spd),
+    (tsl.cholesky, lambda a: tsl.cholesky(a, lower=True), lopsided_spd),
+    (tsl.cho_factor, lambda a: tsl.cho_factor(a)[0], lopsided_spd),
+    (tsl.cho_factor, lambda a: tsl.cho_factor(a, lower=True)[0], lopsided_spd),
     (tsl.lu_factor, lambda a: tsl.lu_factor(a)[0], general),
     (tsl.lu_factor, lambda a: tsl.lu_factor(a[::-1])[0], general),  # pivoting rows
     (tsl.expm, lambda a: tsl.expm(a), general),
