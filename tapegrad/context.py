@@ -21,10 +21,13 @@ import types
 
 
 from .errors import (
+    COMPLEX_FIX,
+    ComplexValueError,
     ConcreteValueError,
     EscapedTracerError,
     NoRuleError,
     TapegradError,
+    is_complex_value,
     qualified_name,
     traceback_location,
     type_str,
@@ -102,6 +105,9 @@ def describe_call(fn, args, kwargs) -> str:
 
 class BaseContext:
     """Records every primitive as a plain call; traces through `primitive`-marked functions."""
+
+    #: whether a complex argument is refused (a gradient context refuses it)
+    refuse_complex = False
 
     def is_primitive(self, fn, *args) -> bool:
         """True when `fn` should become one op of the tape: anything but a `primitive`-marked
@@ -206,6 +212,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.push(Input(f))
 
     def make_leaf(value, path):
+        if ctx.refuse_complex and is_complex_value(value):
+            raise ComplexValueError(f"the argument {path} given at {user_location()} is "
+                                    f"{type_str(value)}: {COMPLEX_FIX}")
         var = tape.push(Input(value, note=path))
         return var, Tracer(tape, var, value)
 

@@ -21,6 +21,7 @@ __all__ = [
     "EscapedTracerError",
     "ConcreteValueError",
     "StaleViewError",
+    "ComplexValueError",
     "user_location",
     "qualified_name",
     "short_name",
@@ -53,6 +54,28 @@ class EscapedTracerError(TapegradError, RuntimeError):
 
 class StaleViewError(TapegradError, RuntimeError):
     """A view was used after the array it views was written in place."""
+
+
+class ComplexValueError(TapegradError, NotImplementedError):
+    """A complex value reached a gradient: complex differentiation is not supported yet."""
+
+
+COMPLEX_FIX = ("complex values are not supported in gradients yet; keep the computation real "
+               "(carry real and imaginary parts as two real arrays, np.hypot(re, im) for abs)")
+
+
+def is_complex_value(y) -> bool:
+    """True for a complex number, a complex array or scalar, or a tuple or list holding one."""
+    t = type(y)
+    if t is float or t is int:
+        return False
+    if t is complex:
+        return True
+    if isinstance(y, (np.ndarray, np.generic)):
+        return y.dtype.kind == "c"
+    if t is tuple or t is list or isinstance(y, tuple):
+        return any(is_complex_value(v) for v in y)
+    return False
 
 
 class ConcreteValueError(TapegradError, TypeError):

@@ -23,7 +23,16 @@ import types
 import numpy as np
 
 from .context import BaseContext, describe_call, is_traceable, lift, positional, trace, traced_on
-from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
+from .errors import (
+    COMPLEX_FIX,
+    ComplexValueError,
+    NoRuleError,
+    SeedError,
+    is_complex_value,
+    qualified_name,
+    type_str,
+    user_location,
+)
 from .pytree import Boxed, any_nested, flatten, tangent_of
 from . import registry
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
@@ -48,6 +57,9 @@ class GradContext(BaseContext):
     value, its pullback is kept beside it, and a large array value is held only as a
     `stand_in` of its shape and dtype.
     """
+
+    #: complex inputs are refused (see `complex_error`): no rule has complex derivatives yet
+    refuse_complex = True
 
     def __init__(self, private=False):
         #: value Variable -> (the rrule op's Variable, the pullback's Variable), or on a
@@ -105,6 +117,9 @@ class GradContext(BaseContext):
             _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs)
             raise
         y, pb = pair
+        ty = type(y)
+        if ty is not float and (y.dtype.kind == "c" if ty is _ndarray else is_complex_value(y)):
+            raise complex_error(describe_call(fn, args, kwargs), y)
         if self.private:
             kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
             yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
@@ -118,6 +133,14 @@ class GradContext(BaseContext):
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
         return Tracer(tape, yv, y)
+
+
+def complex_error(what, value):
+    """The error for a complex value met in a gradient: `what` made it (a call, an argument)."""
+    return ComplexValueError(
+        f"{what} at {user_location()} gives {type_str(value) if not isinstance(value, (tuple, list)) else 'a complex value'}: "
+        f"{COMPLEX_FIX}"
+    )
 
 
 def _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs):

@@ -205,3 +205,17 @@ def test_nothing_is_serialized_with_pickle():
     package = pathlib.Path(tapegrad.__file__).parent
     offenders = [p.name for p in package.rglob("*.py") if "import pickle" in p.read_text() or "pickle.load" in p.read_text()]
     assert offenders == []
+
+
+@pytest.mark.parametrize("f, x, made_by", [
+    (lambda x: np.abs(x + 1j * x), 1.0, r"numpy.multiply\(1j, %2::float64\) at test_reliability.py:\d+ gives complex128"),
+    (lambda x: np.sum(np.abs(x.astype(complex))), np.ones(4), r"gives complex128\[4\]"),
+    (lambda x: np.real(x * x), 1.0 + 2.0j, r"the argument x given at test_reliability.py:\d+ is complex128"),
+    (lambda x: np.sum(np.abs(x)), np.ones(2, complex), r"the argument x given at test_reliability.py:\d+ is complex128\[2\]"),
+])
+def test_a_complex_value_in_a_gradient_is_refused_not_silently_wrong(f, x, made_by):
+    """A complex input or intermediate raises, naming what made it, the line, and that complex support is missing."""
+    with pytest.raises(tapegrad.ComplexValueError, match=made_by + ": complex values are not supported in gradients yet"):
+        grad(f, x)
+    with pytest.raises(tapegrad.ComplexValueError):
+        pullback(f, x)
