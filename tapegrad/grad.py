@@ -44,6 +44,7 @@ from .tracer import Tracer, wrap_result
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 
 _ndarray = np.ndarray
+_float64 = np.float64
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -118,7 +119,10 @@ class GradContext(BaseContext):
             raise
         y, pb = pair
         ty = type(y)
-        if ty is not float and (y.dtype.kind == "c" if ty is _ndarray else is_complex_value(y)):
+        if ty is _ndarray:
+            if y.dtype.kind == "c":
+                raise complex_error(describe_call(fn, args, kwargs), y)
+        elif ty is not float and ty is not _float64 and is_complex_value(y):
             raise complex_error(describe_call(fn, args, kwargs), y)
         if self.private:
             kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
