@@ -34,6 +34,7 @@ from .errors import (
     user_location,
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
+from .program.guards import guard_raises
 from .tape import Call, Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, primitive
 from .tracer import Tracer, active_tapes, escaped_error, plain_scalar, record_call, wrap_result
@@ -123,7 +124,13 @@ class BaseContext:
             kw_targs = dict(zip(kwargs, ktargs))
         else:
             kw_vals = kw_targs = None
-        y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
+        try:
+            y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
+        except Exception as exc:
+            # the user's code may catch it and go on: the path after this point was chosen by
+            # the exception, and a guard records that for replay
+            tape.push(Call(guard_raises, (fn, type(exc), *targs), kw_targs, None, user_location()))
+            raise
         var = tape.push(Call(fn, tuple(targs), kw_targs, y))
         return wrap_result(self, tape, var, y, fn)
 

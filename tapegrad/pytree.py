@@ -22,6 +22,7 @@ its derivative is the sum of both shares, and it appears at both places.
 from __future__ import annotations
 
 import dataclasses
+import random
 import types
 
 import numpy as np
@@ -342,29 +343,47 @@ def flatten_cotangent(spec, dy, where):
     return [d for s, item in zip(spec.children, items) for d in flatten_cotangent(s, item, where)]
 
 
-def _static_key(x):
-    """What a compiled gradient must see again to reuse its program: the value of a leaf that is not traced."""
+#: random number generators: a program would replay the draws of its first call
+_STATEFUL = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+#: values of these types are the same value as long as they are the same object
+_FIXED_TYPES = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                types.ModuleType, np.ufunc, np.dtype)
+
+
+def _static_key(x, unkeyed):
+    """What a compiled gradient must see again to reuse its program: the value of a leaf that is
+    not traced. An object whose state can change behind the key (a deque or another unhashable
+    value, a random generator) is put in `unkeyed`: no key can say when it changed."""
     if isinstance(x, np.ndarray):
-        return ("array", x.shape, x.dtype.str, x.tobytes())
+        if x.dtype.kind == "O":
+            unkeyed.append(x)
+        return ("array", type(x), x.shape, x.dtype.str, x.tobytes())
+    if isinstance(x, _FIXED_TYPES) or x is None:
+        return (type(x), x)
     try:
         hash(x)
-        return (type(x), x)
     except TypeError:
+        unkeyed.append(x)
         return ("id", id(x))
+    if isinstance(x, _STATEFUL):
+        unkeyed.append(x)  # each draw changes it
+    return (type(x), x)
 
 
-def spec_key(spec, seen=None):
-    """A hashable description of an argument's structure: types, shapes, dtypes, static values, sharing."""
+def spec_key(spec, seen=None, unkeyed=None):
+    """A hashable description of an argument's structure: types, shapes, dtypes, static values,
+    sharing. A static value no key can describe (see `_static_key`) is appended to `unkeyed`."""
     seen = {} if seen is None else seen
+    unkeyed = [] if unkeyed is None else unkeyed
     if id(spec) in seen:
         return ("shared", seen[id(spec)])
     seen[id(spec)] = len(seen)
     x = spec.primal
     if spec.kind == "static":
-        return ("static", _static_key(x))
+        return ("static", _static_key(x, unkeyed))
     if spec.kind == "leaf":
         return ("leaf", type(x), np.shape(x), np.result_type(x).str)
-    return (spec.kind, type(x), tuple((k, spec_key(s, seen)) for k, s in zip(spec.keys, spec.children)))
+    return (spec.kind, type(x), tuple((k, spec_key(s, seen, unkeyed)) for k, s in zip(spec.keys, spec.children)))
 
 
 # --- tangents in the shape of arguments ---

@@ -12,7 +12,7 @@ import operator
 from ..errors import TapegradError
 from ..tape import note_text
 
-__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "GUARDS"]
+__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "guard_raises", "GUARDS"]
 
 
 class GuardError(TapegradError, RuntimeError):
@@ -24,7 +24,9 @@ def _guard(name, convert, what):
     def guard(value, expected):
         got = convert(value)
         if got != expected:
-            raise GuardError(f"{what} is now {got}, the tape recorded {expected}")
+            err = GuardError(f"{what} is now {got}, the tape recorded {expected}")
+            err.got = got  # the outcome on these inputs: compiled gradients keep a program per outcome
+            raise err
         return got
 
     guard.__name__ = guard.__qualname__ = name
@@ -38,9 +40,31 @@ guard_int = _guard("guard_int", int, "int()")
 guard_round = _guard("guard_round", round, "round()")
 
 
+def guard_raises(fn, expected, *args, **kwargs):
+    """``fn(*args, **kwargs)`` raises `expected` (an exception class), or GuardError.
+
+    A primitive that raised while being traced (``np.linalg.cholesky`` of a matrix that is not
+    positive definite, caught by the user's ``try``/``except``) chose the path the tape went on
+    with: replaying it, the call must raise again for the recorded path to hold.
+    """
+    try:
+        fn(*args, **kwargs)
+    except expected:
+        return None
+    except Exception as exc:
+        got = type(exc)
+    else:
+        got = None
+    err = GuardError(f"{getattr(fn, '__name__', fn)}() "
+                     + (f"now raises {got.__name__}" if got else "no longer raises")
+                     + f", the tape recorded {expected.__name__}")
+    err.got = got
+    raise err
+
+
 #: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
 GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}",
-          guard_round: "round({}) == {!r}"}
+          guard_round: "round({}) == {!r}", guard_raises: "{} raises {.__name__}"}
 
 
 def _replay_error(op, exc):
