@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -89,17 +90,90 @@ def in_scipy(frame) -> bool:
     return module == "scipy" or module.startswith("scipy.")
 
 
+def _in_tapegrad(frame) -> bool:
+    """A frame of tapegrad, numpy or scipy, or of a program tapegrad generated."""
+    name = frame.f_code.co_filename
+    return (name.startswith("<tapegrad") or os.path.abspath(name).startswith(_SKIP_DIRS)
+            or in_scipy(frame))
+
+
 def user_location() -> str:
     """``file.py:12`` of the innermost frame outside tapegrad and numpy, or ``<unknown>``."""
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
-        if not fname.startswith(_SKIP_DIRS) and not in_scipy(frame):
+        if not _in_tapegrad(frame):
             if "ipykernel_" in fname or fname.startswith("<ipython-input"):
                 return f"cell line {frame.f_lineno}"  # a notebook cell: its file name means nothing
             return f"{os.path.basename(fname)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
+
+
+# --- numpy's floating-point warnings, at the user's line ---
+
+
+def _warn_at_user_line(kind, flag):
+    """numpy's error callback: warn about `kind` ("divide by zero") at the user's line, naming
+    the operation whose rule (or derivative) met it, rather than at a line inside a rule."""
+    frame = sys._getframe(1)
+    what = None
+    while frame is not None and _in_tapegrad(frame):
+        name = frame.f_code.co_name
+        if what is None and name.endswith("_rrule"):
+            what = name[:-6]
+        elif what is None and name.endswith("_pullback"):
+            what = f"the derivative of {name[:-9]}"
+        elif what is None and frame.f_code.co_filename.startswith("<tapegrad"):
+            what = "a compiled gradient program"
+        frame = frame.f_back
+    message = f"{kind} encountered in {what or 'numpy'}"
+    if frame is None:  # pragma: no cover - tapegrad is always called from somewhere
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__"), registry=g.setdefault("__warningregistry__", {}),
+                           module_globals=g)
+
+
+try:  # numpy 2 keeps its error state in a context variable: swapping it costs nothing
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+except ImportError:  # pragma: no cover - another numpy: the public, slower errstate
+    _extobj_contextvar = None
+
+_ROUTED: dict = {}  # the user's error state -> the same with "warn" turned into our callback
+
+
+def route_warnings():
+    """Start sending numpy's floating-point warnings to the user's line (`_warn_at_user_line`);
+    ``restore_warnings(token)`` ends it. Categories set to ignore, raise or print stay so."""
+    if _extobj_contextvar is None:  # pragma: no cover
+        state = np.errstate(call=_warn_at_user_line,
+                            **{k: "call" if v == "warn" else v for k, v in np.geterr().items()})
+        state.__enter__()
+        return state
+    current = _extobj_contextvar.get()
+    routed = _ROUTED.get(current)
+    if routed is None:
+        modes = np.geterr()
+        if "warn" in modes.values() and "call" not in modes.values():  # (a user's callback stays)
+            routed = _make_extobj(call=_warn_at_user_line,
+                                  **{k: "call" if v == "warn" else v for k, v in modes.items()})
+        else:
+            routed = current
+        if len(_ROUTED) > 16:
+            _ROUTED.clear()
+        _ROUTED[current] = routed
+    return _extobj_contextvar.set(routed)
+
+
+def restore_warnings(token) -> None:
+    """End what `route_warnings` started."""
+    if _extobj_contextvar is None:  # pragma: no cover
+        token.__exit__(None, None, None)
+    else:
+        _extobj_contextvar.reset(token)
 
 
 _REPLACEMENTS: dict = {}
@@ -216,6 +290,6 @@ def traceback_location(exc) -> str:
     """``file.py:12`` of the innermost frame of `exc`'s traceback outside tapegrad and numpy."""
     where = "<unknown>"
     for fs in traceback.extract_tb(exc.__traceback__):
-        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS):
+        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS) and not fs.filename.startswith("<tapegrad"):
             where = f"{os.path.basename(fs.filename)}:{fs.lineno}"
     return where

@@ -30,6 +30,8 @@ from .errors import (
     SeedError,
     is_complex_value,
     qualified_name,
+    restore_warnings,
+    route_warnings,
     type_str,
     user_location,
 )
@@ -255,7 +257,11 @@ class Pullback:
         self._n_forward = len(tape)
 
     def __call__(self, dy=None):
-        return self._sweep(dy, record=True)
+        token = route_warnings()
+        try:
+            return self._sweep(dy, record=True)
+        finally:
+            restore_warnings(token)
 
     def _sweep(self, dy, record):
         """The reverse sweep from `dy`: recorded onto the tape (`back`), or, for `grad`, whose
@@ -316,7 +322,11 @@ def pullback(f, *args, **kwargs):
     >>> back(1.0)
     (ZeroTangent(), 0.0743801652892562, -0.09917355371900827)
     """
-    value, tape = trace(f, *args, ctx=GradContext(), **kwargs)
+    token = route_warnings()  # numpy's warnings inside rules point at the user's line
+    try:
+        value, tape = trace(f, *args, ctx=GradContext(), **kwargs)
+    finally:
+        restore_warnings(token)
     _check_result(f, value)
     return value, Pullback(f, args, tape, value)
 
@@ -345,12 +355,16 @@ def grad(f, *args, seed=None, **kwargs):
     """
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
-    with paused_gc():
-        value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
-        _check_result(f, value)
-        back_ = Pullback(f, args, tape, value)
-        grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
-        del back_, tape
+    token = route_warnings()  # numpy's warnings inside rules point at the user's line
+    try:
+        with paused_gc():
+            value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
+            _check_result(f, value)
+            back_ = Pullback(f, args, tape, value)
+            grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
+            del back_, tape
+    finally:
+        restore_warnings(token)
     return value, grads
 
 

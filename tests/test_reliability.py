@@ -219,3 +219,29 @@ def test_a_complex_value_in_a_gradient_is_refused_not_silently_wrong(f, x, made_
         grad(f, x)
     with pytest.raises(tapegrad.ComplexValueError):
         pullback(f, x)
+
+
+def test_numpy_warnings_inside_rules_point_at_the_users_line():
+    """log(0) warns at the user's line, naming the operation or its derivative; ignore and raise are kept."""
+    import warnings
+
+    f = lambda x: np.sum(np.log(x))  # noqa: E731
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grad(f, np.zeros(2))
+        pullback(f, np.zeros(2))[1](1.0)
+        g = tapegrad.compiled_grad(f)
+        g(np.zeros(2))
+        g(np.zeros(2))
+    here = pathlib.Path(__file__).name
+    assert [(pathlib.Path(w.filename).name, str(w.message), w.category) for w in caught] == [
+        (here, "divide by zero encountered in log", RuntimeWarning),
+        (here, "divide by zero encountered in the derivative of log", RuntimeWarning)] * 3 + [
+        (here, "divide by zero encountered in a compiled gradient program", RuntimeWarning)] * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(divide="ignore"):
+            grad(f, np.zeros(2))
+    assert caught == []
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        grad(f, np.zeros(2))

@@ -37,6 +37,7 @@ from ..grad import grad
 from .passes import optimize
 from ..pytree import finalize, flatten, spec_key
 from ..context import param_names, trace
+from ..errors import restore_warnings, route_warnings
 from ..tape import Call, Variable
 from ..tracer import plain_scalar
 
@@ -118,11 +119,14 @@ class CompiledGrad:
         call, so a lookup runs only the programs on its own path, never every program in turn."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
+            token = route_warnings()  # numpy's warnings point at the user's line
             try:
                 return node.program(_gradient_program, *leaves), None, None
             except Exception as exc:  # a guard, or a call that raises on these inputs
                 parent, outcome = node, _outcome(node.program, exc)
                 node = node.children.get(outcome)
+            finally:
+                restore_warnings(token)
         return None, parent, outcome
 
     def __call__(self, *args, seed=None, **kwargs):
