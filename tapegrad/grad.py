@@ -122,23 +122,44 @@ class GradContext(BaseContext):
         y, pb = pair
         ty = type(y)
         if ty is _ndarray:
-            if y.dtype.kind == "c":
+            kind = y.dtype.kind
+            if kind == "c":
                 raise complex_error(describe_call(fn, args, kwargs), y)
-        elif ty is not float and ty is not _float64 and is_complex_value(y):
-            raise complex_error(describe_call(fn, args, kwargs), y)
+            integral = kind in "iub"
+        elif ty is float or ty is _float64:
+            integral = False
+        else:
+            if is_complex_value(y):
+                raise complex_error(describe_call(fn, args, kwargs), y)
+            integral = isinstance(y, (np.integer, np.bool_))
+        # an integer result of a float argument (np.sum(x, dtype=int), x.astype(int)) is
+        # piecewise constant: its derivative is zero, so its pullback is never asked. (Integer
+        # arguments, ints given where floats could be, keep the derivative of the real function)
+        if integral:
+            integral = _from_floats(vals, targs)
         if self.private:
             kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
             yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
-            self.pullbacks[yv] = (yv, pb)
+            if not integral:
+                self.pullbacks[yv] = (yv, pb)
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
             rv = push(rrule, (fn, *targs), kwargs or None, pair)
             yv = push(getitem, (rv, 0), None, y)
             pv = push(getitem, (rv, 1), None, pb)
-            self.pullbacks[yv] = (rv, pv)
+            if not integral:
+                self.pullbacks[yv] = (rv, pv)
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
         return Tracer(tape, yv, y)
+
+
+def _from_floats(vals, targs) -> bool:
+    """True when a traced argument among `vals` holds floating-point numbers."""
+    for v, t in zip(vals, targs):
+        if t is not v and (type(v) is float or isinstance(v, (_ndarray, np.floating)) and v.dtype.kind == "f"):
+            return True
+    return False
 
 
 def complex_error(what, value):

@@ -208,7 +208,25 @@ class Tracer(ArrayLike):
     def __repr__(self):
         return f"Tracer({self._var}::{type_str(self._val)} = {self._val!r})"
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        # a number hashes by its value, so that equal numbers meet in a set or a dict; a traced
+        # value's value is only its value at trace time, and hashing by identity would make
+        # {a, b} hold two equal numbers: either would be silently wrong
+        raise TypeError(
+            f"the traced value {self._var}::{type_str(self._val)} was used in a set or as a dict "
+            f"key at {user_location()}; a traced value has no hash (its value is known only at "
+            f"trace time); key by a name or a position, or keep the values in a list"
+        )
+
+    def __copy__(self):
+        # copy.copy / copy.deepcopy: a new traced value of the same value, on the same tape (an
+        # array is copied by a recorded np.copy, so a write into the copy leaves this one alone)
+        if isinstance(self._val, np.ndarray):
+            return np.copy(self)
+        return Tracer(self._tape, self._var, self._val)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):

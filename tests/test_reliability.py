@@ -1,4 +1,5 @@
 """Reliability: every failure is clear, nothing is silently wrong, and it holds under threads and scale."""
+import copy
 import pathlib
 import threading
 
@@ -245,3 +246,41 @@ def test_numpy_warnings_inside_rules_point_at_the_users_line():
     assert caught == []
     with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
         grad(f, np.zeros(2))
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: np.sum(x, dtype=int) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.sum(np.cumsum(x, dtype=np.int32)) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.mean(x, dtype=int) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.sum(x.astype(np.int16)) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.sum(x + np.sum(x, dtype=int)), [1.0, 1.0, 1.0]),
+])
+def test_an_integer_result_of_a_float_argument_has_zero_derivative(f, expected):
+    """dtype=int in sum, cumsum, mean and astype rounds to integers, which are piecewise constant."""
+    x = np.array([1.5, 2.25, 3.75])
+    _, (_, d) = grad(f, x)
+    np.testing.assert_array_equal(tapegrad.fill_zeros(d, x) if d is tapegrad.ZERO else d, expected)
+    assert tapegrad.gradient(lambda n: n ** 2, 3) == (6.0,)  # an int argument keeps the real derivative
+
+
+@pytest.mark.parametrize("make_copy", [copy.copy, copy.deepcopy])
+def test_a_copy_of_a_traced_value_is_traced(make_copy):
+    """copy.copy and copy.deepcopy of a traced value give a traced value; a write into the copy leaves the original."""
+    def f(x, s):
+        y = make_copy(x)
+        y[0] = 0.0
+        t = make_copy(s)
+        return np.sum(x * y) * t
+
+    x = np.array([1.0, 2.0, 3.0])
+    _, (_, dx, ds) = grad(f, x, 2.0)
+    np.testing.assert_array_equal(dx, [0.0, 8.0, 12.0])
+    assert ds == 13.0
+
+
+@pytest.mark.parametrize("f", [lambda x: len({x, x * 1.0}) * x, lambda x: {x: 1.0}[x] * x])
+def test_a_traced_value_in_a_set_or_as_a_dict_key_is_refused(f):
+    """A traced value has no hash: {a, b} would keep two equal numbers apart, so it raises naming the line."""
+    with pytest.raises(TypeError, match=r"the traced value %2::float64 was used in a set or as a dict key at "
+                                        r"test_reliability.py:\d+; a traced value has no hash"):
+        grad(f, 1.0)
