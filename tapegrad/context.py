@@ -295,6 +295,12 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         gc_pause.__exit__()
         stack.pop()
         tape.closed = True
+    refused = tape.meta.get("refused")
+    if refused is not None:
+        raise type(refused)(
+            f"{getattr(f, '__name__', 'f')} caught an error tapegrad raised and went on, so its "
+            f"result would silently lack a gradient; let it propagate and fix its cause: {refused}"
+        ) from refused
     if type(out) is Tracer and out._tape is tape:
         tape.result = out._var
         return plain_scalar(out._val), tape

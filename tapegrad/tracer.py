@@ -137,13 +137,22 @@ class Tracer(ArrayLike):
 
     # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
     def __array__(self, dtype=None, copy=None):
-        raise ConcreteValueError(
+        raise self._refused(ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
             f"array at {user_location()}, which would drop its gradient. Use the traced value as it "
             f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
             f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
             f"numpy functions rather than math or other functions that cannot see traced values"
-        )
+        ))
+
+    def _refused(self, err):
+        """`err`, remembered by the tape: code that catches it and goes on (``try: float(x)
+        except TypeError: ...``) would return a result without this value's gradient, so the
+        trace raises it again when the function returns (`tapegrad.context.trace`)."""
+        meta = getattr(self._tape, "meta", None)
+        if meta is not None and "refused" not in meta:
+            meta["refused"] = err
+        return err
 
     # --- concrete values ---
     # Control flow takes the path of the value at trace time, as a tracing JIT does, and a
@@ -193,11 +202,11 @@ class Tracer(ArrayLike):
         raise self._concrete("complex")
 
     def _concrete(self, what):
-        return ConcreteValueError(
+        return self._refused(ConcreteValueError(
             f"{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
             f"would drop its gradient (math functions such as math.sin call it too); use numpy "
             f"(np.sin, np.exp, ...) on the traced value instead"
-        )
+        ))
 
     def item(self):
         raise self._concrete("item")
@@ -212,11 +221,11 @@ class Tracer(ArrayLike):
         # a number hashes by its value, so that equal numbers meet in a set or a dict; a traced
         # value's value is only its value at trace time, and hashing by identity would make
         # {a, b} hold two equal numbers: either would be silently wrong
-        raise TypeError(
+        raise self._refused(TypeError(
             f"the traced value {self._var}::{type_str(self._val)} was used in a set or as a dict "
             f"key at {user_location()}; a traced value has no hash (its value is known only at "
             f"trace time); key by a name or a position, or keep the values in a list"
-        )
+        ))
 
     def __copy__(self):
         # copy.copy / copy.deepcopy: a new traced value of the same value, on the same tape (an

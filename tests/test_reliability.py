@@ -284,3 +284,29 @@ def test_a_traced_value_in_a_set_or_as_a_dict_key_is_refused(f):
     with pytest.raises(TypeError, match=r"the traced value %2::float64 was used in a set or as a dict key at "
                                         r"test_reliability.py:\d+; a traced value has no hash"):
         grad(f, 1.0)
+
+
+def swallows_float(x):
+    try:
+        r = float(x)
+    except TypeError:
+        r = 0.0
+    return x * 2.0 + r
+
+
+def swallows_array(x):
+    try:
+        r = np.sum(np.asarray(x, dtype=float).tolist())
+    except TypeError:
+        r = 0.0
+    return np.sum(x) + r
+
+
+@pytest.mark.parametrize("f, x", [(swallows_float, 1.5), (swallows_array, np.ones(2))])
+def test_an_error_the_function_catches_is_raised_again_when_it_returns(f, x):
+    """try: float(x) except TypeError: r = 0.0 goes on with a constant: the trace raises at its end, naming the line."""
+    for entry in (grad, pullback, tapegrad.compiled_grad(f)):
+        with pytest.raises(ConcreteValueError, match=rf"^{f.__name__} caught an error tapegrad raised and went on, "
+                                                     r"so its result would silently lack a gradient; let it "
+                                                     r"propagate and fix its cause: .* at test_reliability.py:\d+"):
+            entry(f, x) if entry in (grad, pullback) else entry(x)
