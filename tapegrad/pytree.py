@@ -21,13 +21,14 @@ its derivative is the sum of both shares, and it appears at both places.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import random
 import types
 
 import numpy as np
 
-from .errors import SeedError
+from .errors import SeedError, user_location
 from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, map_tangent
 
 __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
@@ -200,13 +201,20 @@ class Spec:
 
     def pack(self, items, tangent=False):
         """The container this spec describes, holding `items`; as a `tangent`, an object's is a Tangent."""
+        cls = self.cls
         if self.kind == "seq":
-            return self.cls(items)
+            if cls is collections.deque and self.primal is not None:
+                return collections.deque(items, maxlen=self.primal.maxlen)
+            return cls(items)
         if self.kind == "namedtuple":
-            return self.cls(*items)
+            return cls(*items)
         fields = dict(zip(self.keys, items))
         if self.kind == "dict":
-            return fields
+            if cls is collections.defaultdict and self.primal is not None:
+                out = collections.defaultdict(self.primal.default_factory)
+                out.update(fields)
+                return out
+            return fields if cls is dict or cls is None else cls(fields)
         if self.kind == "object" and not tangent:
             return rebuild_object(self.primal, fields)
         return Tangent(self.cls, **fields)
@@ -226,6 +234,10 @@ def _parts(x, argument):
         return "seq", t, range(len(x)), list(x)
     if t is dict or (not argument and isinstance(x, dict)):
         return "dict", dict, list(x), list(x.values())
+    if t is collections.OrderedDict or t is collections.defaultdict:
+        return "dict", t, list(x), list(x.values())  # an argument's copy keeps its type
+    if t is collections.deque:
+        return "seq", t, range(len(x)), list(x)
     if argument:
         fields = object_fields(x)
         return None if fields is None else ("object", t, list(fields), list(fields.values()))
@@ -260,15 +272,36 @@ def flatten(x, *, argument=False, leaf=None, path="", memo=None):
     return spec, leaves
 
 
+def _refusal(x):
+    """Why an argument that holds numbers cannot be differentiated as given, with the fix, or None."""
+    if isinstance(x, np.ma.MaskedArray):
+        return ("a masked array: its mask would be ignored by the gradient; pass the data and "
+                "the mask as two arrays (np.where(mask, 0.0, x) inside the function)")
+    if isinstance(x, np.matrix):
+        return ("an np.matrix, whose * is a matrix product where a traced array's is "
+                "elementwise; pass np.asarray(m) and use @ for the product")
+    if isinstance(x, np.ndarray) and x.dtype.kind == "O" and any(map(is_differentiable_leaf, x.flat)):
+        return ("an object array of numbers, which tapegrad cannot trace; pass "
+                "x.astype(float), or a list of the values")
+    if isinstance(x, (set, frozenset)) and any(map(is_differentiable_leaf, x)):
+        return (f"a {type(x).__name__} of numbers, which has no order to give a gradient in "
+                f"and merges equal values; pass a list or a tuple")
+    return None
+
+
 def _flatten(x, argument, leaf, path, memo, leaves):
     hit = memo.get(id(x))
     if hit is not None and hit.primal is x:
         return hit
     if argument and is_differentiable_leaf(x):
         parts = None
+        if type(x) is not np.ndarray and isinstance(x, np.ndarray) and _refusal(x):
+            raise TypeError(f"the argument {path or ''} given at {user_location()} is {_refusal(x)}")
     else:
         parts = _parts(x, argument)
         if parts is None and argument:
+            if isinstance(x, (set, frozenset, np.ndarray)) and _refusal(x):
+                raise TypeError(f"the argument {path or ''} given at {user_location()} is {_refusal(x)}")
             return Spec("static", x)
     if parts is None:
         spec = Spec("leaf", x if argument else None)
