@@ -15,6 +15,7 @@ from .errors import (
     NoRuleError,
     RuleError,
     SeedError,
+    StaleInputError,
     StaleViewError,
     TapegradError,
 )
@@ -54,7 +55,7 @@ __all__ = [
     "primitive", "rrule", "frule", "nondifferentiable", "find_rrule",
     # errors
     "TapegradError", "NoRuleError", "RuleError", "SeedError", "EscapedTracerError",
-    "ConcreteValueError", "StaleViewError", "GuardError", "ComplexValueError",
+    "ConcreteValueError", "StaleViewError", "GuardError", "ComplexValueError", "StaleInputError",
     # the tape, the contexts and the sweep, to read and to build with
     "Tape", "Variable", "Input", "Constant", "Call",
     "BaseContext", "GradContext", "back", "step_back", "set_or_add_deriv",

@@ -22,6 +22,7 @@ __all__ = [
     "EscapedTracerError",
     "ConcreteValueError",
     "StaleViewError",
+    "StaleInputError",
     "ComplexValueError",
     "user_location",
     "qualified_name",
@@ -55,6 +56,10 @@ class EscapedTracerError(TapegradError, RuntimeError):
 
 class StaleViewError(TapegradError, RuntimeError):
     """A view was used after the array it views was written in place."""
+
+
+class StaleInputError(TapegradError, RuntimeError):
+    """An input of a recorded pullback was changed in place before the pullback was run."""
 
 
 class ComplexValueError(TapegradError, NotImplementedError):

@@ -28,6 +28,7 @@ from .errors import (
     ComplexValueError,
     NoRuleError,
     SeedError,
+    StaleInputError,
     is_complex_value,
     qualified_name,
     restore_warnings,
@@ -40,7 +41,7 @@ from . import registry
 from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
-from .tape import paused_gc
+from .tape import Input, paused_gc
 from .tracer import Tracer, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
@@ -276,8 +277,26 @@ class Pullback:
         self.tape = tape
         self.value = value
         self._n_forward = len(tape)
+        self._inputs = None
+
+    def keep_inputs(self):
+        """Keep a copy of each input array, so that `back` can tell if one was changed in place
+        (the recorded pullbacks hold the arrays themselves, and would use the new values)."""
+        self._inputs = [(op, op.val.copy()) for op in self.tape.ops
+                        if type(op) is Input and type(op.val) is _ndarray]
+
+    def _check_inputs(self):
+        for op, kept in self._inputs or ():
+            if not np.array_equal(op.val, kept, equal_nan=True):
+                raise StaleInputError(
+                    f"the input {op.var}{' (' + op.note + ')' if op.note else ''}::{type_str(op.val)} "
+                    f"of this pullback was changed in place after pullback() recorded it, and the "
+                    f"pullback run at {user_location()} would mix old and new values; call "
+                    f"pullback again after changing it, or change a copy"
+                )
 
     def __call__(self, dy=None):
+        self._check_inputs()
         token = route_warnings()
         try:
             return self._sweep(dy, record=True)
@@ -333,6 +352,8 @@ def pullback(f, *args, **kwargs):
 
     ``back()`` with no argument uses the seed 1 (scalar results only). ``back.tape`` is the
     recorded program: the forward part, and the backward part of the last call of `back`.
+    The recorded pullbacks hold the input arrays themselves: change one in place and `back`
+    raises `StaleInputError` rather than mix old and new values.
 
     Examples
     --------
@@ -349,7 +370,9 @@ def pullback(f, *args, **kwargs):
     finally:
         restore_warnings(token)
     _check_result(f, value)
-    return value, Pullback(f, args, tape, value)
+    back = Pullback(f, args, tape, value)
+    back.keep_inputs()
+    return value, back
 
 
 def grad(f, *args, seed=None, **kwargs):

@@ -310,3 +310,20 @@ def test_an_error_the_function_catches_is_raised_again_when_it_returns(f, x):
                                                      r"so its result would silently lack a gradient; let it "
                                                      r"propagate and fix its cause: .* at test_reliability.py:\d+"):
             entry(f, x) if entry in (grad, pullback) else entry(x)
+
+
+def test_a_pullback_whose_input_was_changed_in_place_refuses_to_run():
+    """Writing into an argument (or a captured array) after pullback() makes back() raise, naming the input."""
+    x, a = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    y, back = pullback(lambda x: np.sum(np.sin(x) * a), x)
+    np.testing.assert_array_equal(back(1.0)[1], np.cos([1.0, 2.0]) * a)
+    x[0] = 100.0
+    with pytest.raises(tapegrad.StaleInputError, match=r"the input %3 \(x\)::float64\[2\] of this pullback was "
+                                                       r"changed in place .* run at test_reliability.py:\d+ .*call "
+                                                       r"pullback again"):
+        back(1.0)
+    x[0] = 1.0
+    back(1.0)  # as recorded again
+    a[1] = 0.0
+    with pytest.raises(tapegrad.StaleInputError, match=r"the input %2 \(f.a\)"):
+        back(1.0)
