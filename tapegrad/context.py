@@ -287,7 +287,14 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 f"write into that"
             ) from exc
         if type(out) is not Tracer:
-            ospec, leaves = flatten(out)
+            try:
+                ospec, leaves = flatten(out)
+            except RecursionError:
+                raise TypeError(
+                    f"{getattr(f, '__name__', 'f')} returned a value nested too deeply to walk (more "
+                    f"levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
+                    f"return its numbers as an array, or nest them less"
+                ) from None
             if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True

@@ -1,8 +1,8 @@
 """Structures: the one place that knows how values nest.
 
 Call arguments nest in lists and tuples (``np.stack([a, b])``, ``cho_solve((c, lower), b)``):
-`nested`, `find_nested` and `map_nested` walk them, loops all the way down but for one
-level of recursion per level of nesting. Every part of tapegrad that looks inside call
+`nested`, `find_nested` and `any_nested` walk them with loops all the way down; `map_nested`
+takes one level of recursion per level of nesting. Every part of tapegrad that looks inside call
 arguments (the tracer choosing a tape, a context splitting values from Variables, forward
 mode splitting values from variations, the sweep reading tangents) uses these.
 
@@ -45,13 +45,18 @@ class Boxed:
 
 
 def nested(items):
-    """Every item of `items`, looking inside lists and tuples (not other containers)."""
-    for a in items:
-        t = type(a)
-        if t is list or t is tuple:
-            yield from nested(a)
-        else:
+    """Every item of `items`, looking inside lists and tuples (not other containers); a loop
+    over a stack of iterators, so that no depth of nesting meets the recursion limit."""
+    stack = [iter(items)]
+    while stack:
+        for a in stack[-1]:
+            t = type(a)
+            if t is list or t is tuple:
+                stack.append(iter(a))
+                break
             yield a
+        else:
+            stack.pop()
 
 
 def find_nested(items, kind):

@@ -327,3 +327,22 @@ def test_a_pullback_whose_input_was_changed_in_place_refuses_to_run():
     a[1] = 0.0
     with pytest.raises(tapegrad.StaleInputError, match=r"the input %2 \(f.a\)"):
         back(1.0)
+
+
+def nest(value, depth):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_deep_nesting_is_a_clear_error_or_a_loop_never_a_recursion_error():
+    """5000 levels of lists: an argument or a result is refused naming it; walking call arguments needs no recursion."""
+    with pytest.raises(TypeError, match=r"the argument v given at test_reliability.py:\d+ is nested too deeply"):
+        grad(lambda v: 1.0, nest(1.0, 5000))
+    with pytest.raises(TypeError, match=r"the argument v given at test_reliability.py:\d+ is nested too deeply"):
+        tapegrad.compiled_grad(lambda v: 1.0)(nest(1.0, 5000))
+    with pytest.raises(TypeError, match=r"^<lambda> returned a value nested too deeply to walk .* return its "
+                                        r"numbers as an array"):
+        grad(lambda x: nest(x, 5000), 1.0)
+    deep = nest(2.0, 5000)
+    assert list(tapegrad.pytree.nested([deep, (3.0, [deep])])) == [2.0, 3.0, 2.0]
