@@ -212,7 +212,10 @@ class ArrayLike(Boxed):
     # --- in-place updates: done as functional updates, after which this object holds the result.
     # Subclasses provide _take(new) (adopt new's state), _label() and _make_stale(reason).
     def __setitem__(self, index, value):
-        if not isinstance(self._val, np.ndarray):
+        val = self._val
+        while isinstance(val, ArrayLike):  # traced by an enclosing trace (a compiled gradient)
+            val = val._val
+        if not isinstance(val, np.ndarray):
             raise TypeError(f"item assignment on the scalar {self._label()} at {user_location()}")
         self._check_writable("x[...] = v")
         self._become(self._dispatch(updated, (self, index, value), None))

@@ -241,7 +241,7 @@ def _parts(x, argument):
         return "dict", dict, list(x), list(x.values())
     if t is collections.OrderedDict or t is collections.defaultdict:
         return "dict", t, list(x), list(x.values())  # an argument's copy keeps its type
-    if t is collections.deque:
+    if t is collections.deque:  # (a result's too: a gradient of a deque is one)
         return "seq", t, range(len(x)), list(x)
     if argument:
         fields = object_fields(x)
@@ -484,11 +484,20 @@ def finalize(t, x):
         fields = object_fields(x) or {}
         return Tangent(t.primal_type, **{k: finalize(v, fields.get(k)) for k, v in t.fields.items()})
     if isinstance(t, dict) and isinstance(x, dict):
-        return {k: finalize(v, x.get(k)) for k, v in t.items()}
+        items = {k: finalize(v, x.get(k)) for k, v in t.items()}
+        if type(x) is collections.OrderedDict:  # (a packed result is a plain dict)
+            return collections.OrderedDict(items)
+        if type(x) is collections.defaultdict:
+            out = collections.defaultdict(x.default_factory)
+            out.update(items)
+            return out
+        return items
     if isinstance(t, tuple) and hasattr(t, "_fields"):
         return type(t)(*[finalize(v, p) for v, p in zip(t, x)])
     if isinstance(t, (tuple, list)) and isinstance(x, (tuple, list)):
         return type(t)(finalize(v, p) for v, p in zip(t, x))
+    if isinstance(t, collections.deque) and isinstance(x, collections.deque):
+        return collections.deque((finalize(v, p) for v, p in zip(t, x)), maxlen=x.maxlen)
     return t
 
 

@@ -157,9 +157,12 @@ class BranchCotangent(np.ndarray):
         plain = [v.view(np.ndarray) if isinstance(v, BranchCotangent) else v for v in inputs]
         if out is not None:
             kwargs["out"] = tuple(v.view(np.ndarray) if isinstance(v, BranchCotangent) else v for v in out)
-        result = getattr(ufunc, method)(*plain, **kwargs)
         if method != "__call__" or ufunc not in _KEEPS_ZEROS:
-            return result
+            return getattr(ufunc, method)(*plain, **kwargs)
+        # the untaken places may divide by zero (sqrt's derivative at 0): their results are
+        # discarded, so numpy's warnings about them would be false alarms
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            result = getattr(ufunc, method)(*plain, **kwargs)
         if isinstance(result, np.generic) and self.ndim == 0:
             result = np.asarray(result)  # numpy gives a scalar for 0-d operands: keep the mark
         if type(result) is not np.ndarray:

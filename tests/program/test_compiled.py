@@ -183,3 +183,16 @@ def test_maxsize_bounds_the_programs_and_a_lookup_follows_only_its_path(rng):
         assert small.cache_info()["programs"] <= 8
     assert big.cache_info()["programs"] == 64 and big.cache_info()["hits"] == 64
     assert depth(next(iter(big._cache.values()))) <= 7
+
+
+def writes_into_a_copy(x):
+    y = x.copy()
+    y[0] = np.sin(y[0]) * 2.0
+    return np.sum(y * x)
+
+
+def test_a_write_into_a_traced_array_compiles():
+    """y = x.copy(); y[0] = ... inside a compiled gradient (a trace within a trace) equals grad."""
+    g = compiled_grad(writes_into_a_copy)
+    for x in (np.array([0.5, 1.0, 2.0]), np.array([-1.0, 3.0, 0.25])):
+        assert_same(g(x), grad(writes_into_a_copy, x))
