@@ -207,12 +207,14 @@ def foreign_function_hint() -> str:
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
         if in_scipy(frame):
-            names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))
+            if not frame.f_code.co_name.startswith("<"):  # (a lambda or comprehension of scipy's)
+                names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))
             # scipy's decorators (array-argument batching) run before the real function's frame
             # exists: the function they wrap is a local of theirs
             for local in ("f", "func", "fun"):
                 wrapped = frame.f_locals.get(local)
-                if callable(wrapped) and hasattr(wrapped, "__module__") and hasattr(wrapped, "__name__"):
+                if (callable(wrapped) and hasattr(wrapped, "__name__")
+                        and (getattr(wrapped, "__module__", None) or "").startswith("scipy")):
                     names.append(_public(wrapped.__module__ or "scipy", wrapped.__name__))
         elif names and not fname.startswith(_SKIP_DIRS):
             break  # back in the user's code

@@ -346,3 +346,12 @@ def test_deep_nesting_is_a_clear_error_or_a_loop_never_a_recursion_error():
         grad(lambda x: nest(x, 5000), 1.0)
     deep = nest(2.0, 5000)
     assert list(tapegrad.pytree.nested([deep, (3.0, [deep])])) == [2.0, 3.0, 2.0]
+
+
+def test_a_scipy_optimize_function_names_itself_not_the_objective():
+    """scipy.optimize.minimize_scalar of a traced value is named (not the user's lambda it holds), with the line."""
+    import scipy.optimize
+
+    with pytest.raises(ConcreteValueError, match=r"^scipy.optimize.minimize_scalar cannot see traced values and "
+                                                 r"tapegrad has no replacement for it\. .* at test_reliability.py:\d+"):
+        grad(lambda x: scipy.optimize.minimize_scalar(lambda t: (t - x) ** 2).x, 1.5)
