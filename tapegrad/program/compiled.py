@@ -138,7 +138,8 @@ class CompiledGrad:
             # a mutable object f sees (a deque, a random generator) or a write into a plain
             # array: no program could know when it is stale, so this call is traced afresh
             self.traced += 1
-            return grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+            return plain_scalar(value), grads
         if key in self._cache:
             self._cache.move_to_end(key)
             out, parent, outcome = self._lookup(key, leaves)
