@@ -3,7 +3,11 @@
 The expression is parsed with `ast` and checked against a whitelist (numbers, the given
 names, ``+ - * / **``, unary minus, and a list of numpy functions); anything else is refused
 with a message naming what is allowed. It is never evaluated as Python code: a small
-interpreter walks the checked tree and calls the numpy functions itself.
+interpreter walks the checked tree (with a loop: no depth of nesting meets the recursion
+limit) and calls the numpy functions itself. Integer constants are folded exactly, as Python
+ints (``2**64 + a`` adds 2**64, which int64 would wrap to 0), up to `MAX_CONSTANT_BITS`. Bad
+input and bad values (a duplicate name, shapes that do not broadcast, overflow, log(0)) are
+one-line errors with exit status 2.
 """
 from __future__ import annotations
 
