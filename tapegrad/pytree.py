@@ -345,6 +345,18 @@ def _unflatten(spec, take, memo):
         return memo[id(spec)]
     if spec.kind == "leaf":
         out = take()
+    elif spec.primal is not None and (spec.cls is list or spec.cls is dict) and spec.kind != "namedtuple":
+        # an argument's list or dict: the copy is made empty first, so that a cycle back here
+        # (a list holding itself) meets the copy, whose entries are traced, not the original
+        out = [] if spec.cls is list else {}
+        memo[id(spec)] = out
+        items = [_unflatten(s, take, memo) for s in spec.children]
+        if all(v is s.primal for v, s in zip(items, spec.children)):
+            out = spec.primal  # nothing traced inside: the argument itself
+        elif spec.cls is list:
+            out.extend(items)
+        else:
+            out.update(zip(spec.keys, items))
     else:
         memo[id(spec)] = spec.primal  # what a cycle back here meets
         items = [_unflatten(s, take, memo) for s in spec.children]
@@ -443,8 +455,19 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
         return memo[id(spec)]
     if spec.kind == "leaf":
         out = leaf_gradient(derivative_of(spec.var), spec.primal, spec.var in concrete)
+    elif spec.kind == "seq" and spec.cls is list or spec.kind == "dict" and spec.cls is dict \
+            or spec.kind == "object":
+        # made empty first and filled after, so that a cycle back here (a list holding itself)
+        # meets this very tangent: the tangent has the argument's cycle
+        out = [] if spec.kind == "seq" else {} if spec.kind == "dict" else Tangent(spec.cls)
+        memo[id(spec)] = out
+        items = [tangent_of(s, derivative_of, concrete, memo) for s in spec.children]
+        if spec.kind == "seq":
+            out.extend(items)
+        else:
+            (out if spec.kind == "dict" else out.fields).update(zip(spec.keys, items))
     else:
-        memo[id(spec)] = ZERO  # a cycle contributes nothing more
+        memo[id(spec)] = ZERO  # a cycle through a tuple contributes nothing more
         out = spec.pack([tangent_of(s, derivative_of, concrete, memo) for s in spec.children], True)
     memo[id(spec)] = out
     return out

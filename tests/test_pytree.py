@@ -428,3 +428,16 @@ def test_arguments_that_would_lose_their_gradient_are_refused(value, message):
     """A set of floats, an object array, an np.matrix or a masked array raises naming the argument, never a NoTangent."""
     with pytest.raises(TypeError, match=r"the argument v(\[0\])? given at test_pytree.py:\d+ is " + message):
         grad(lambda v: 1.0, value() if callable(value) else value)
+
+
+def test_a_cyclic_argument_is_traced_along_its_cycle_and_its_gradient_has_the_cycle():
+    """A list holding itself: l[1][0] is l[0], traced (not the original float), and the tangent's l[1] is the tangent."""
+    cyc = [1.0]
+    cyc.append(cyc)
+    value, (_, g) = grad(lambda l: l[0] * 2.0 + l[1][0] * 3.0, cyc)
+    assert value == 5.0 and g[0] == 5.0 and g[1] is g
+    d = {"w": 2.0}
+    d["self"] = d
+    value, (_, g) = grad(lambda d: d["w"] ** 2 * d["self"]["self"]["w"], d)
+    assert value == 8.0 and g["w"] == 12.0 and g["self"] is g  # d/dw w³ = 3w²
+    assert cyc[1] is cyc and d["self"] is d  # the arguments are untouched
