@@ -355,3 +355,10 @@ def test_a_scipy_optimize_function_names_itself_not_the_objective():
     with pytest.raises(ConcreteValueError, match=r"^scipy.optimize.minimize_scalar cannot see traced values and "
                                                  r"tapegrad has no replacement for it\. .* at test_reliability.py:\d+"):
         grad(lambda x: scipy.optimize.minimize_scalar(lambda t: (t - x) ** 2).x, 1.5)
+
+
+def test_the_einsum_sublist_form_names_the_line_and_the_string_form():
+    """np.einsum(x, [0], x, [0]) raises naming the place and how to write it with subscripts."""
+    with pytest.raises(NotImplementedError, match=r"the gradient of numpy.einsum at test_reliability.py:\d+ needs "
+                                                  r"the subscripts as a string.*np.einsum\('ij,j->i', x, y\)"):
+        grad(lambda x: np.einsum(x, [0], x, [0]), np.ones(3))

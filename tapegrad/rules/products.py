@@ -9,6 +9,7 @@ import string
 
 import numpy as np
 
+from ..errors import user_location
 from ..registry import rrule
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import like, mT, perm_back, tangent_float
@@ -227,8 +228,9 @@ def _einsum_grad(k, dz, terms, out, spare, operands):
 def einsum_rrule(subscripts, *operands, **kwargs):
     if not isinstance(subscripts, str):
         raise NotImplementedError(
-            "the gradient of einsum needs the subscripts as a string, not the interleaved "
-            "(operand, sublist) form"
+            f"the gradient of numpy.einsum at {user_location()} needs the subscripts as a string, "
+            f"not the interleaved (operand, sublist) form: write np.einsum(x, [0, 1], y, [1]) as "
+            f"np.einsum('ij,j->i', x, y)"
         )
     z = np.einsum(subscripts, *operands, **kwargs)
     terms, out, spare = _einsum_explicit(subscripts, operands)
