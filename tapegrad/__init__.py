@@ -9,11 +9,13 @@ the teaching API (tapes, contexts, the sweep's pieces, printing, programs). Writ
 takes `tapegrad.extend`; `tapegrad.scipy` holds traceable replacements for scipy functions.
 """
 from .errors import (
+    ComplexValueError,
     ConcreteValueError,
     EscapedTracerError,
     NoRuleError,
     RuleError,
     SeedError,
+    StaleInputError,
     StaleViewError,
     TapegradError,
 )
@@ -55,7 +57,7 @@ __all__ = [
     "primitive", "rrule", "frule", "nondifferentiable", "find_rrule",
     # errors
     "TapegradError", "NoRuleError", "RuleError", "SeedError", "EscapedTracerError",
-    "ConcreteValueError", "StaleViewError", "GuardError",
+    "ConcreteValueError", "StaleViewError", "GuardError", "ComplexValueError", "StaleInputError",
     # the tape, the contexts and the sweep, to read and to build with
     "Tape", "Variable", "Input", "Constant", "Call",
     "BaseContext", "GradContext", "back", "step_back", "set_or_add_deriv",

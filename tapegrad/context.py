@@ -21,17 +21,21 @@ import types
 
 
 from .errors import (
+    COMPLEX_FIX,
+    ComplexValueError,
     ConcreteValueError,
     EscapedTracerError,
     NoRuleError,
     TapegradError,
+    is_complex_value,
     qualified_name,
     traceback_location,
     type_str,
     user_location,
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
-from .tape import Constant, Input, Tape, paused_gc
+from .program.guards import guard_raises
+from .tape import Call, Constant, Input, Tape, paused_gc
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
@@ -133,6 +137,9 @@ def describe_call(fn, args, kwargs) -> str:
 class BaseContext:
     """Records every primitive as a plain call; traces through `primitive`-marked functions."""
 
+    #: whether a complex argument is refused (a gradient context refuses it)
+    refuse_complex = False
+
     def is_primitive(self, fn, *args) -> bool:
         """True when `fn` should become one op of the tape: anything but a `primitive`-marked
         function whose body can be traced (the replacements in tapegrad.scipy stay whole)."""
@@ -147,7 +154,13 @@ class BaseContext:
             kw_targs = dict(zip(kwargs, ktargs))
         else:
             kw_vals = kw_targs = None
-        y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
+        try:
+            y = fn(*vals, **kw_vals) if kw_vals else fn(*vals)
+        except Exception as exc:
+            # the user's code may catch it and go on: the path after this point was chosen by
+            # the exception, and a guard records that for replay
+            tape.push(Call(guard_raises, (fn, type(exc), *targs), kw_targs, None, user_location()))
+            raise
         var = tape.push_call(fn, tuple(targs), kw_targs, y)
         return wrap_result(self, tape, var, y, fn)
 
@@ -237,6 +250,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.push(Input(f))
 
     def make_leaf(value, path):
+        if ctx.refuse_complex and is_complex_value(value):
+            raise ComplexValueError(f"the argument {path} given at {user_location()} is "
+                                    f"{type_str(value)}: {COMPLEX_FIX}")
         var = tape.push(Input(value, note=path))
         return var, new_tracer(tape, var, value)
 
@@ -307,7 +323,14 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         if isinstance(out, Buffer):
             out = unbuffer(out)
         if type(out) is not Tracer:
-            ospec, leaves = flatten(out)
+            try:
+                ospec, leaves = flatten(out)
+            except RecursionError:
+                raise TypeError(
+                    f"{getattr(f, '__name__', 'f')} returned a value nested too deeply to walk (more "
+                    f"levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
+                    f"return its numbers as an array, or nest them less"
+                ) from None
             if any(isinstance(v, Buffer) for v in leaves):
                 leaves = unbuffer_all(leaves)
             if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
@@ -318,6 +341,12 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         stack.pop()
         constructors_off()
         tape.closed = True
+    refused = tape.meta.get("refused")
+    if refused is not None:
+        raise type(refused)(
+            f"{getattr(f, '__name__', 'f')} caught an error tapegrad raised and went on, so its "
+            f"result would silently lack a gradient; let it propagate and fix its cause: {refused}"
+        ) from refused
     if type(out) is Tracer and out._tape is tape:
         tape.result = out._var
         return plain_scalar(out._val), tape

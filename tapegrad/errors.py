@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,8 @@ __all__ = [
     "EscapedTracerError",
     "ConcreteValueError",
     "StaleViewError",
+    "StaleInputError",
+    "ComplexValueError",
     "user_location",
     "in_library",
     "qualified_name",
@@ -56,6 +59,34 @@ class StaleViewError(TapegradError, RuntimeError):
     """A view was used after the array it views was written in place."""
 
 
+class StaleInputError(TapegradError, RuntimeError):
+    """An input of a recorded pullback was changed in place before the pullback was run."""
+
+
+class ComplexValueError(TapegradError, NotImplementedError):
+    """A complex value reached a gradient: complex differentiation is not supported yet."""
+
+
+COMPLEX_FIX = ("complex values are differentiated only through the rules written for them "
+               "(numpy.fft, real, imag, conj, +, -, *, indexing, pad), from real arguments to a "
+               "real result; keep the rest of the computation real (carry real and imaginary "
+               "parts as two real arrays, np.hypot(re, im) for abs)")
+
+
+def is_complex_value(y) -> bool:
+    """True for a complex number, a complex array or scalar, or a tuple or list holding one."""
+    t = type(y)
+    if t is float or t is int:
+        return False
+    if t is complex:
+        return True
+    if isinstance(y, (np.ndarray, np.generic)):
+        return y.dtype.kind == "c"
+    if t is tuple or t is list or isinstance(y, tuple):
+        return any(is_complex_value(v) for v in y)
+    return False
+
+
 class ConcreteValueError(TapegradError, TypeError):
     """A traced value was turned into a plain Python or NumPy value, which would drop its gradient."""
 
@@ -68,8 +99,11 @@ def in_scipy(frame) -> bool:
 
 
 def in_library(frame) -> bool:
-    """True for a frame of numpy's, scipy's or tapegrad's own code (not the user's)."""
-    return frame.f_code.co_filename.startswith(_SKIP_DIRS) or in_scipy(frame)
+    """True for a frame of numpy's, scipy's or tapegrad's own code, or of a program tapegrad
+    generated (not the user's)."""
+    name = frame.f_code.co_filename
+    return (name.startswith("<tapegrad") or os.path.abspath(name).startswith(_SKIP_DIRS)
+            or in_scipy(frame))
 
 
 def user_location(skip_packages=()) -> str:
@@ -82,12 +116,78 @@ def user_location(skip_packages=()) -> str:
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
         package = (frame.f_globals.get("__name__") or "").split(".")[0]
-        if not fname.startswith(_SKIP_DIRS) and not in_scipy(frame) and package not in skip_packages:
+        if not in_library(frame) and package not in skip_packages:
             if "ipykernel_" in fname or fname.startswith("<ipython-input"):
                 return f"cell line {frame.f_lineno}"  # a notebook cell: its file name means nothing
             return f"{os.path.basename(fname)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
+
+
+# --- numpy's floating-point warnings, at the user's line ---
+
+
+def _warn_at_user_line(kind, flag):
+    """numpy's error callback: warn about `kind` ("divide by zero") at the user's line, naming
+    the operation whose rule (or derivative) met it, rather than at a line inside a rule."""
+    frame = sys._getframe(1)
+    what = None
+    while frame is not None and in_library(frame):
+        name = frame.f_code.co_name
+        if what is None and name.endswith("_rrule"):
+            what = name[:-6]
+        elif what is None and name.endswith("_pullback"):
+            what = f"the derivative of {name[:-9]}"
+        elif what is None and frame.f_code.co_filename.startswith("<tapegrad"):
+            what = "a compiled gradient program"
+        frame = frame.f_back
+    message = f"{kind} encountered in {what or 'numpy'}"
+    if frame is None:  # pragma: no cover - tapegrad is always called from somewhere
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__"), registry=g.setdefault("__warningregistry__", {}),
+                           module_globals=g)
+
+
+try:  # numpy 2 keeps its error state in a context variable: swapping it costs nothing
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+except ImportError:  # pragma: no cover - another numpy: the public, slower errstate
+    _extobj_contextvar = None
+
+_ROUTED: dict = {}  # the user's error state -> the same with "warn" turned into our callback
+
+
+def route_warnings():
+    """Start sending numpy's floating-point warnings to the user's line (`_warn_at_user_line`);
+    ``restore_warnings(token)`` ends it. Categories set to ignore, raise or print stay so."""
+    if _extobj_contextvar is None:  # pragma: no cover
+        state = np.errstate(call=_warn_at_user_line,
+                            **{k: "call" if v == "warn" else v for k, v in np.geterr().items()})
+        state.__enter__()
+        return state
+    current = _extobj_contextvar.get()
+    routed = _ROUTED.get(current)
+    if routed is None:
+        modes = np.geterr()
+        if "warn" in modes.values() and "call" not in modes.values():  # (a user's callback stays)
+            routed = _make_extobj(call=_warn_at_user_line,
+                                  **{k: "call" if v == "warn" else v for k, v in modes.items()})
+        else:
+            routed = current
+        if len(_ROUTED) > 16:
+            _ROUTED.clear()
+        _ROUTED[current] = routed
+    return _extobj_contextvar.set(routed)
+
+
+def restore_warnings(token) -> None:
+    """End what `route_warnings` started."""
+    if _extobj_contextvar is None:  # pragma: no cover
+        token.__exit__(None, None, None)
+    else:
+        _extobj_contextvar.reset(token)
 
 
 _REPLACEMENTS: dict = {}
@@ -116,12 +216,14 @@ def foreign_function_hint() -> str:
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
         if in_scipy(frame):
-            names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))
+            if not frame.f_code.co_name.startswith("<"):  # (a lambda or comprehension of scipy's)
+                names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))
             # scipy's decorators (array-argument batching) run before the real function's frame
             # exists: the function they wrap is a local of theirs
             for local in ("f", "func", "fun"):
                 wrapped = frame.f_locals.get(local)
-                if callable(wrapped) and hasattr(wrapped, "__module__") and hasattr(wrapped, "__name__"):
+                if (callable(wrapped) and hasattr(wrapped, "__name__")
+                        and (getattr(wrapped, "__module__", None) or "").startswith("scipy")):
                     names.append(_public(wrapped.__module__ or "scipy", wrapped.__name__))
         elif names and not fname.startswith(_SKIP_DIRS):
             break  # back in the user's code
@@ -204,6 +306,6 @@ def traceback_location(exc) -> str:
     """``file.py:12`` of the innermost frame of `exc`'s traceback outside tapegrad and numpy."""
     where = "<unknown>"
     for fs in traceback.extract_tb(exc.__traceback__):
-        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS):
+        if not os.path.abspath(fs.filename).startswith(_SKIP_DIRS) and not fs.filename.startswith("<tapegrad"):
             where = f"{os.path.basename(fs.filename)}:{fs.lineno}"
     return where

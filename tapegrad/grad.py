@@ -23,19 +23,32 @@ import types
 import numpy as np
 
 from .context import BaseContext, describe_call, is_traceable, lift, positional, trace, traced_on
-from .errors import NoRuleError, SeedError, qualified_name, type_str, user_location
+from .errors import (
+    COMPLEX_FIX,
+    ComplexValueError,
+    NoRuleError,
+    SeedError,
+    StaleInputError,
+    is_complex_value,
+    qualified_name,
+    restore_warnings,
+    route_warnings,
+    type_str,
+    user_location,
+)
 from .pytree import Boxed, any_nested, flatten, tangent_of
 from . import registry
-from .registry import NEEDS, NONDIFF, RULES, rrule, stand_in
+from .registry import COMPLEX, NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
-from .tape import paused_gc
+from .tape import Input, paused_gc
 from .tracer import Tracer, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 
 _ndarray = np.ndarray
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
+_float64 = np.float64
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -49,6 +62,12 @@ class GradContext(BaseContext):
     value, its pullback is kept beside it, and a large array value is held only as a
     `stand_in` of its shape and dtype.
     """
+
+    #: complex arguments are refused (see `complex_error`): complex values are differentiated
+    #: only between the rules written for them (`registry.complex_rules`), from real inputs
+    refuse_complex = True
+    #: set once a rule written for complex values made one: other rules' arguments are checked
+    complex_seen = False
 
     def __init__(self, private=False):
         #: value Variable -> (the rrule op's Variable, the pullback's Variable), or on a
@@ -106,16 +125,38 @@ class GradContext(BaseContext):
             _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs)
             raise
         y, pb = pair
+        ty = type(y)
+        if ty is _ndarray:
+            kind = y.dtype.kind
+            if kind == "c":
+                self._allow_complex(fn, args, kwargs, y)
+            integral = kind in "iub"
+        elif ty is float or ty is _float64:
+            integral = False
+        else:
+            if is_complex_value(y):
+                self._allow_complex(fn, args, kwargs, y)
+            integral = isinstance(y, (np.integer, np.bool_))
+        if self.complex_seen and fn not in COMPLEX and any(map(is_complex_value, vals)):
+            # a complex value made by a rule that handles it, reaching one that does not
+            raise complex_error(describe_call(fn, args, kwargs), next(v for v in vals if is_complex_value(v)), "takes")
+        # an integer result of a float argument (np.sum(x, dtype=int), x.astype(int)) is
+        # piecewise constant: its derivative is zero, so its pullback is never asked. (Integer
+        # arguments, ints given where floats could be, keep the derivative of the real function)
+        if integral:
+            integral = _from_floats(vals, targs)
         if self.private:
             kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
             yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
-            self.pullbacks[yv] = pb
+            if not integral:
+                self.pullbacks[yv] = pb
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
             rv = push(rrule, (fn, *targs), kwargs or None, pair)
             yv = push(getitem, (rv, 0), None, y)
             pv = push(getitem, (rv, 1), None, pb)
-            self.pullbacks[yv] = (rv, pv)
+            if not integral:
+                self.pullbacks[yv] = (rv, pv)
         if isinstance(y, (tuple, list)):
             return wrap_result(self, tape, yv, y, fn)
         # Tracer(tape, yv, y) without a call of Tracer.__init__: this is the hottest line
@@ -124,6 +165,28 @@ class GradContext(BaseContext):
         out._var = yv
         out._val = y
         return out
+
+    def _allow_complex(self, fn, args, kwargs, y):
+        """A complex result is kept only from a rule written for complex values (`complex_rules`)."""
+        if fn not in COMPLEX:
+            raise complex_error(describe_call(fn, args, kwargs), y)
+        self.complex_seen = True  # from now on, each rule's arguments are checked too
+
+
+def _from_floats(vals, targs) -> bool:
+    """True when a traced argument among `vals` holds floating-point numbers."""
+    for v, t in zip(vals, targs):
+        if t is not v and (type(v) is float or isinstance(v, (_ndarray, np.floating)) and v.dtype.kind == "f"):
+            return True
+    return False
+
+
+def complex_error(what, value, verb="gives"):
+    """The error for a complex value met in a gradient: `what` made it (a call, an argument)."""
+    return ComplexValueError(
+        f"{what} at {user_location()} {verb} {type_str(value) if not isinstance(value, (tuple, list)) else 'a complex value'}: "
+        f"{COMPLEX_FIX}"
+    )
 
 
 def _check_rule_takes(rule, fn, args, vals, kwargs, rule_kwargs):
@@ -232,9 +295,31 @@ class Pullback:
         self.tape = tape
         self.value = value
         self._n_forward = len(tape.ops)
+        self._inputs = None
+
+    def keep_inputs(self):
+        """Keep a copy of each input array, so that `back` can tell if one was changed in place
+        (the recorded pullbacks hold the arrays themselves, and would use the new values)."""
+        self._inputs = [(op, op.val.copy()) for op in self.tape.ops
+                        if type(op) is Input and type(op.val) is _ndarray]
+
+    def _check_inputs(self):
+        for op, kept in self._inputs or ():
+            if not np.array_equal(op.val, kept, equal_nan=True):
+                raise StaleInputError(
+                    f"the input {op.var}{' (' + op.note + ')' if op.note else ''}::{type_str(op.val)} "
+                    f"of this pullback was changed in place after pullback() recorded it, and the "
+                    f"pullback run at {user_location()} would mix old and new values; call "
+                    f"pullback again after changing it, or change a copy"
+                )
 
     def __call__(self, dy=None):
-        return self._sweep(dy, record=True)
+        self._check_inputs()
+        token = route_warnings()
+        try:
+            return self._sweep(dy, record=True)
+        finally:
+            restore_warnings(token)
 
     def _sweep(self, dy, record):
         """The reverse sweep from `dy`: recorded onto the tape (`back`), or, for `grad`, whose
@@ -287,6 +372,8 @@ def pullback(f, *args, **kwargs):
 
     ``back()`` with no argument uses the seed 1 (scalar results only). ``back.tape`` is the
     recorded program: the forward part, and the backward part of the last call of `back`.
+    The recorded pullbacks hold the input arrays themselves: change one in place and `back`
+    raises `StaleInputError` rather than mix old and new values.
 
     Examples
     --------
@@ -297,9 +384,15 @@ def pullback(f, *args, **kwargs):
     >>> back(1.0)
     (ZeroTangent(), 0.0743801652892562, -0.09917355371900827)
     """
-    value, tape = trace(f, *args, ctx=GradContext(), **kwargs)
+    token = route_warnings()  # numpy's warnings inside rules point at the user's line
+    try:
+        value, tape = trace(f, *args, ctx=GradContext(), **kwargs)
+    finally:
+        restore_warnings(token)
     _check_result(f, value)
-    return value, Pullback(f, args, tape, value)
+    back = Pullback(f, args, tape, value)
+    back.keep_inputs()
+    return value, back
 
 
 def grad(f, *args, seed=None, **kwargs):
@@ -326,12 +419,16 @@ def grad(f, *args, seed=None, **kwargs):
     """
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
-    with paused_gc():
-        value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
-        _check_result(f, value)
-        back_ = Pullback(f, args, tape, value)
-        grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
-        del back_, tape
+    token = route_warnings()  # numpy's warnings inside rules point at the user's line
+    try:
+        with paused_gc():
+            value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
+            _check_result(f, value)
+            back_ = Pullback(f, args, tape, value)
+            grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
+            del back_, tape
+    finally:
+        restore_warnings(token)
     return value, grads
 
 

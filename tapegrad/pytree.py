@@ -1,8 +1,8 @@
 """Structures: the one place that knows how values nest.
 
 Call arguments nest in lists and tuples (``np.stack([a, b])``, ``cho_solve((c, lower), b)``):
-`nested`, `find_nested` and `map_nested` walk them, loops all the way down but for one
-level of recursion per level of nesting. Every part of tapegrad that looks inside call
+`nested`, `find_nested` and `any_nested` walk them with loops all the way down; `map_nested`
+takes one level of recursion per level of nesting. Every part of tapegrad that looks inside call
 arguments (the tracer choosing a tape, a context splitting values from Variables, forward
 mode splitting values from variations, the sweep reading tangents) uses these.
 
@@ -21,12 +21,14 @@ its derivative is the sum of both shares, and it appears at both places.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import random
 import types
 
 import numpy as np
 
-from .errors import SeedError
+from .errors import SeedError, user_location
 from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, map_tangent
 
 __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
@@ -43,13 +45,18 @@ class Boxed:
 
 
 def nested(items):
-    """Every item of `items`, looking inside lists and tuples (not other containers)."""
-    for a in items:
-        t = type(a)
-        if t is list or t is tuple:
-            yield from nested(a)
-        else:
+    """Every item of `items`, looking inside lists and tuples (not other containers); a loop
+    over a stack of iterators, so that no depth of nesting meets the recursion limit."""
+    stack = [iter(items)]
+    while stack:
+        for a in stack[-1]:
+            t = type(a)
+            if t is list or t is tuple:
+                stack.append(iter(a))
+                break
             yield a
+        else:
+            stack.pop()
 
 
 def find_nested(items, kind):
@@ -199,13 +206,20 @@ class Spec:
 
     def pack(self, items, tangent=False):
         """The container this spec describes, holding `items`; as a `tangent`, an object's is a Tangent."""
+        cls = self.cls
         if self.kind == "seq":
-            return self.cls(items)
+            if cls is collections.deque and self.primal is not None:
+                return collections.deque(items, maxlen=self.primal.maxlen)
+            return cls(items)
         if self.kind == "namedtuple":
-            return self.cls(*items)
+            return cls(*items)
         fields = dict(zip(self.keys, items))
         if self.kind == "dict":
-            return fields
+            if cls is collections.defaultdict and self.primal is not None:
+                out = collections.defaultdict(self.primal.default_factory)
+                out.update(fields)
+                return out
+            return fields if cls is dict or cls is None else cls(fields)
         if self.kind == "object" and not tangent:
             return rebuild_object(self.primal, fields)
         return Tangent(self.cls, **fields)
@@ -225,6 +239,10 @@ def _parts(x, argument):
         return "seq", t, range(len(x)), list(x)
     if t is dict or (not argument and isinstance(x, dict)):
         return "dict", dict, list(x), list(x.values())
+    if t is collections.OrderedDict or t is collections.defaultdict:
+        return "dict", t, list(x), list(x.values())  # an argument's copy keeps its type
+    if t is collections.deque:  # (a result's too: a gradient of a deque is one)
+        return "seq", t, range(len(x)), list(x)
     if argument:
         fields = object_fields(x)
         return None if fields is None else ("object", t, list(fields), list(fields.values()))
@@ -259,15 +277,36 @@ def flatten(x, *, argument=False, leaf=None, path="", memo=None):
     return spec, leaves
 
 
+def _refusal(x):
+    """Why an argument that holds numbers cannot be differentiated as given, with the fix, or None."""
+    if isinstance(x, np.ma.MaskedArray):
+        return ("a masked array: its mask would be ignored by the gradient; pass the data and "
+                "the mask as two arrays (np.where(mask, 0.0, x) inside the function)")
+    if isinstance(x, np.matrix):
+        return ("an np.matrix, whose * is a matrix product where a traced array's is "
+                "elementwise; pass np.asarray(m) and use @ for the product")
+    if isinstance(x, np.ndarray) and x.dtype.kind == "O" and any(map(is_differentiable_leaf, x.flat)):
+        return ("an object array of numbers, which tapegrad cannot trace; pass "
+                "x.astype(float), or a list of the values")
+    if isinstance(x, (set, frozenset)) and any(map(is_differentiable_leaf, x)):
+        return (f"a {type(x).__name__} of numbers, which has no order to give a gradient in "
+                f"and merges equal values; pass a list or a tuple")
+    return None
+
+
 def _flatten(x, argument, leaf, path, memo, leaves):
     hit = memo.get(id(x))
     if hit is not None and hit.primal is x:
         return hit
     if argument and is_differentiable_leaf(x):
         parts = None
+        if type(x) is not np.ndarray and isinstance(x, np.ndarray) and _refusal(x):
+            raise TypeError(f"the argument {path or ''} given at {user_location()} is {_refusal(x)}")
     else:
         parts = _parts(x, argument)
         if parts is None and argument:
+            if isinstance(x, (set, frozenset, np.ndarray)) and _refusal(x):
+                raise TypeError(f"the argument {path or ''} given at {user_location()} is {_refusal(x)}")
             return Spec("static", x)
     if parts is None:
         spec = Spec("leaf", x if argument else None)
@@ -306,6 +345,18 @@ def _unflatten(spec, take, memo):
         return memo[id(spec)]
     if spec.kind == "leaf":
         out = take()
+    elif spec.primal is not None and (spec.cls is list or spec.cls is dict) and spec.kind != "namedtuple":
+        # an argument's list or dict: the copy is made empty first, so that a cycle back here
+        # (a list holding itself) meets the copy, whose entries are traced, not the original
+        out = [] if spec.cls is list else {}
+        memo[id(spec)] = out
+        items = [_unflatten(s, take, memo) for s in spec.children]
+        if all(v is s.primal for v, s in zip(items, spec.children)):
+            out = spec.primal  # nothing traced inside: the argument itself
+        elif spec.cls is list:
+            out.extend(items)
+        else:
+            out.update(zip(spec.keys, items))
     else:
         memo[id(spec)] = spec.primal  # what a cycle back here meets
         items = [_unflatten(s, take, memo) for s in spec.children]
@@ -342,29 +393,47 @@ def flatten_cotangent(spec, dy, where):
     return [d for s, item in zip(spec.children, items) for d in flatten_cotangent(s, item, where)]
 
 
-def _static_key(x):
-    """What a compiled gradient must see again to reuse its program: the value of a leaf that is not traced."""
+#: random number generators: a program would replay the draws of its first call
+_STATEFUL = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+#: values of these types are the same value as long as they are the same object
+_FIXED_TYPES = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                types.ModuleType, np.ufunc, np.dtype)
+
+
+def _static_key(x, unkeyed):
+    """What a compiled gradient must see again to reuse its program: the value of a leaf that is
+    not traced. An object whose state can change behind the key (a deque or another unhashable
+    value, a random generator) is put in `unkeyed`: no key can say when it changed."""
     if isinstance(x, np.ndarray):
-        return ("array", x.shape, x.dtype.str, x.tobytes())
+        if x.dtype.kind == "O":
+            unkeyed.append(x)
+        return ("array", type(x), x.shape, x.dtype.str, x.tobytes())
+    if isinstance(x, _FIXED_TYPES) or x is None:
+        return (type(x), x)
     try:
         hash(x)
-        return (type(x), x)
     except TypeError:
+        unkeyed.append(x)
         return ("id", id(x))
+    if isinstance(x, _STATEFUL):
+        unkeyed.append(x)  # each draw changes it
+    return (type(x), x)
 
 
-def spec_key(spec, seen=None):
-    """A hashable description of an argument's structure: types, shapes, dtypes, static values, sharing."""
+def spec_key(spec, seen=None, unkeyed=None):
+    """A hashable description of an argument's structure: types, shapes, dtypes, static values,
+    sharing. A static value no key can describe (see `_static_key`) is appended to `unkeyed`."""
     seen = {} if seen is None else seen
+    unkeyed = [] if unkeyed is None else unkeyed
     if id(spec) in seen:
         return ("shared", seen[id(spec)])
     seen[id(spec)] = len(seen)
     x = spec.primal
     if spec.kind == "static":
-        return ("static", _static_key(x))
+        return ("static", _static_key(x, unkeyed))
     if spec.kind == "leaf":
         return ("leaf", type(x), np.shape(x), np.result_type(x).str)
-    return (spec.kind, type(x), tuple((k, spec_key(s, seen)) for k, s in zip(spec.keys, spec.children)))
+    return (spec.kind, type(x), tuple((k, spec_key(s, seen, unkeyed)) for k, s in zip(spec.keys, spec.children)))
 
 
 # --- tangents in the shape of arguments ---
@@ -386,8 +455,19 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
         return memo[id(spec)]
     if spec.kind == "leaf":
         out = leaf_gradient(derivative_of(spec.var), spec.primal, spec.var in concrete)
+    elif spec.kind == "seq" and spec.cls is list or spec.kind == "dict" and spec.cls is dict \
+            or spec.kind == "object":
+        # made empty first and filled after, so that a cycle back here (a list holding itself)
+        # meets this very tangent: the tangent has the argument's cycle
+        out = [] if spec.kind == "seq" else {} if spec.kind == "dict" else Tangent(spec.cls)
+        memo[id(spec)] = out
+        items = [tangent_of(s, derivative_of, concrete, memo) for s in spec.children]
+        if spec.kind == "seq":
+            out.extend(items)
+        else:
+            (out if spec.kind == "dict" else out.fields).update(zip(spec.keys, items))
     else:
-        memo[id(spec)] = ZERO  # a cycle contributes nothing more
+        memo[id(spec)] = ZERO  # a cycle through a tuple contributes nothing more
         out = spec.pack([tangent_of(s, derivative_of, concrete, memo) for s in spec.children], True)
     memo[id(spec)] = out
     return out
@@ -427,11 +507,20 @@ def finalize(t, x):
         fields = object_fields(x) or {}
         return Tangent(t.primal_type, **{k: finalize(v, fields.get(k)) for k, v in t.fields.items()})
     if isinstance(t, dict) and isinstance(x, dict):
-        return {k: finalize(v, x.get(k)) for k, v in t.items()}
+        items = {k: finalize(v, x.get(k)) for k, v in t.items()}
+        if type(x) is collections.OrderedDict:  # (a packed result is a plain dict)
+            return collections.OrderedDict(items)
+        if type(x) is collections.defaultdict:
+            out = collections.defaultdict(x.default_factory)
+            out.update(items)
+            return out
+        return items
     if isinstance(t, tuple) and hasattr(t, "_fields"):
         return type(t)(*[finalize(v, p) for v, p in zip(t, x)])
     if isinstance(t, (tuple, list)) and isinstance(x, (tuple, list)):
         return type(t)(finalize(v, p) for v, p in zip(t, x))
+    if isinstance(t, collections.deque) and isinstance(x, collections.deque):
+        return collections.deque((finalize(v, p) for v, p in zip(t, x)), maxlen=x.maxlen)
     return t
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "nondifferentiable",
     "is_nondifferentiable",
     "registered_rules",
+    "complex_rules",
     "unbroadcast",
     "stand_in",
 ]
@@ -40,6 +41,9 @@ FRULES: dict = {}
 NONDIFF: set = set()
 #: functions whose rule takes the keyword ``needs`` (see `rrule`)
 NEEDS: set = set()
+#: functions whose rules are written and tested for complex values (autograd's convention, see
+#: the README): in a gradient, a complex value reaching any other rule raises ComplexValueError
+COMPLEX: set = set()
 
 
 def frule(fn):
@@ -69,6 +73,23 @@ def frule(fn):
         return rule
 
     return register
+
+
+def complex_rules(*fns):
+    """Declare that the rules of `fns` are right for complex values too, under autograd's
+    convention (a cotangent is the conjugate of the Wirtinger derivative ∂f/∂z̄ times 2, so the
+    gradient of ``|z|²`` at ``1+2j`` is ``2-4j``). Until then a gradient refuses a complex value
+    reaching them, rather than risk a silently wrong derivative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.registry import COMPLEX
+    >>> np.fft.fft in COMPLEX and np.abs not in COMPLEX
+    True
+    """
+    COMPLEX.update(fns)
+    return fns
 
 
 def register_rrule(fn, rule):

@@ -143,8 +143,12 @@ def newer_boxed(args, kwargs, tape):
 
 def innermost_tape(args, kwargs):
     """The innermost tape among the Tracers of a call's arguments (inside lists and tuples), or None."""
-    tape = _innermost(nested(args), None)
-    return _innermost(nested(kwargs.values()), tape) if kwargs else tape
+    try:
+        tape = _innermost(nested(args), None)
+        return _innermost(nested(kwargs.values()), tape) if kwargs else tape
+    except _HoldsBuffer:  # a buffer: the traced value it stands for, if it was written one
+        unboxed = dict(zip(kwargs, unbuffer_all(kwargs.values()))) if kwargs else None
+        return innermost_tape(unbuffer_all(args), unboxed)
 
 
 def refresh(view) -> bool:
@@ -228,27 +232,36 @@ class Tracer(ArrayLike):
             return np.array(self.__int__(), dtype=dtype)
         if dtype is not None:
             name = np.dtype(dtype).name
-            raise ConcreteValueError(
+            raise self._refused(ConcreteValueError(
                 f"numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
                 f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
                 f"into a plain array), which would drop its gradient. Cast with "
                 f"t.astype(np.{name}), which keeps it; make the arrays you write into inside the "
                 f"traced function (np.zeros, np.empty, ...) or build them with np.stack"
-            )
-        raise ConcreteValueError(
+            ))
+        raise self._refused(ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
             f"array at {user_location()}, which would drop its gradient. Use the traced value as it "
             f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
             f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
             f"numpy functions rather than math or other functions that cannot see traced values"
-        )
+        ))
+
+    def _refused(self, err):
+        """`err`, remembered by the tape: code that catches it and goes on (``try: float(x)
+        except TypeError: ...``) would return a result without this value's gradient, so the
+        trace raises it again when the function returns (`tapegrad.context.trace`)."""
+        meta = getattr(self._tape, "meta", None)
+        if meta is not None and "refused" not in meta:
+            meta["refused"] = err
+        return err
 
     def __reduce__(self):
         raise ConcreteValueError(
-            f"cannot pickle (or copy.copy/deepcopy) the traced value {self._var}::{type_str(self._val)} "
-            f"at {user_location(skip_packages=_PICKLERS)}: it exists only inside its trace, and a "
-            f"copy would carry its value without its gradient. Inside the function, use x.copy() "
-            f"or np.copy(x) for a copy; to send work elsewhere, pickle plain values, the tape "
+            f"cannot pickle the traced value {self._var}::{type_str(self._val)} at "
+            f"{user_location(skip_packages=_PICKLERS)}: it exists only inside its trace, and a "
+            f"pickled copy would carry its value without its gradient. Inside the function, use "
+            f"x.copy() or copy.copy(x) for a copy; to send work elsewhere, pickle plain values, the tape "
             f"(tapegrad.trace(f, *args)[1]) or the gradient function (tapegrad.compiled_grad(f))"
         )
 
@@ -302,11 +315,11 @@ class Tracer(ArrayLike):
         raise self._concrete("complex")
 
     def _concrete(self, what):
-        return ConcreteValueError(
+        return self._refused(ConcreteValueError(
             f"{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
             f"would drop its gradient (math functions such as math.sin call it too); use numpy "
             f"(np.sin, np.exp, ...) on the traced value instead"
-        )
+        ))
 
     def item(self):
         raise self._concrete("item")
@@ -317,7 +330,25 @@ class Tracer(ArrayLike):
     def __repr__(self):
         return f"Tracer({self._var}::{type_str(self._val)} = {self._val!r})"
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        # a number hashes by its value, so that equal numbers meet in a set or a dict; a traced
+        # value's value is only its value at trace time, and hashing by identity would make
+        # {a, b} hold two equal numbers: either would be silently wrong
+        raise self._refused(TypeError(
+            f"the traced value {self._var}::{type_str(self._val)} was used in a set or as a dict "
+            f"key at {user_location()}; a traced value has no hash (its value is known only at "
+            f"trace time); key by a name or a position, or keep the values in a list"
+        ))
+
+    def __copy__(self):
+        # copy.copy / copy.deepcopy: a new traced value of the same value, on the same tape (an
+        # array is copied by a recorded np.copy, so a write into the copy leaves this one alone)
+        if isinstance(self._val, np.ndarray):
+            return np.copy(self)
+        return Tracer(self._tape, self._var, self._val)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):

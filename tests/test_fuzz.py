@@ -1,18 +1,26 @@
 """Random programs over the registered primitives: reverse mode, forward mode, compiled and
 replayed gradients all agree with central differences.
 
-Each program draws inputs of random shapes (with broadcasting partners), then a random
-sequence of smooth primitives that reuse earlier values (fan-out), reductions with random
-axes and keepdims, matrix products, indexing, np.where and Python control flow on values.
+Each program draws inputs of random shapes (with broadcasting partners), passed alone or
+packed in a random container (tuple, list, dict, OrderedDict, defaultdict, deque, NamedTuple),
+with an integer argument used as an index; then a random sequence of smooth primitives that
+reuse earlier values (fan-out), reductions with random axes and keepdims, matrix products,
+indexing, views (transposes, reversals, reshapes) and writes into copies, integer results
+(counts, dtype=int), np.where (with a branch singular where it is not taken), Python control
+flow on values and control flow through exceptions (try: cholesky except LinAlgError). The
+compiled gradient is checked on the inputs and on their negation, which takes other paths.
 TAPEGRAD_FUZZ_CASES sets how many programs run (default 3000, about a second a hundred
 hundred); TAPEGRAD_FUZZ_SEED picks another sequence.
 """
+import collections
 import os
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 import tapegrad
+from tapegrad.pytree import flatten, unflatten
 
 CASES = int(os.environ.get("TAPEGRAD_FUZZ_CASES", "3000"))
 SEED = int(os.environ.get("TAPEGRAD_FUZZ_SEED", "0"))
@@ -30,6 +38,49 @@ BINARY = [
     ("where", lambda x, y: np.where(x > y, x * y, x - y)),
     ("arctan2", lambda x, y: np.arctan2(x, 2.0 + y * y)),
 ]
+
+
+class Pair(NamedTuple):
+    first: object
+    second: object
+
+
+#: container kinds an argument list is packed in: (name, pack(list) -> container, unpack)
+CONTAINERS = [
+    ("tuple", tuple, list),
+    ("list", list, list),
+    ("dict", lambda xs: {f"k{i}": x for i, x in enumerate(xs)}, lambda c: list(c.values())),
+    ("OrderedDict", lambda xs: collections.OrderedDict((f"k{i}", x) for i, x in enumerate(xs)),
+     lambda c: list(c.values())),
+    ("defaultdict", lambda xs: collections.defaultdict(float, {i: x for i, x in enumerate(xs)}),
+     lambda c: [c[i] for i in range(len(c))]),
+    ("deque", collections.deque, list),
+    ("NamedTuple", lambda xs: Pair(xs[0], tuple(xs[1:])), lambda c: [c.first, *c.second]),
+]
+
+
+def cholesky_or_square(x):
+    """A path chosen by an exception: s·I is positive definite exactly when s > 0."""
+    s = np.sum(x) - 0.3
+    try:
+        return np.sum(np.linalg.cholesky(np.eye(2) * s)) * x
+    except np.linalg.LinAlgError:
+        return -s * s * x
+
+
+def sqrt_where_positive(x):
+    """A branch singular (nan, and an inf derivative at 0) where it is not taken."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # as numpy code must say it
+        return np.where(x > 0.1, np.sqrt(x), x) + np.where(x != 0, 1 / x, 0.0) * 0.01
+
+
+def write_into_copy(x):
+    """A write into a copy of a traced array (the copy is a new value; x keeps its own)."""
+    if np.ndim(x) == 0:
+        return x * x
+    y = x.copy()
+    y[..., 0] = np.sin(y[..., 0]) * 2.0
+    return y * x
 
 
 def _reduce(rng, v):
@@ -78,6 +129,30 @@ def make_program(rng):
         elif kind < 0.95 and len(shapes[i]) == 2:
             steps.append(("@ᵀ", (i,), lambda x: x @ x.T))
             shapes.append((shapes[i][0], shapes[i][0]))
+        elif kind < 0.955:
+            view = [("T", lambda x: np.transpose(x) if np.ndim(x) else x),
+                    ("[::-1]", lambda x: x[::-1] if np.ndim(x) else x),
+                    ("reshape(-1)", lambda x: np.reshape(x, -1)[::-1] * 1.0)][rng.integers(3)]
+            steps.append((view[0], (i,), view[1]))
+            shapes.append(np.shape(view[1](np.zeros(shapes[i]))))
+        elif kind < 0.965:
+            steps.append(("write into copy", (i,), write_into_copy))
+            shapes.append(shapes[i])
+        elif kind < 0.975:
+            ints = [("x·count(x>0)", lambda x: x * np.sum(x > 0)),
+                    ("x + sum(x, dtype=int)", lambda x: x + np.sum(np.floor(x * 0.0 + 2.5), dtype=int))]
+            name, fn = ints[rng.integers(2)]
+            steps.append((name, (i,), fn))
+            shapes.append(shapes[i])
+        elif kind < 0.98:
+            steps.append(("where(x>0.1, sqrt(x), x)", (i,), sqrt_where_positive))
+            shapes.append(shapes[i])
+        elif kind < 0.985:
+            steps.append(("cholesky or square", (i,), cholesky_or_square))
+            shapes.append(shapes[i])
+        elif kind < 0.99 and len(shapes[i]) >= 1:
+            steps.append(("take(index)", (i, "index"), lambda x, k: np.take(x, k % x.shape[-1], axis=-1)))
+            shapes.append(shapes[i][:-1])
         else:
             # Python control flow on a value: the tape records the branch taken, with a guard
             # (the threshold keeps the branch away from sums that are 0 by construction, such
@@ -85,24 +160,57 @@ def make_program(rng):
             steps.append(("if", (i,), lambda x: x * 2.0 if np.sum(x) > 0.3 else np.sin(x) - 1.0))
             shapes.append(shapes[i])
 
-    def program(*xs):
+    index = int(rng.integers(0, 7))
+
+    def run(xs, k):
         vals = list(xs)
         for _, args, fn in steps:
-            vals.append(fn(*[vals[a] for a in args]))
+            vals.append(fn(*[k if isinstance(a, str) else vals[a] for a in args]))
         total = 0.0
         for v in vals[len(xs):] or vals:
             total = total + np.sum(v)
         return total
 
-    desc = f"inputs {[np.shape(x) for x in inputs]}: " + ", ".join(
-        f"v{len(inputs) + k} = {name}({', '.join(f'v{a}' for a in args)})" for k, (name, args, _) in enumerate(steps))
+    uses_index = any(isinstance(a, str) for _, args, _ in steps for a in args)
+    container = CONTAINERS[rng.integers(len(CONTAINERS))] if rng.random() < 0.3 else None
+    if container is not None:
+        name, pack, unpack = container
+
+        def program(c, *k):
+            return run(unpack(c), *(k or (index,)))
+
+        inputs = [pack(inputs)]
+    else:
+        def program(*xs):
+            return run(xs[:len(xs) - uses_index], xs[-1] if uses_index else index)
+
+    if uses_index:
+        inputs = [*inputs, index] if container is None else [*inputs, index]
+    desc = (f"inputs {[np.shape(x) for x in inputs] if container is None else container[0]}"
+            f"{' and index ' + str(index) if uses_index else ''}: " + ", ".join(
+                f"v{k} = {name}({', '.join(a if isinstance(a, str) else f'v{a}' for a in args)})"
+                for k, (name, args, _) in enumerate(steps, start=n_in)))
     return desc, program, inputs
 
 
 def _same(a, b):
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+    if type(a) is not type(b) and not (isinstance(a, float) and isinstance(b, float)):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, (tuple, list, dict, collections.deque)):
+        (sa, la), (sb, lb) = flatten(a), flatten(b)
+        return repr(sa) == repr(sb) and len(la) == len(lb) and all(map(_same, la, lb))
     return a == b or (a != a and b != b)
+
+
+def negated(inputs):
+    """The inputs with every number negated, in copies of their containers."""
+    out = []
+    for x in inputs:
+        spec, leaves = flatten(x, argument=True)
+        out.append(unflatten(spec, [-v for v in leaves]))
+    return out
 
 
 BATCH = 100
@@ -120,15 +228,22 @@ def test_random_programs(batch):
             tapegrad.check_grad(program, *inputs, rng=rng, rtol=1e-5, atol=1e-6)
             value, grads = tapegrad.grad(program, *inputs)
             compiled = tapegrad.compiled_grad(program)
+            other = negated(inputs)
+            other_value, other_grads = tapegrad.grad(program, *other)
             for _ in range(2):  # the first call traces, the second replays the compiled program
                 cvalue, cgrads = compiled(*inputs)
                 assert _same(cvalue, value)
                 assert all(_same(c, g) for c, g in zip(cgrads[1:], grads[1:]))
+                # the negated inputs take other paths: traced again, or the right program found
+                cvalue, cgrads = compiled(*other)
+                assert _same(cvalue, other_value)
+                assert all(_same(c, g) for c, g in zip(cgrads[1:], other_grads[1:]))
             _, back = tapegrad.pullback(program, *inputs)
             back(1.0)
             ins = back.tape.inputs
             outs = [back.derivatives[v] for v in ins[1:] if v in back.derivatives]
-            replayed = back.tape.replay(*[back.tape[v].val for v in ins], outputs=outs)
+            with np.errstate(invalid="ignore", divide="ignore"):  # (the program's own errstate is not replayed)
+                replayed = back.tape.replay(*[back.tape[v].val for v in ins], outputs=outs)
             assert all(_same(r, d._op.val) for r, d in zip(replayed, outs))
         except Exception as exc:  # name the program that failed, so it can be replayed
             raise AssertionError(f"{where}\n{type(exc).__name__}: {exc}") from exc

@@ -1,5 +1,6 @@
 """tapegrad.pytree: how values nest; the walkers over call arguments, flatten and unflatten, and
 gradients shaped like structured arguments and results."""
+import collections
 import copy
 import dataclasses
 from typing import NamedTuple
@@ -398,6 +399,48 @@ def test_flatten_cotangent_splits_a_seed_along_a_result_spec():
     assert flatten_cotangent(spec, {"g": ZeroTangent()}, "f") == [ZeroTangent()] * 4
     with pytest.raises(SeedError, match=r"f returned a tuple of 2; the seed must be a tuple or list of 2"):
         flatten_cotangent(spec, {"a": (1.0,)}, "f")
+
+
+def test_ordered_dict_defaultdict_and_deque_are_differentiated_and_keep_their_types():
+    """OrderedDict, defaultdict and deque arguments are walked like dict and list, and their gradients keep the type."""
+    od = collections.OrderedDict([("b", 2.0), ("a", 3.0)])
+    dd = collections.defaultdict(float, {"a": 3.0})
+    dq = collections.deque([2.0, np.array([1.0, 2.0])], maxlen=5)
+    _, (_, g_od, g_dd, g_dq) = grad(lambda o, d, q: o["a"] * o["b"] + d["a"] ** 2 + q[0] * np.sum(q[1]),
+                                    od, dd, dq)
+    assert type(g_od) is collections.OrderedDict and list(g_od.items()) == [("b", 3.0), ("a", 2.0)]
+    assert type(g_dd) is collections.defaultdict and g_dd.default_factory is float and g_dd == {"a": 6.0}
+    assert type(g_dq) is collections.deque and g_dq.maxlen == 5 and g_dq[0] == 3.0
+    np.testing.assert_array_equal(g_dq[1], [2.0, 2.0])
+    check_grad(lambda o: o["a"] * np.sin(o["b"]), od)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+@pytest.mark.parametrize("value, message", [
+    ({1.0, 2.0}, "a set of numbers, which has no order to give a gradient in and merges equal values; pass a list"),
+    (frozenset({1.0}), "a frozenset of numbers"),
+    (np.array([1.0, 2.0], dtype=object), "an object array of numbers, which tapegrad cannot trace; pass x.astype"),
+    (lambda: np.matrix([[1.0, 2.0]]), "an np.matrix, whose \\* is a matrix product where a traced array's is elementwise"),
+    (np.ma.array([1.0, 2.0], mask=[0, 1]), "a masked array: its mask would be ignored by the gradient"),
+    ([np.ma.array([1.0])], "a masked array"),
+])
+def test_arguments_that_would_lose_their_gradient_are_refused(value, message):
+    """A set of floats, an object array, an np.matrix or a masked array raises naming the argument, never a NoTangent."""
+    with pytest.raises(TypeError, match=r"the argument v(\[0\])? given at test_pytree.py:\d+ is " + message):
+        grad(lambda v: 1.0, value() if callable(value) else value)
+
+
+def test_a_cyclic_argument_is_traced_along_its_cycle_and_its_gradient_has_the_cycle():
+    """A list holding itself: l[1][0] is l[0], traced (not the original float), and the tangent's l[1] is the tangent."""
+    cyc = [1.0]
+    cyc.append(cyc)
+    value, (_, g) = grad(lambda l: l[0] * 2.0 + l[1][0] * 3.0, cyc)
+    assert value == 5.0 and g[0] == 5.0 and g[1] is g
+    d = {"w": 2.0}
+    d["self"] = d
+    value, (_, g) = grad(lambda d: d["w"] ** 2 * d["self"]["self"]["w"], d)
+    assert value == 8.0 and g["w"] == 12.0 and g["self"] is g  # d/dw w³ = 3w²
+    assert cyc[1] is cyc and d["self"] is d  # the arguments are untouched
 
 
 # --- second order: the rows of tests/rules/test_higher_order.py ---

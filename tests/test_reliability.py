@@ -1,4 +1,5 @@
 """Reliability: every failure is clear, nothing is silently wrong, and it holds under threads and scale."""
+import copy
 import pathlib
 import threading
 
@@ -205,3 +206,159 @@ def test_nothing_is_serialized_with_pickle():
     package = pathlib.Path(tapegrad.__file__).parent
     offenders = [p.name for p in package.rglob("*.py") if "import pickle" in p.read_text() or "pickle.load" in p.read_text()]
     assert offenders == []
+
+
+@pytest.mark.parametrize("f, x, made_by", [
+    (lambda x: np.abs(x + 1j * x), 1.0, r"numpy.absolute\(%\d+::complex128\) at test_reliability.py:\d+ takes complex128"),
+    (lambda x: np.sum(np.abs(x.astype(complex))), np.ones(4), r"gives complex128\[4\]"),
+    (lambda x: np.real(x * x), 1.0 + 2.0j, r"the argument x given at test_reliability.py:\d+ is complex128"),
+    (lambda x: np.sum(np.abs(x)), np.ones(2, complex), r"the argument x given at test_reliability.py:\d+ is complex128\[2\]"),
+])
+def test_a_complex_value_in_a_gradient_is_refused_not_silently_wrong(f, x, made_by):
+    """A complex input, or a complex intermediate made or met by a rule not written for complex
+    values, raises, naming the call or argument, the line, and which rules take complex values."""
+    with pytest.raises(tapegrad.ComplexValueError, match=made_by + ": complex values are differentiated only through the rules written for them"):
+        grad(f, x)
+    with pytest.raises(tapegrad.ComplexValueError):
+        pullback(f, x)
+
+
+def test_numpy_warnings_inside_rules_point_at_the_users_line():
+    """log(0) warns at the user's line, naming the operation or its derivative; ignore and raise are kept."""
+    import warnings
+
+    f = lambda x: np.sum(np.log(x))  # noqa: E731
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grad(f, np.zeros(2))
+        pullback(f, np.zeros(2))[1](1.0)
+        g = tapegrad.compiled_grad(f)
+        g(np.zeros(2))
+        g(np.zeros(2))
+    here = pathlib.Path(__file__).name
+    assert [(pathlib.Path(w.filename).name, str(w.message), w.category) for w in caught] == [
+        (here, "divide by zero encountered in log", RuntimeWarning),
+        (here, "divide by zero encountered in the derivative of log", RuntimeWarning)] * 3 + [
+        (here, "divide by zero encountered in a compiled gradient program", RuntimeWarning)] * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(divide="ignore"):
+            grad(f, np.zeros(2))
+    assert caught == []
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        grad(f, np.zeros(2))
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: np.sum(x, dtype=int) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.sum(np.cumsum(x, dtype=np.int32)) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.mean(x, dtype=int) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.sum(x.astype(np.int16)) * 1.0, [0.0, 0.0, 0.0]),
+    (lambda x: np.sum(x + np.sum(x, dtype=int)), [1.0, 1.0, 1.0]),
+])
+def test_an_integer_result_of_a_float_argument_has_zero_derivative(f, expected):
+    """dtype=int in sum, cumsum, mean and astype rounds to integers, which are piecewise constant."""
+    x = np.array([1.5, 2.25, 3.75])
+    _, (_, d) = grad(f, x)
+    np.testing.assert_array_equal(tapegrad.fill_zeros(d, x) if d is tapegrad.ZERO else d, expected)
+    assert tapegrad.gradient(lambda n: n ** 2, 3) == (6.0,)  # an int argument keeps the real derivative
+
+
+@pytest.mark.parametrize("make_copy", [copy.copy, copy.deepcopy])
+def test_a_copy_of_a_traced_value_is_traced(make_copy):
+    """copy.copy and copy.deepcopy of a traced value give a traced value; a write into the copy leaves the original."""
+    def f(x, s):
+        y = make_copy(x)
+        y[0] = 0.0
+        t = make_copy(s)
+        return np.sum(x * y) * t
+
+    x = np.array([1.0, 2.0, 3.0])
+    _, (_, dx, ds) = grad(f, x, 2.0)
+    np.testing.assert_array_equal(dx, [0.0, 8.0, 12.0])
+    assert ds == 13.0
+
+
+@pytest.mark.parametrize("f", [lambda x: len({x, x * 1.0}) * x, lambda x: {x: 1.0}[x] * x])
+def test_a_traced_value_in_a_set_or_as_a_dict_key_is_refused(f):
+    """A traced value has no hash: {a, b} would keep two equal numbers apart, so it raises naming the line."""
+    with pytest.raises(TypeError, match=r"the traced value %2::float64 was used in a set or as a dict key at "
+                                        r"test_reliability.py:\d+; a traced value has no hash"):
+        grad(f, 1.0)
+
+
+def swallows_float(x):
+    try:
+        r = float(x)
+    except TypeError:
+        r = 0.0
+    return x * 2.0 + r
+
+
+def swallows_array(x):
+    try:
+        r = np.sum(np.asarray(x, dtype=float).tolist())
+    except TypeError:
+        r = 0.0
+    return np.sum(x) + r
+
+
+@pytest.mark.parametrize("f, x", [(swallows_float, 1.5), (swallows_array, np.ones(2))])
+def test_an_error_the_function_catches_is_raised_again_when_it_returns(f, x):
+    """try: float(x) except TypeError: r = 0.0 goes on with a constant: the trace raises at its end, naming the line."""
+    for entry in (grad, pullback, tapegrad.compiled_grad(f)):
+        with pytest.raises(ConcreteValueError, match=rf"^{f.__name__} caught an error tapegrad raised and went on, "
+                                                     r"so its result would silently lack a gradient; let it "
+                                                     r"propagate and fix its cause: .* at test_reliability.py:\d+"):
+            entry(f, x) if entry in (grad, pullback) else entry(x)
+
+
+def test_a_pullback_whose_input_was_changed_in_place_refuses_to_run():
+    """Writing into an argument (or a captured array) after pullback() makes back() raise, naming the input."""
+    x, a = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    y, back = pullback(lambda x: np.sum(np.sin(x) * a), x)
+    np.testing.assert_array_equal(back(1.0)[1], np.cos([1.0, 2.0]) * a)
+    x[0] = 100.0
+    with pytest.raises(tapegrad.StaleInputError, match=r"the input %3 \(x\)::float64\[2\] of this pullback was "
+                                                       r"changed in place .* run at test_reliability.py:\d+ .*call "
+                                                       r"pullback again"):
+        back(1.0)
+    x[0] = 1.0
+    back(1.0)  # as recorded again
+    a[1] = 0.0
+    with pytest.raises(tapegrad.StaleInputError, match=r"the input %2 \(f.a\)"):
+        back(1.0)
+
+
+def nest(value, depth):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_deep_nesting_is_a_clear_error_or_a_loop_never_a_recursion_error():
+    """5000 levels of lists: an argument or a result is refused naming it; walking call arguments needs no recursion."""
+    with pytest.raises(TypeError, match=r"the argument v given at test_reliability.py:\d+ is nested too deeply"):
+        grad(lambda v: 1.0, nest(1.0, 5000))
+    with pytest.raises(TypeError, match=r"the argument v given at test_reliability.py:\d+ is nested too deeply"):
+        tapegrad.compiled_grad(lambda v: 1.0)(nest(1.0, 5000))
+    with pytest.raises(TypeError, match=r"^<lambda> returned a value nested too deeply to walk .* return its "
+                                        r"numbers as an array"):
+        grad(lambda x: nest(x, 5000), 1.0)
+    deep = nest(2.0, 5000)
+    assert list(tapegrad.pytree.nested([deep, (3.0, [deep])])) == [2.0, 3.0, 2.0]
+
+
+def test_a_scipy_optimize_function_names_itself_not_the_objective():
+    """scipy.optimize.minimize_scalar of a traced value is named (not the user's lambda it holds), with the line."""
+    import scipy.optimize
+
+    with pytest.raises(ConcreteValueError, match=r"^scipy.optimize.minimize_scalar cannot see traced values and "
+                                                 r"tapegrad has no replacement for it\. .* at test_reliability.py:\d+"):
+        grad(lambda x: scipy.optimize.minimize_scalar(lambda t: (t - x) ** 2).x, 1.5)
+
+
+def test_the_einsum_sublist_form_is_differentiated():
+    """np.einsum(x, [0], x, [0]) (the interleaved form) is differentiated as 'i,i->'."""
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(gradient(lambda x: np.einsum(x, [0], x, [0]), x)[0], 2 * x)

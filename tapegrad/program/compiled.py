@@ -8,12 +8,22 @@ it, removes common subexpressions and dead code; and compiles it to Python sourc
 with the same signature run that function directly.
 
 The program records the path the first call took: control flow on traced values leaves
-guards in it. A call whose inputs fail a guard is traced again for its own path, and both
-programs are kept. The cache is bounded (least recently used signatures are dropped first).
+guards in it, and so does a call that raised while traced (``try: np.linalg.cholesky(a)
+except LinAlgError:`` takes its path from the exception). A call whose inputs fail a guard, or
+make a call of the program raise, is traced again for its own path, and both programs are
+kept: the programs of one signature form a tree keyed on where and how a program failed (the
+line of its guard and the value the guard met), so a call runs only the programs along its
+own path, never every program in turn. ``maxsize`` bounds the number of programs kept in all;
+the least recently used signatures are dropped first.
 
-Values a function reads from globals are baked in at trace time, as in ``jax.jit``: change a
-global and call ``g.cache_clear()``. Values a closure captures are inputs (differentiable, as
-in `grad`) and are read afresh on every call.
+A compiled gradient is never stale. Values a function reads from globals are baked in at
+trace time, as in ``jax.jit``: change a global and call ``g.cache_clear()``. Values a closure
+captures are inputs (differentiable, as in `grad`) and are read afresh on every call; the
+values that are not differentiated are part of the signature. What no signature can describe
+is traced on every call instead of compiled (``cache_info()["traced"]``): a mutable object
+that is not walked into (a deque, a set), a random generator (a program would replay its first
+draws), and a program that writes into a plain array (its first call's writes would be baked
+in).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
 send functions), compiled programs included, so the receiver runs them without tracing. The
@@ -22,14 +32,17 @@ pickles a compiled gradient only before its first call, and its function only by
 """
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
+
+import numpy as np
 
 from .codegen import compile_tape
 from ..grad import grad
-from .guards import GuardError
 from .passes import optimize
 from ..pytree import Spec, build, finalize, flatten, spec_key, unflatten
 from ..context import param_names, trace
+from ..errors import restore_warnings, route_warnings
 from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
 
@@ -40,43 +53,107 @@ def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
     return grad(f, *args, seed=seed, wrt=_wrt, **kwargs)
 
 
+class _Node:
+    """A compiled program, and the programs traced after it failed, by where and how it failed."""
+
+    __slots__ = ("program", "children")
+
+    def __init__(self, program):
+        self.program = program
+        self.children = {}  # (line of the program, exception type, outcome) -> _Node
+
+
+def _outcome(program, exc):
+    """Where and how `program` failed: the line of its source (one guard or call per line), the
+    exception's type, and for a guard the value it met. Two inputs with the same outcome take
+    the same path up to that line, so the program traced for one serves the other."""
+    line = None
+    tb = exc.__traceback__
+    code = program.__code__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line, type(exc), getattr(exc, "got", None)
+
+
+#: functions that write into their first argument: on a constant of the program (a plain array
+#: that a traced value was written into), the program would bake in what the first call wrote
+_WRITERS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, operator.setitem}
+
+
+def _writes_into_a_constant(tape) -> bool:
+    for op in tape.ops:
+        if type(op) is not Call or not op.args or type(op.args[0]) is Variable:
+            continue
+        fn = op.fn
+        if fn in _WRITERS or (getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc)):
+            return True
+    return False
+
+
 class CompiledGrad:
-    """``grad(f, *args, seed=None, **kwargs)`` traced once per signature and replayed as compiled Python."""
+    """``grad(f, *args, seed=None, **kwargs)`` traced once per path and replayed as compiled Python."""
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
         self.f = f
         self.wrt = wrt
         self.maxsize = maxsize
         self.assume_finite = assume_finite
-        self._cache = OrderedDict()  # signature -> [compiled program, ...] (one per path)
-        self.hits = self.misses = self.retraces = 0
+        self._cache = OrderedDict()  # signature -> _Node (the first program; the others below it)
+        self._sizes = {}  # signature -> number of programs
+        self._programs = 0
+        self._uncompiled = OrderedDict()  # signatures whose programs would be stale: traced each call
+        self.hits = self.misses = self.retraces = self.traced = 0
 
     def _signature(self, args, seed, kwargs):
-        memo, leaves = {}, []
+        memo, leaves, unkeyed = {}, [], []
 
         def key_of(x):
             spec, found = flatten(x, argument=True, memo=memo)
             leaves.extend(found)
-            return spec_key(spec)
+            return spec_key(spec, unkeyed=unkeyed)
 
         positional = tuple(key_of(x) for x in (self.f, seed, *args))
         kw = tuple(sorted((k, key_of(v)) for k, v in kwargs.items()))
-        return (positional, kw, len(leaves)), leaves
+        return (positional, kw, len(leaves)), leaves, not unkeyed
+
+    def _lookup(self, key, leaves):
+        """``(out, program, None, None)`` from the program for these inputs, or ``(None, None, parent, outcome)``:
+        where a program for them belongs. Each step follows the outcome of the failed guard or
+        call, so a lookup runs only the programs on its own path, never every program in turn."""
+        node, parent, outcome = self._cache.get(key), None, None
+        while node is not None:
+            token = route_warnings()  # numpy's warnings point at the user's line
+            try:
+                return node.program(_gradient_program, *leaves), node.program, None, None
+            except Exception as exc:  # a guard, or a call that raises on these inputs
+                parent, outcome = node, _outcome(node.program, exc)
+                node = node.children.get(outcome)
+            finally:
+                restore_warnings(token)
+        return None, None, parent, outcome
 
     def __call__(self, *args, seed=None, **kwargs):
-        key, leaves = self._signature(args, seed, kwargs)
-        programs = self._cache.get(key)
-        if programs is not None:
+        try:
+            key, leaves, keyed = self._signature(args, seed, kwargs)
+        except RecursionError:
+            keyed = False
+        if not keyed or key in self._uncompiled:
+            # a mutable object f sees (a deque, a random generator) or a write into a plain
+            # array: no program could know when it is stale, so this call is traced afresh
+            self.traced += 1
+            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+            return plain_scalar(value), grads
+        if key in self._cache:
             self._cache.move_to_end(key)
-            for program in programs:
-                try:
-                    out = program(_gradient_program, *leaves)
-                except GuardError:
-                    continue
+            out, program, parent, outcome = self._lookup(key, leaves)
+            if parent is None:
                 self.hits += 1
                 return self._finish(out, args, program)
             self.retraces += 1
         else:
+            parent = outcome = None
             self.misses += 1
         names = ["f", "seed"] + param_names(self.f, len(args))
         # Python's cyclic collector is paused while the program is traced, optimized and
@@ -84,17 +161,38 @@ class CompiledGrad:
         # and the collector's passes over them took most of the time (benchmarks/README.md)
         with paused_gc():
             out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
+            if _writes_into_a_constant(tape):
+                self._uncompiled[key] = True
+                while len(self._uncompiled) > self.maxsize:
+                    self._uncompiled.popitem(last=False)
+                return self._finish(out, args)
             optimized = optimize(tape, assume_finite=self.assume_finite)
             drops_df, df = _drop_function_tangent(optimized)
             chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
             program = compile_tape(optimized, "gradient_program", names=chosen)
         program.__drops_df__ = drops_df
         program.__df__ = df
-        self._cache.setdefault(key, []).append(program)
-        self._cache.move_to_end(key)
-        while len(self._cache) > self.maxsize:
-            self._cache.popitem(last=False)
+        self._insert(key, parent, outcome, _Node(program))
         return self._finish(out, args)  # the traced call returned the whole result
+
+    def _insert(self, key, parent, outcome, node):
+        """Keep `node`; past `maxsize` programs in all, drop the least recently used signatures,
+        or, when one signature holds them all, every program of it but the new one."""
+        if parent is None:
+            self._cache[key] = node
+            self._sizes[key] = 1
+        else:
+            parent.children[outcome] = node
+            self._sizes[key] += 1
+        self._programs += 1
+        self._cache.move_to_end(key)
+        while self._programs > self.maxsize and len(self._cache) > 1:
+            old, _ = self._cache.popitem(last=False)
+            self._programs -= self._sizes.pop(old)
+        if self._programs > self.maxsize:
+            self._cache[key] = node
+            node.children.clear()
+            self._programs = self._sizes[key] = 1
 
     def _finish(self, out, args, program=None):
         value, grads = out
@@ -103,25 +201,35 @@ class CompiledGrad:
         return plain_scalar(value), finalize(grads, (self.f, *args))
 
     def cache_info(self) -> dict:
-        """Hits, misses, retraces (a guard failed) and the number of signatures held."""
+        """Hits, misses (a new signature), retraces (a new path), calls traced without a
+        program (``traced``), and the numbers of signatures and of programs held."""
         return {"hits": self.hits, "misses": self.misses, "retraces": self.retraces,
-                "signatures": len(self._cache), "maxsize": self.maxsize}
+                "traced": self.traced, "signatures": len(self._cache), "programs": self._programs,
+                "maxsize": self.maxsize}
 
     def cache_clear(self) -> None:
         """Forget every compiled program (after changing a global the function reads)."""
         self._cache.clear()
+        self._sizes.clear()
+        self._uncompiled.clear()
+        self._programs = 0
 
     def source(self, *args, seed=None, **kwargs) -> str:
         """The Python source of the program that a call with these arguments runs."""
         self(*args, seed=seed, **kwargs)
-        key, leaves = self._signature(args, seed, kwargs)
-        for program in self._cache[key]:
+        key, leaves, keyed = self._signature(args, seed, kwargs)
+        if not keyed or key in self._uncompiled:
+            raise ValueError("these arguments are traced on every call: there is no program to show")
+        out, _, parent, _ = self._lookup(key, leaves)
+        if parent is not None:  # pragma: no cover
+            raise RuntimeError("no compiled program accepts these arguments")
+        node = self._cache[key]
+        while True:  # the program that ran: the lookup's path again
             try:
-                program(_gradient_program, *leaves)
-            except GuardError:
-                continue
-            return program.__source__
-        raise RuntimeError("no compiled program accepts these arguments")  # pragma: no cover
+                node.program(_gradient_program, *leaves)
+                return node.program.__source__
+            except Exception as exc:
+                node = node.children[_outcome(node.program, exc)]
 
 
 def _drop_function_tangent(tape):
@@ -216,7 +324,8 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     """Compiled, cached ``grad``: ``compiled_grad(f)(*args)`` returns what ``grad(f, *args)`` does.
 
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
-    `grad`. See the module docstring for what is cached and when a call traces again.
+    `grad`; `maxsize` bounds the number of compiled programs kept (all paths of all
+    signatures). See the module docstring for what is cached and when a call traces again.
 
     Examples
     --------

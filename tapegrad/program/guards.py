@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import operator
 
-from ..errors import TapegradError
+from ..errors import TapegradError, short_name
 from ..tape import note_text
 
-__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "GUARDS"]
+__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "guard_raises", "GUARDS",
+           "guard_text"]
 
 
 class GuardError(TapegradError, RuntimeError):
@@ -24,7 +25,9 @@ def _guard(name, convert, what):
     def guard(value, expected):
         got = convert(value)
         if got != expected:
-            raise GuardError(f"{what} is now {got}, the tape recorded {expected}")
+            err = GuardError(f"{what} is now {got}, the tape recorded {expected}")
+            err.got = got  # the outcome on these inputs: compiled gradients keep a program per outcome
+            raise err
         return got
 
     guard.__name__ = guard.__qualname__ = name
@@ -38,9 +41,40 @@ guard_int = _guard("guard_int", int, "int()")
 guard_round = _guard("guard_round", round, "round()")
 
 
+def guard_raises(fn, expected, *args, **kwargs):
+    """``fn(*args, **kwargs)`` raises `expected` (an exception class), or GuardError.
+
+    A primitive that raised while being traced (``np.linalg.cholesky`` of a matrix that is not
+    positive definite, caught by the user's ``try``/``except``) chose the path the tape went on
+    with: replaying it, the call must raise again for the recorded path to hold.
+    """
+    try:
+        fn(*args, **kwargs)
+    except expected:
+        return None
+    except Exception as exc:
+        got = type(exc)
+    else:
+        got = None
+    err = GuardError(f"{getattr(fn, '__name__', fn)}() "
+                     + (f"now raises {got.__name__}" if got else "no longer raises")
+                     + f", the tape recorded {expected.__name__}")
+    err.got = got
+    raise err
+
+
 #: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
 GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}",
-          guard_round: "round({}) == {!r}"}
+          guard_round: "round({}) == {!r}", guard_raises: "{} raises {.__name__}"}  # (see guard_text)
+
+
+def guard_text(op, fmt=repr) -> str:
+    """What a guard op checks, as dumps print it: ``%7 == True``, ``cholesky(%2) raises
+    LinAlgError``; `fmt` writes each argument."""
+    if op.fn is guard_raises:
+        args = ", ".join(fmt(a) for a in op.args[2:])
+        return f"{short_name(op.args[0])}({args}) raises {op.args[1].__name__}"
+    return GUARDS[op.fn].format(fmt(op.args[0]), op.args[1])
 
 
 def _replay_error(op, exc):
@@ -48,7 +82,7 @@ def _replay_error(op, exc):
     if not isinstance(exc, GuardError):
         return None
     return GuardError(
-        f"guard {op.var} ({GUARDS[op.fn].format(op.args[0], op.args[1])}) recorded at "
+        f"guard {op.var} ({guard_text(op)}) recorded at "
         f"{note_text(op.note)} failed on replay: {exc}. The new inputs take a path the tape did "
         f"not record: trace again"
     )

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     arithmetic,
     unary,
     piecewise,
+    partial,
     special,
     logsumexp,
     reductions,

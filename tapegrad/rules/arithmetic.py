@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import registry
-from ..registry import rrule, stand_in, unbroadcast
+from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 
 
@@ -320,3 +320,8 @@ def divmod_rrule(x, y):
         )
 
     return (q, r), divmod_pullback
+
+
+# sums, differences and products pass a cotangent on by the transpose alone (no conjugate), which
+# is right for complex values too under autograd's convention
+complex_rules(np.add, np.subtract, np.multiply, np.negative)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..registry import rrule, stand_in
+from ..registry import complex_rules, frule, rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 from .indexing import scatter_add
@@ -259,3 +259,23 @@ def pad_rrule(x, *args, **kwargs):
         return NO_TANGENT, dx, *no_tangents(args)
 
     return np.pad(x, *args, **kwargs), pad_pullback
+
+
+@frule(np.pad)
+def pad_frule(dargs, x, *args, **kwargs):
+    """Padding is linear in the array: the tangent is the tangent padded the same way, with
+    zeros where the padding is a constant (written out, so that a complex tangent needs no
+    derived rule)."""
+    y, _ = pad_rrule(x, *args, **kwargs)  # its checks of the mode
+    dx = dargs[0]
+    if dx is ZERO:
+        return y, ZERO
+    b = bind(np.pad, (x, *args), kwargs)
+    mode = b.get("mode", "constant")
+    if mode in ("constant", "empty"):
+        return y, np.pad(dx, b["pad_width"])
+    return y, np.pad(dx, b["pad_width"], mode, **b.get("kwargs", {}))
+
+
+# a copy of some elements (or of all, among zeros): its transpose is right for complex values too
+complex_rules(np.pad)

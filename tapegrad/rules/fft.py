@@ -26,7 +26,7 @@ import operator
 
 import numpy as np
 
-from ..registry import frule, rrule
+from ..registry import complex_rules, frule, rrule
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, dtype_of, no_tangents
 
@@ -246,4 +246,5 @@ def _linear_frule(fn):
 for _fn in [_FFT.fft, _FFT.ifft, _FFT.fft2, _FFT.ifft2, _FFT.fftn, _FFT.ifftn, _FFT.rfft, _FFT.rfft2,
             _FFT.rfftn, _FFT.irfft, _FFT.irfft2, _FFT.irfftn, _FFT.fftshift, _FFT.ifftshift]:
     frule(_fn)(_linear_frule(_fn))
+    complex_rules(_fn)  # every rule here is written for complex values (the convention above)
 del _fn, _same, _one_d

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..arraylike import ArrayLike
 from ..pytree import nested
-from ..registry import rrule, stand_in, unbroadcast
+from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 
@@ -226,3 +226,7 @@ def tril_rrule(x, *args, **kwargs):
         return NO_TANGENT, unbroadcast(np.tril(dy, k), x), *no_tangents(args)
 
     return np.tril(x, *args, **kwargs), tril_pullback
+
+
+# a copy of some elements (or of all, among zeros): its transpose is right for complex values too
+complex_rules(operator.getitem)

@@ -5,6 +5,9 @@ counts) or takes only integers, so its derivative is zero wherever it exists; a 
 reaches one of them stops there, and an input that only such functions see gets
 ``ZeroTangent()``. Rules use some of them inside pullbacks (``sign``, ``rint``, comparisons,
 ``isnan``, ``signbit``), which keeps those pullbacks traceable.
+
+Audited: every entry is piecewise constant in *every* argument. ``heaviside`` (smooth in its
+second argument) and ``full_like`` (in its fill value) have rules in `partial` instead.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ nondifferentiable(
 
 nondifferentiable(
     np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix,
-    np.floor_divide, np.sign, np.signbit, np.heaviside,
+    np.floor_divide, np.sign, np.signbit,
 )
 
 # --- tests of values and types ---
@@ -41,7 +44,7 @@ nondifferentiable(
 
 # --- new arrays shaped like an argument (their values do not depend on it) ---
 
-nondifferentiable(np.zeros_like, np.ones_like, np.full_like, np.empty_like)
+nondifferentiable(np.zeros_like, np.ones_like, np.empty_like)  # (full_like: rules/partial.py)
 
 # --- bitwise operations on integers ---
 

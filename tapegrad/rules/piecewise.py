@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, stand_in, unbroadcast
+from ..arraylike import ArrayLike
+from ..registry import complex_rules, frule, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 
 # --- absolute value ---
@@ -136,6 +137,96 @@ def clip_rrule(a, *bounds, **kwargs):
 # --- where ---
 
 
+class BranchCotangent(np.ndarray):
+    """The cotangent of one branch of ``np.where``: exactly zero where that branch was not taken.
+
+    ``np.where(x > 0, np.sqrt(x), 0.0)`` computes ``sqrt`` everywhere, and sqrt's pullback
+    multiplies the branch's cotangent, 0 where ``x <= 0``, by ``0.5 / sqrt(x)``, inf or nan
+    there: 0 · inf is nan, and the untaken branch would spoil the gradient (the "double where"
+    problem that JAX documents). The zeros of this array are structural: a product or a
+    quotient (and a negation) of it stays exactly zero at the untaken places, whatever the
+    other factor holds, and keeps the mark, so the zeros survive a chain of such pullbacks. Any
+    other operation (a sum, an add) gives a plain ndarray, which holds true zeros there.
+
+    Only the where rule makes one, so no other gradient pays anything for it.
+    """
+
+    untaken = None  # bool array of the same shape: True where the branch was not taken
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        plain = [v.view(np.ndarray) if isinstance(v, BranchCotangent) else v for v in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(v.view(np.ndarray) if isinstance(v, BranchCotangent) else v for v in out)
+        if method != "__call__" or ufunc not in _KEEPS_ZEROS:
+            return getattr(ufunc, method)(*plain, **kwargs)
+        # the untaken places may divide by zero (sqrt's derivative at 0): their results are
+        # discarded, so numpy's warnings about them would be false alarms
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            result = getattr(ufunc, method)(*plain, **kwargs)
+        if isinstance(result, np.generic) and self.ndim == 0:
+            result = np.asarray(result)  # numpy gives a scalar for 0-d operands: keep the mark
+        if type(result) is not np.ndarray:
+            return result
+        untaken = None
+        for i, v in enumerate(inputs):
+            if isinstance(v, BranchCotangent) and (i == 0 or ufunc is np.multiply):
+                untaken = v.untaken if untaken is None else untaken | v.untaken
+        if untaken is None or result.shape != untaken.shape:
+            return result
+        np.copyto(result, 0, where=untaken)
+        return branch_cotangent(result, untaken)
+
+
+#: ufuncs whose result is zero wherever their first argument (either, for multiply) is zero
+_KEEPS_ZEROS = {np.multiply, np.divide, np.negative, np.positive}
+
+
+def branch_cotangent(d, untaken):
+    """`d`, exactly zero where `untaken`, marked (`BranchCotangent`) so that the pullbacks it
+    meets keep those zeros. A value of another kind (a number) comes back as it is.
+
+    Under an enclosing trace (a compiled gradient, a gradient of a gradient) this is one
+    recorded op, so a replay marks the cotangent as the first run did.
+    """
+    if isinstance(d, ArrayLike):
+        return d._dispatch(branch_cotangent, (d, untaken), None)
+    if type(d) is not np.ndarray:
+        return d
+    untaken = np.broadcast_to(untaken, d.shape)
+    out = d.view(BranchCotangent)
+    out.untaken = untaken
+    return out
+
+
+@rrule(branch_cotangent)
+def branch_cotangent_rrule(d, untaken):
+    def branch_cotangent_pullback(dy):
+        # the value is d with its untaken places zeroed (they are zero already)
+        return NO_TANGENT, np.where(untaken, 0.0, dy), NO_TANGENT
+
+    return branch_cotangent(d, untaken), branch_cotangent_pullback
+
+
+@frule(branch_cotangent)
+def branch_cotangent_frule(dargs, d, untaken):
+    # the variation is marked as the value is: its untaken places are structural zeros too
+    dd = dargs[0]
+    return branch_cotangent(d, untaken), ZERO if dd is ZERO else branch_cotangent(dd, untaken)
+
+
+def _branch(condition, dz, x, taken):
+    """The share of the branch `x` of ``np.where``, taken where ``condition == taken``:
+    ZeroTangent when it was taken nowhere, else `dz` there and structural zeros elsewhere."""
+    concrete = type(condition) is np.ndarray or type(condition) in (bool, np.bool_)
+    if concrete and not np.any(condition == taken):
+        return ZERO
+    if taken:
+        d, untaken = np.where(condition, dz, 0.0), np.logical_not(condition)
+    else:
+        d, untaken = np.where(condition, 0.0, dz), condition
+    return unbroadcast(branch_cotangent(d, untaken), x)
+
+
 @rrule(np.where)
 def where_rrule(condition, *xy):
     if not xy:
@@ -149,11 +240,14 @@ def where_rrule(condition, *xy):
     x, y = stand_in(x), stand_in(y)  # only their shapes are needed
 
     def where_pullback(dz):
+        # each branch gets dz where it was taken and exact zeros elsewhere, which its own
+        # pullbacks keep (BranchCotangent): an inf or nan derivative of the untaken branch
+        # (sqrt at 0, 1/x at 0) contributes nothing
         return (
             NO_TANGENT,
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(np.where(condition, dz, 0.0), x)),
-            Thunk(lambda: unbroadcast(np.where(condition, 0.0, dz), y)),
+            Thunk(lambda: _branch(condition, dz, x, True)),
+            Thunk(lambda: _branch(condition, dz, y, False)),
         )
 
     return z, where_pullback
@@ -206,3 +300,6 @@ def conjugate_rrule(x):
         return NO_TANGENT, np.conjugate(dy)
 
     return np.conjugate(x), conjugate_pullback
+
+
+complex_rules(np.real, np.imag, np.conjugate)

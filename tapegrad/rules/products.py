@@ -10,6 +10,7 @@ import string
 
 import numpy as np
 
+from ..errors import user_location
 from ..registry import rrule
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import like, mT, perm_back, tangent_float

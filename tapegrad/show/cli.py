@@ -3,7 +3,11 @@
 The expression is parsed with `ast` and checked against a whitelist (numbers, the given
 names, ``+ - * / **``, unary minus, and a list of numpy functions); anything else is refused
 with a message naming what is allowed. It is never evaluated as Python code: a small
-interpreter walks the checked tree and calls the numpy functions itself.
+interpreter walks the checked tree (with a loop: no depth of nesting meets the recursion
+limit) and calls the numpy functions itself. Integer constants are folded exactly, as Python
+ints (``2**64 + a`` adds 2**64, which int64 would wrap to 0), up to `MAX_CONSTANT_BITS`. Bad
+input and bad values (a duplicate name, shapes that do not broadcast, overflow, log(0)) are
+one-line errors with exit status 2.
 """
 from __future__ import annotations
 
@@ -70,26 +74,96 @@ def _check(node, names):
             raise ExpressionError(f"{what!r} is not allowed in an expression. Allowed: {_allowed()}")
 
 
+#: the largest integer constant the command line folds exactly (a float64 holds about 2**1024)
+MAX_CONSTANT_BITS = 1100
+
+
+def _fold(op, a, b):
+    """``a op b`` for two constants, exactly for integers (Python's ints do not wrap around as
+    numpy's int64 does: 2**64 stays 2**64)."""
+    if type(a) is int and type(b) is int:
+        if op is np.power and b >= 0:
+            if abs(a) > 1 and b * abs(a).bit_length() > MAX_CONSTANT_BITS:
+                raise ExpressionError(f"the constant {a}**{b} is too large (more than "
+                                      f"{MAX_CONSTANT_BITS} bits)")
+            return a ** b
+        if op is np.multiply and a and b and a.bit_length() + b.bit_length() > MAX_CONSTANT_BITS:
+            raise ExpressionError("an integer constant of the expression is too large")
+        if op in (np.add, np.subtract, np.multiply):
+            return {np.add: a + b, np.subtract: a - b, np.multiply: a * b}[op]
+    try:
+        a, b = _number(a), _number(b)
+        return {np.add: a + b, np.subtract: a - b, np.multiply: a * b}[op] if op in (
+            np.add, np.subtract, np.multiply) else (a / b if op is np.divide else a ** b)
+    except ZeroDivisionError:
+        raise ExpressionError("division by zero in a constant of the expression") from None
+    except OverflowError:
+        raise ExpressionError("a constant of the expression overflows a float64") from None
+
+
+def _number(v):
+    """A constant as numpy sees it: an integer that does not fit an int64 as the nearest float."""
+    if type(v) is int and not -2**63 <= v < 2**63:
+        try:
+            return float(v)
+        except OverflowError:
+            raise ExpressionError(f"the integer constant {v} is too large for a float64") from None
+    return v
+
+
+def _is_constant(v):
+    return type(v) in (int, float)
+
+
 def parse_expression(text: str, names):
-    """A function of `names` computing the expression, after checking it against the whitelist."""
+    """A function of `names` computing the expression, after checking it against the whitelist.
+
+    Integer constants are exact (``2**64 + a`` adds 2**64, not what int64 wraps it to), and
+    the tree is walked with a loop, so a long or deeply nested expression needs no recursion.
+    """
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse {text!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError("the expression is nested too deeply for Python's parser; "
+                              "nest it less (write a long sum as sum(...) of an array value)") from None
     _check(tree, set(names))
 
-    def evaluate(node, env):
-        if isinstance(node, ast.Expression):
-            return evaluate(node.body, env)
-        if isinstance(node, ast.BinOp):
-            return _BINARY[type(node.op)](evaluate(node.left, env), evaluate(node.right, env))
-        if isinstance(node, ast.UnaryOp):
-            return _UNARY[type(node.op)](evaluate(node.operand, env))
-        if isinstance(node, ast.Call):
-            return FUNCTIONS[node.func.id](*[evaluate(a, env) for a in node.args])
-        if isinstance(node, ast.Name):
-            return env[node.id] if node.id in env else CONSTANTS[node.id]
-        return node.value
+    def evaluate(root, env):
+        # post-order on an explicit stack: (node, visited) pairs, results on `values`
+        values, stack = [], [(root, False)]
+        while stack:
+            node, visited = stack.pop()
+            if isinstance(node, ast.Expression):
+                stack.append((node.body, False))
+            elif isinstance(node, ast.Name):
+                values.append(env[node.id] if node.id in env else CONSTANTS[node.id])
+            elif isinstance(node, ast.Constant):
+                values.append(node.value)
+            elif not visited:
+                stack.append((node, True))
+                children = ([node.left, node.right] if isinstance(node, ast.BinOp) else
+                            [node.operand] if isinstance(node, ast.UnaryOp) else node.args)
+                stack.extend((c, False) for c in reversed(children))
+            elif isinstance(node, ast.BinOp):
+                b = values.pop()
+                a = values.pop()
+                fn = _BINARY[type(node.op)]
+                values.append(_fold(fn, a, b) if _is_constant(a) and _is_constant(b)
+                              else fn(_number(a), _number(b)))
+            elif isinstance(node, ast.UnaryOp):
+                a = values.pop()
+                if _is_constant(a):
+                    values.append(-a if isinstance(node.op, ast.USub) else a)
+                else:
+                    values.append(_UNARY[type(node.op)](a))
+            else:  # a call
+                n = len(node.args)
+                args = [_number(v) for v in values[len(values) - n:]]
+                del values[len(values) - n:]
+                values.append(FUNCTIONS[node.func.id](*args))
+        return values[0]
 
     def expression(*values):
         return evaluate(tree, dict(zip(names, values)))
@@ -131,18 +205,37 @@ def main(argv=None, out=None) -> int:
     show.add_argument("--dot", action="store_true", help="the gradient tape as Graphviz DOT")
     show.add_argument("--explain", action="store_true", help="the backward pass worked by hand")
     args = parser.parse_args(argv)
-    names, values = [], []
     try:
-        for item in args.values:
-            name, sep, text = item.partition("=")
-            if not sep or not name.isidentifier():
-                raise ExpressionError(f"{item!r} is not NAME=VALUE")
-            names.append(name)
-            values.append(_value(text))
-        f = parse_expression(args.expression, names)
+        with np.errstate(divide="raise", over="raise", invalid="raise"):  # one-line errors, not warnings
+            return _run(args, out)
     except ExpressionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        # a value's problem (shapes that do not broadcast, log(0), overflow), said in one line
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError):
+        print("error: the expression is too large or nested too deeply to differentiate here",
+              file=sys.stderr)
+        return 2
+
+
+def _run(args, out) -> int:
+    """Parse the values and the expression, and print what was asked for."""
+    names, values = [], []
+    for item in args.values:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise ExpressionError(f"{item!r} is not NAME=VALUE")
+        if name in names:
+            raise ExpressionError(f"{name} is given twice; give each name one value")
+        if name in FUNCTIONS or name in CONSTANTS:
+            raise ExpressionError(f"{name} is the name of a function or constant; use another name")
+        names.append(name)
+        values.append(_value(text))
+    f = parse_expression(args.expression, names)
     if args.explain:
         print(explain_text(f, *values), file=out)
         return 0

@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 from ..errors import short_name, type_str
-from ..program.guards import GUARDS
+from ..program.guards import GUARDS, guard_text
 from ..registry import rrule
 from ..tangents import accum, getitem
 from ..tape import Call, Constant, Input, Tape, Variable, note_text
@@ -76,7 +76,7 @@ def _call_text(op) -> str:
 
 def _plain(op) -> str:
     if type(op) is Call and op.fn in GUARDS:
-        return "guard " + GUARDS[op.fn].format(format_value(op.args[0]), op.args[1])
+        return "guard " + guard_text(op, format_value)
     if type(op) is Input:
         return f"inp {op.var}::{type_str(op.val)}"
     if type(op) is Constant:

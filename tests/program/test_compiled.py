@@ -57,7 +57,7 @@ def test_cache_is_bounded_and_can_be_cleared():
     g = compiled_grad(lambda x: np.sum(np.tanh(x)), maxsize=2)
     for n in (1, 2, 3):
         g(np.ones(n))
-    assert g.cache_info()["signatures"] == 2
+    assert g.cache_info()["signatures"] == 2 and g.cache_info()["programs"] == 2
     g.cache_clear()
     assert g.cache_info()["signatures"] == 0
 
@@ -109,3 +109,89 @@ def test_compiled_scalar_chain_source_is_plain_numpy():
         "    db = v11 + v11\n"
         "    return value, (da, db)"
     )
+
+
+def cholesky_or_square(a):
+    try:
+        return np.sum(np.linalg.cholesky(a))
+    except np.linalg.LinAlgError:
+        return np.sum(a * a)
+
+
+def test_a_path_chosen_by_an_exception_is_guarded_both_ways():
+    """A call that raised while traced is a guard: either path first, the other is traced and each stays right."""
+    for first, second in [(np.eye(2), -np.eye(2)), (-np.eye(2), np.eye(2))]:
+        g = compiled_grad(cholesky_or_square)
+        for a in (first, second, first, second):
+            assert_same(g(a), grad(cholesky_or_square, a))
+        assert g.cache_info()["programs"] == 2 and g.cache_info()["hits"] == 2
+    assert "guard_raises(np.linalg.cholesky, np.linalg.LinAlgError, a)" in g.source(-np.eye(2))
+
+
+def test_an_integer_argument_used_as_an_index_is_never_baked_in():
+    """x[i] with an integer argument i: each call's gradient puts the share at that call's i."""
+    g = compiled_grad(lambda x, i: x[i] * 3.0)
+    x = np.arange(1.0, 4.0)
+    for i in (0, 2, 1, 2):
+        assert_same(g(x, i), grad(lambda x, i: x[i] * 3.0, x, i))
+
+
+def test_mutable_state_a_closure_captures_is_read_on_every_call():
+    """A flag in a deque and a random generator captured by f are never frozen into a program."""
+    import collections
+
+    flag = collections.deque([True])
+    g = compiled_grad(lambda x: x * 2.0 if flag[0] else x * 3.0)
+    assert g(1.0)[1][1] == 2.0
+    flag[0] = False
+    assert g(1.0)[1][1] == 3.0
+    rng, again = np.random.default_rng(0), np.random.default_rng(0)
+    g = compiled_grad(lambda x: x * rng.standard_normal())
+    draws = [g(1.0)[1][1] for _ in range(3)]
+    assert draws == [again.standard_normal() for _ in range(3)]
+    assert g.cache_info()["traced"] == 3 and g.cache_info()["programs"] == 0
+
+
+def test_a_default_argument_works_on_every_call():
+    """compiled_grad(lambda x, p=2.0: x ** p) gives the same answer on its first and later calls."""
+    g = compiled_grad(lambda x, p=2.0: x ** p)
+    assert [g(3.0) for _ in range(3)] == [(9.0, (tapegrad.ZERO, 6.0))] * 3
+
+
+def six_signs(x):
+    out = 0.0
+    for i in range(6):
+        out = out + (np.sin(x[i]) if x[i] > 0 else x[i] * x[i])
+    return out
+
+
+def depth(node):
+    return 1 + max((depth(c) for c in node.children.values()), default=0)
+
+
+def test_maxsize_bounds_the_programs_and_a_lookup_follows_only_its_path(rng):
+    """64 paths under one signature: maxsize bounds the programs kept, and the programs are a tree
+    keyed on guard outcomes, so a lookup runs at most one program per guard, not all of them."""
+    signs = [np.array([1.0 if (k >> i) & 1 else -1.0 for i in range(6)]) for k in range(64)]
+    small = compiled_grad(six_signs, maxsize=8)
+    big = compiled_grad(six_signs, maxsize=100)
+    for s in signs + signs:
+        x = s * rng.uniform(0.5, 1.5, 6)
+        assert_same(small(x), grad(six_signs, x))
+        assert_same(big(x), grad(six_signs, x))
+        assert small.cache_info()["programs"] <= 8
+    assert big.cache_info()["programs"] == 64 and big.cache_info()["hits"] == 64
+    assert depth(next(iter(big._cache.values()))) <= 7
+
+
+def writes_into_a_copy(x):
+    y = x.copy()
+    y[0] = np.sin(y[0]) * 2.0
+    return np.sum(y * x)
+
+
+def test_a_write_into_a_traced_array_compiles():
+    """y = x.copy(); y[0] = ... inside a compiled gradient (a trace within a trace) equals grad."""
+    g = compiled_grad(writes_into_a_copy)
+    for x in (np.array([0.5, 1.0, 2.0]), np.array([-1.0, 3.0, 0.25])):
+        assert_same(g(x), grad(writes_into_a_copy, x))

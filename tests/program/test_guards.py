@@ -88,3 +88,28 @@ def test_round_of_a_traced_float_is_an_integer_taken_with_a_guard():
     assert tapegrad.grad(f, 2.6)[1][1] == 3.0
     assert tapegrad.compiled_grad(f)(3.7) == (3.7 * 4, (tapegrad.ZeroTangent(), 4.0))
     assert tapegrad.grad(lambda x: round(x * 3.0, 1) * x, 1.234)[1][1] == pytest.approx(3.7)
+
+
+def inverse_or_zero(a):
+    try:
+        return np.sum(np.linalg.inv(a))
+    except np.linalg.LinAlgError:
+        return np.sum(a * 0.0)
+
+
+def test_a_call_that_raised_while_traced_is_a_guard():
+    """A primitive whose exception the function caught prints as a guard, and replay checks it still raises."""
+    _, tape = trace(inverse_or_zero, np.zeros((2, 2)))
+    line = inverse_or_zero.__code__.co_firstlineno + 2
+    assert str(tape) == (
+        "Tape\n"
+        "  inp %1::function inverse_or_zero\n"
+        "  inp %2::float64[2,2]               # a\n"
+        f"  guard inv(%2) raises LinAlgError   # test_guards.py:{line}\n"
+        "  %4 = multiply(%2, 0.0)::float64[2,2]\n"
+        "  %5 = sum(%4)::float64"
+    )
+    assert tape.replay(inverse_or_zero, np.ones((2, 2))) == 0.0  # singular too: the path holds
+    with pytest.raises(GuardError, match=r"guard %3 \(inv\(%2\) raises LinAlgError\) recorded at "
+                                         rf"test_guards.py:{line} failed on replay: inv\(\) no longer raises"):
+        tape.replay(inverse_or_zero, np.eye(2))

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.special
 
-from tapegrad import NO_TANGENT, ZERO, check_grad, grad, gradient, rrule
+from tapegrad import NO_TANGENT, ZERO, check_grad, compiled_grad, grad, gradient, pullback, rrule
+from tapegrad.rules.piecewise import BranchCotangent, branch_cotangent
 from tapegrad.tangents import getitem
 
 from _rule_tables import DTYPES, SHAPES, middle, name, sample
@@ -44,7 +45,11 @@ BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((1, 3), (2, 1)), (()
 FLOAT64_INSIDE = {np.float_power}
 
 EXERCISED = ({fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | {a for a, _ in ALIASES}
-             | {np.clip, np.where, np.divmod})
+             | {np.clip, np.where, np.divmod, branch_cotangent})
+
+UNTAKEN = np.array([True, False, False])
+#: (rule's function, f to differentiate twice, args at a smooth point)
+ORDER2 = [(branch_cotangent, lambda d: np.sum(np.sin(branch_cotangent(d, UNTAKEN)) * d), (np.array([0.3, -0.7, 1.1]),))]
 
 
 
@@ -315,6 +320,38 @@ def test_where_condition_computed_from_traced_value(rng):
     x = sample(rng, (-2, 2), (2, 3))
     check_grad(lambda x: np.where(x > 0, np.sin(x), x ** 2), x)
     assert rrule(np.where, x > 0, x, -x)[1](np.ones((2, 3)))[1] is NO_TANGENT
+
+
+@pytest.mark.parametrize("f, x, expected", [
+    (lambda x: np.sum(np.where(x > 0, np.sqrt(x), 0.0)), np.array([0.0, -1.0, 4.0]), [0.0, 0.0, 0.25]),
+    (lambda x: np.sum(np.where(x != 0, 1 / x, 0.0)), np.array([0.0, 2.0]), [0.0, -0.25]),
+    (lambda x: np.sum(np.where(x > 0, np.log(np.sqrt(x)) * 2, x)), np.array([0.0, -1.0, 2.0]), [1.0, 1.0, 0.5]),
+    (lambda x: np.sum(np.where(x <= 0, 0.0, x ** 0.5 / x)), np.array([0.0, 4.0]), [0.0, -1 / 16]),
+    (lambda x: np.where(x > 0, np.sqrt(x), 0.0), 0.0, 0.0),
+    (lambda x: np.where(x > 0, np.sqrt(x), -x), 0.0, -1.0),
+])
+def test_where_untaken_branch_contributes_exactly_zero(f, x, expected):
+    """The branch np.where did not take adds exactly zero, even where its derivative is inf or nan."""
+    with np.errstate(all="ignore"):
+        for d in (grad(f, x)[1][1], pullback(f, x)[1](1.0)[1], compiled_grad(f)(x)[1][1]):
+            if d is ZERO:
+                d = 0.0
+            np.testing.assert_allclose(d, expected, rtol=1e-12, atol=0)  # zeros exactly
+            assert type(d) in (float, np.ndarray)
+
+
+def test_branch_cotangent_keeps_its_zeros_through_products_only(rng):
+    """A branch's cotangent stays exactly zero at untaken places through *, / and -, and a sum or add is plain."""
+    d = branch_cotangent(np.array([0.0, 2.0]), np.array([True, False]))
+    inf = np.array([np.inf, 4.0])
+    with np.errstate(all="ignore"):
+        for out, want in [(d * inf, [0.0, 8.0]), (inf * d, [0.0, 8.0]), (d / np.zeros(2), [0.0, np.inf]),
+                          (-d * np.nan, [0.0, np.nan])]:
+            assert type(out) is BranchCotangent
+            np.testing.assert_array_equal(out, want)
+        assert type(d + inf) is np.ndarray and type(np.sum(d)) is np.float64
+        assert np.isnan((np.zeros(2) / d)[0])  # zero only where the cotangent is a factor
+    check_grad(lambda d: np.sum(branch_cotangent(d, np.array([True, False])) * d), rng.uniform(size=2))
 
 
 def test_where_with_condition_only_is_indices(rng):

@@ -48,3 +48,38 @@ def test_cli_help_and_demo_run_as_commands():
     assert out.returncode == 0 and "NAME=VALUE" in out.stdout and "never run as Python code" in out.stdout
     demo = subprocess.run([sys.executable, "-m", "tapegrad"], capture_output=True, text=True)
     assert demo.returncode == 0 and "gradient df/da   = 0.0743801652892562" in demo.stdout
+
+
+@pytest.mark.parametrize("expr, value, grad", [
+    ("2**64 + a", "18446744073709551617.0", "1.0"),  # int64 would wrap 2**64 to 0
+    ("10**20*a", "1e+20", "1e+20"),
+    ("(2**64 + 1 - 2**64) * a", "1.0", "1.0"),  # exact: 1, not 0 as in float64
+    ("2**-1 * a", "0.5", "0.5"),
+    ("a * " + "-" * 1000 + "a", "1.0", "2.0"),  # a thousand nested minus signs: a*a
+    ("+".join(["a"] * 1000), "1000.0", "1000.0"),
+])
+def test_cli_integer_constants_are_exact_and_long_input_needs_no_recursion(expr, value, grad, capsys):
+    """Integer constants fold exactly as Python ints; long and deeply nested expressions give a result."""
+    assert main([expr, "a=1"]) == 0
+    out = capsys.readouterr().out
+    expected_value = float(value)
+    assert out.endswith(f"value = {expected_value!r}\nd/da = {grad}\n")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["9**9**9 * a", "a=1"], "error: the constant 9**387420489 is too large (more than 1100 bits)\n"),
+    (["**".join(["a"] * 3000), "a=1"], "error: the expression is nested too deeply for Python's parser; nest it "
+                                        "less (write a long sum as sum(...) of an array value)\n"),
+    (["a", "a=1", "a=2"], "error: a is given twice; give each name one value\n"),
+    (["sin", "sin=1"], "error: sin is the name of a function or constant; use another name\n"),
+    (["a + b", "a=1,2,3", "b=1,2"], "error: operands could not be broadcast together with shapes (3,) (2,) \n"),
+    (["exp(a)", "a=1000"], "error: overflow encountered in exp\n"),
+    (["log(a)", "a=0"], "error: divide by zero encountered in log\n"),
+    (["a / 0", "a=1"], "error: divide by zero encountered in divide\n"),
+    (["1 / 0 * a", "a=1"], "error: division by zero in a constant of the expression\n"),
+])
+def test_cli_bad_input_is_one_line_with_status_2(argv, message, capsys):
+    """Duplicate names, shapes that do not broadcast, overflow, log(0) and huge constants: one line, status 2."""
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err == message
