@@ -37,6 +37,8 @@ from ..registry import RULES
 from ..rules.indexing import scatter_add
 from ..scipy import linalg as tg_linalg
 from ..scipy import special as tg_special
+from ..scipy.integrate import odeint_op
+from ..scipy.signal import convolve as tg_convolve
 
 __all__ = ["FORMULAS", "Formula", "explain_formula", "partials", "formulas", "missing_formula_lines"]
 
@@ -148,6 +150,83 @@ def _superscript(k):
     return "" if k == 1 else f"{k:g}".translate(_SUPERSCRIPT)
 
 
+def _option(values, kwargs, name, position):
+    """The value of the option `name` of a call, given by keyword or as positional `position`."""
+    if name in kwargs:
+        return kwargs[name]
+    return values[position] if len(values) > position else None
+
+
+def _norm_note(values, kwargs):
+    """", norm='ortho'" when a transform was called with a norm: the pullback uses the same one."""
+    norm = _option(values, kwargs, "norm", 3)
+    return f", norm={norm!r}" if isinstance(norm, str) and norm != "backward" else ""
+
+
+def _fit_note(values, kwargs):
+    """Where n= or s= cut or padded the input, the pullback undoes it."""
+    n = kwargs.get("n", kwargs.get("s", values[1] if len(values) > 1 else None))
+    return "" if n is None else ", cut or zero-padded back to the shape of {a[0]}"
+
+
+def _complex_fft(name):
+    """fft and its kin: the DFT matrix is symmetric, so the transpose is the same transform."""
+    def templates(names, values, kwargs):
+        return [f"{name}({{dy}}{_norm_note(values, kwargs)}) (the DFT matrix is symmetric: Fᵀ = F)"
+                + _fit_note(values, kwargs), None]
+    return templates
+
+
+def _real_fft(name):
+    """rfft: the half spectrum is the first n//2 + 1 rows of the full one."""
+    def templates(names, values, kwargs):
+        return [f"Re {name}({{dy}} zero-padded to the full spectrum{_norm_note(values, kwargs)})"
+                + _fit_note(values, kwargs), None]
+    return templates
+
+
+def _inverse_real_fft(name):
+    """irfft reads each entry of the half spectrum twice (with its conjugate), except k = 0 and n/2."""
+    def templates(names, values, kwargs):
+        return [f"c·{name}({{dy}}{_norm_note(values, kwargs)}) on the half spectrum, "
+                "c = 1 at k = 0 and at k = n/2 (even n), else 2" + _fit_note(values, kwargs), None]
+    return templates
+
+
+def _einsum(names, values, kwargs):
+    """The subscripts string gets no tangent; in the interleaved form the operands come first."""
+    text = "einsum of {dy} with the other operands, this operand's subscripts as output"
+    # interleaved (op0, sublist0, op1, ...): the sublists of integers are never differentiated
+    return [None, text] if isinstance(values[0], str) else [text]
+
+
+def _multigammaln(names, values, kwargs):
+    """log Γ_d(a) is a sum of d log-gammas, so its slope is a sum of d digammas."""
+    d = _option(values, kwargs, "d", 1)
+    last = f"{int(d) - 1}" if isinstance(d, (int, np.integer)) else "{a[1]} - 1"
+    return ["Σⱼ ψ({a[0]} - j/2) over j = 0 … " + last, None]
+
+
+def _diff(names, values, kwargs):
+    """diff is a first difference applied n times; its transpose is applied as often."""
+    n = _option(values, kwargs, "n", 1)
+    n = 1 if n is None else n
+    times = "once" if n == 1 else f"{n} times" if isinstance(n, (int, np.integer)) else "n times"
+    step = "the transposed difference ({dy}[i-1] - {dy}[i], zero past the ends)"
+    return ["{dy} through " + step + " " + times, None, None,
+            "the first entries of the transposed differences of {dy} (where prepend went)",
+            "the last entries of the transposed differences of {dy} (where append went)"]
+
+
+def _convolve(names, values, kwargs):
+    """Each input's tangent is the correlation of ȳ with the other input."""
+    mode = _option(values, kwargs, "mode", 2)
+    undo = "" if mode in (None, "full") else f", {{dy}} first zero-padded to the 'full' size ({mode!r} cropped it)"
+    return [f"{{dy}} correlated with {{a[1]}}: convolve({{dy}}, flip({{a[1]}}), 'valid'){undo}",
+            f"{{dy}} correlated with {{a[0]}}: convolve({{dy}}, flip({{a[0]}}), 'valid'){undo}",
+            None]
+
+
 # --- arithmetic ---
 partials(np.add, "1", "1")
 partials(np.subtract, "1", "-1")
@@ -239,6 +318,23 @@ partials(scipy.special.xlog1py, "log1p({a[1]})", "{a[0]}/(1 + {a[1]})")
 formulas(tg_special.logsumexp_op, "{dy} · exp({a[0]} - {y}), broadcast back over {over}")
 formulas(tg_special.softmax_op, "{y} · ({dy} - Σ({dy} · {y}) over {over})")
 formulas(tg_special.log_softmax_op, "{dy} - exp({y}) · Σ{dy} over {over}")
+partials(scipy.special.jv, None, "(jv({a[0]} - 1, {a[1]}) - jv({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.yv, None, "(yv({a[0]} - 1, {a[1]}) - yv({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.yn, None, "(yn({a[0]} - 1, {a[1]}) - yn({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.j0, "(-j1({a[0]}))")
+partials(scipy.special.j1, "(j0({a[0]}) - jv(2, {a[0]}))/2")
+partials(scipy.special.y0, "(-y1({a[0]}))")
+partials(scipy.special.y1, "(y0({a[0]}) - yv(2, {a[0]}))/2")
+partials(scipy.special.iv, None, "(iv({a[0]} - 1, {a[1]}) + iv({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.ive, None, "((ive({a[0]} - 1, {a[1]}) + ive({a[0]} + 1, {a[1]}))/2 - sign({a[1]})·{y})")
+partials(scipy.special.kv, None, "(-(kv({a[0]} - 1, {a[1]}) + kv({a[0]} + 1, {a[1]}))/2)")
+partials(scipy.special.gammainc, "∂gammainc/∂{a[0]} (no closed form: by quadrature)",
+         "{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]})")
+partials(scipy.special.gammaincc, "(-∂gammainc/∂{a[0]}) (no closed form: by quadrature)",
+         "(-{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]}))")
+partials(scipy.special.betainc, None, None, "{a[2]}^({a[0]}-1)·(1 - {a[2]})^({a[1]}-1)/B({a[0]}, {a[1]})")
+partials(scipy.special.rgamma, "(-{y}·ψ({a[0]}))")
+partials(tg_special.multigammaln, _multigammaln)
 
 # --- reductions ---
 formulas(np.sum, "{dy} broadcast back over {over}")
@@ -259,6 +355,7 @@ formulas(np.cumprod, "the backward cumulative sum of {dy} · {y}, divided by {a[
 formulas(np.linalg.norm, "{dy} · {a[0]}/{y} for the 2-norm (each order has its own), over {over}")
 formulas(np.trace, "{dy} · I: {dy} on the diagonal, zeros elsewhere")
 formulas(np.sort, "{dy} put back where sort took each value from")
+formulas(np.partition, "{dy} put back where partition took each value from", None)
 
 # --- shapes ---
 for _fn in (np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
@@ -270,6 +367,7 @@ formulas(np.broadcast_to, "{dy} summed over the axes the broadcast added")
 for _fn in (np.flip, np.fliplr, np.flipud):
     formulas(_fn, "{dy} flipped back")
 formulas(np.rot90, "{dy} rotated back")
+formulas(np.rollaxis, "{dy} with its axes put back in the order of {a[0]}", None)
 formulas(np.roll, "{dy} rolled back")
 formulas(np.tile, "{dy} with its tiles summed")
 formulas(np.repeat, "{dy} with each run of repeats summed")
@@ -282,6 +380,22 @@ for _fn in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column
     formulas(_fn, "the piece of {dy} where each argument went")
 for _fn in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
     formulas(_fn, "the pieces of {dy} joined back (zeros for a piece not used)")
+formulas(np.append, "the first part of {dy}, shaped like {a[0]}", "the rest of {dy}, shaped like {a[1]}", None)
+
+# --- differences and ranges ---
+formulas(np.diff, _diff)
+formulas(np.gradient, "Σ over the axes of Jᵀ·{dy} along each (J: np.gradient's matrix for that axis's spacing "
+         "and edge order)", None)
+formulas(np.cross, "{a[1]} × {dy}", "{dy} × {a[0]}", None)
+formulas(np.linspace, "Σₖ {dy}ₖ·(1 - tₖ), tₖ = k/(num - 1) (k/num without the endpoint)",
+         "Σₖ {dy}ₖ·tₖ, tₖ = k/(num - 1) (k/num without the endpoint)", None)
+
+# --- selecting and cleaning values ---
+formulas(np.select, "{dy} where this choice's condition is the first true one (for the default: where "
+         "none is), else 0")  # condlist and choicelist are lists: one template for all their entries
+formulas(np.nan_to_num, "{dy} where {a[0]} is finite, 0 at nan and ±inf", None)
+formulas(np.real_if_close, "{dy} (the imaginary parts it dropped were within tolerance of 0)", None)
+formulas(np.angle, "0 (the angle of a real number is 0 or π, flat on either side)", None)
 
 # --- indexing ---
 formulas(operator.getitem, "{dy} scattered into zeros shaped like {a[0]} at [{ix[1]}]", None)
@@ -300,7 +414,7 @@ formulas(np.vdot, "{dy} · {a[1]}", "{dy} · {a[0]}")
 formulas(np.outer, "{dy} · {a[1]}", "{dy}ᵀ · {a[0]}")
 formulas(np.kron, "each block of {dy} contracted with {a[1]}", "the blocks of {dy} weighted by {a[0]} and summed")
 formulas(np.tensordot, "{dy} contracted with {a[1]} over its free axes", "{a[0]} contracted with {dy} over its free axes")
-formulas(np.einsum, None, "einsum of {dy} with the other operands, this operand's subscripts as output")
+formulas(np.einsum, _einsum)
 
 # --- linear algebra ---
 formulas(np.linalg.det, "{dy} · {y} · {a[0]}⁻ᵀ")
@@ -315,6 +429,9 @@ formulas(np.linalg.eigh, "V · (diag(ȳw) + F ∘ Vᵀ·ȳV) · Vᵀ, Fᵢⱼ = 
 formulas(np.linalg.eigvalsh, "V · diag({dy}) · Vᵀ (V the eigenvectors of {a[0]})")
 formulas(np.linalg.qr, "the QR pullback: (ȳQ + Q·copyltu(M)) · R⁻ᵀ, M = Rȳᵀ_R - ȳᵀ_Q·Q")
 formulas(np.linalg.svd, "U · diag(ȳs) · Vᵀ plus the terms of the singular vectors")
+formulas(np.linalg.eig, "V⁻ᵀ · (diag(ȳw) + F ∘ Vᵀ·ȳV′) · Vᵀ, Fᵢⱼ = 1/(wⱼ - wᵢ), ȳV′ = ȳV less its part "
+         "along each vⱼ ((w, V) = {y})")
+formulas(np.linalg.eigvals, "V⁻ᵀ · diag({dy}) · Vᵀ (V the eigenvectors of {a[0]})")
 formulas(tg_linalg.cholesky, "L⁻ᵀ · Φ(Lᵀ · {dy}) · L⁻¹, symmetrized (L = {y}, Φ: lower half, diagonal halved)")
 formulas(tg_linalg.cho_factor, "as cholesky: L⁻ᵀ · Φ(Lᵀ · ȳL) · L⁻¹, symmetrized")
 formulas(tg_linalg.cho_solve, "-(A⁻¹ · {dy}) · {y}ᵀ, through the factor", "A⁻¹ · {dy} (A = L·Lᵀ)")
@@ -323,3 +440,28 @@ formulas(tg_linalg.lu_solve, "-(A⁻ᵀ · {dy}) · {y}ᵀ, through the factors"
 formulas(tg_linalg.solve, "-({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}")
 formulas(tg_linalg.solve_triangular, "-triangle of ({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}")
 formulas(tg_linalg.expm, "the Fréchet derivative of expm at {a[0]}ᵀ applied to {dy}")
+formulas(tg_linalg.sqrtm, "the solution Ā of {y}ᵀ·Ā + Ā·{y}ᵀ = {dy} (a Sylvester equation)")
+formulas(tg_linalg.solve_sylvester, "-Q̄ · {y}ᵀ, Q̄ the solution of {a[0]}ᵀ·Q̄ + Q̄·{a[1]}ᵀ = {dy}",
+         "-{y}ᵀ · Q̄, Q̄ the solution of {a[0]}ᵀ·Q̄ + Q̄·{a[1]}ᵀ = {dy}",
+         "Q̄, the solution of {a[0]}ᵀ·Q̄ + Q̄·{a[1]}ᵀ = {dy}")
+formulas(tg_linalg.solve_banded, None, "-b̄ᵢ · {y}ⱼ on the band entry of A[i, j], 0 in the corners scipy does not read "
+         "(b̄ = A⁻ᵀ · {dy}, A the banded matrix of {a[1]})",
+         "A⁻ᵀ · {dy}: a banded solve with the band of Aᵀ (A the banded matrix of {a[1]})", None)
+
+# --- Fourier transforms ---
+for _fn in (np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn):
+    formulas(_fn, _complex_fft(_fn.__name__))
+for _fn, _full in ((np.fft.rfft, "fft"), (np.fft.rfft2, "fft2"), (np.fft.rfftn, "fftn")):
+    formulas(_fn, _real_fft(_full))
+for _fn, _full in ((np.fft.irfft, "ifft"), (np.fft.irfft2, "ifft2"), (np.fft.irfftn, "ifftn")):
+    formulas(_fn, _inverse_real_fft(_full))
+formulas(np.fft.fftshift, "ifftshift({dy}) (the opposite shift)", None)
+formulas(np.fft.ifftshift, "fftshift({dy}) (the opposite shift)", None)
+
+# --- signals and differential equations ---
+formulas(tg_convolve, _convolve)
+formulas(odeint_op, None,
+         "λ(t₀): the adjoint λ integrated back from the last time, dλ/dt = -λᵀ·∂f/∂y, "
+         "taking the jump {dy}ᵢ at each tᵢ",
+         "{dy}ᵢ·f(yᵢ, tᵢ) at i > 0; at t₀ minus their sum, plus ∫ -λᵀ·∂f/∂t",
+         "∫ λᵀ·∂f/∂θ dt from t₀ to the last time (θ the parameters)")
