@@ -114,3 +114,26 @@ def test_second_derivatives_of_exponential_decay_closed_form(second):
     """The Hessian of y(t₁) = y₀ e^(-k t₁) in (y₀, k, t₁), in each combination of modes."""
     p = np.array([2.0, 0.5, 1.0])
     np.testing.assert_allclose(second(_decay_at, p), _decay_hessian(*p), rtol=1e-7, atol=1e-9)
+
+
+def _grad_of(f):
+    return lambda k: gradient(f, k)[0]
+
+
+def _jvp_of(f):
+    return lambda k: jvp(f, (k,), (1.0,))[1]
+
+
+@pytest.mark.parametrize("wrap", [
+    pytest.param((_grad_of, _grad_of, _grad_of), id="rev-rev-rev"),
+    pytest.param((_jvp_of, _grad_of, _jvp_of), id="fwd-rev-fwd"),
+])
+def test_third_derivative_of_exponential_decay_closed_form(wrap):
+    """d³/dk³ of y(1) = y₀ e^(-k) is -y₀ e^(-k): the rules of the rules are differentiable too."""
+    def final(k):
+        return odeint(decay, np.array([2.0]), np.array([0.0, 1.0]), args=(k,), **ORDER2_TOL)[-1, 0]
+
+    third = final
+    for w in wrap:
+        third = w(third)
+    assert third(0.5) == pytest.approx(-2.0 * np.exp(-0.5), rel=1e-7)
