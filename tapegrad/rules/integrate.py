@@ -5,30 +5,50 @@ For dy/dt = f(y, t, θ) observed at t₀ < ... < t_{T-1} with cotangents gᵢ of
 and at each tᵢ it takes the jump gᵢ; λ(t₀) is ȳ₀. The time points get t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for
 i > 0, and t̄₀ = -Σᵢ gᵢ·f(yᵢ, tᵢ) plus the integral of -λᵀ ∂f/∂t. The backward passes are
 themselves odeint calls on the state (y, λ, t̄₀, θ̄), with the vector-Jacobian products of f
-taken by tapegrad. The pullback runs on plain values (no second derivatives: scipy's
-integrator cannot be traced).
+taken by tapegrad.
 
 Forward mode integrates the tangent δ alongside y: dδ/dt = ∂f/∂y δ + ∂f/∂θ dθ from
 δ(t₀) = dy₀ - f(y₀, t₀) dt₀, and the tangent at tᵢ is δ(tᵢ) + f(yᵢ, tᵢ) dtᵢ.
+
+Both rules are written in traceable numpy and call the differentiable `odeint_op` itself, on
+an augmented state whose dynamics (`_AdjointDynamics`, `_TangentDynamics`) take every value
+they depend on through odeint's `args`: scipy calls them on plain arrays, and when the rule is
+being differentiated (a second derivative, in any combination of modes) tapegrad records that
+inner odeint and differentiates it by these same rules, so every order follows.
 """
 from __future__ import annotations
 
 import numpy as np
-import scipy.integrate
 
 from ..forward import jvp
-from ..grad import pullback
+from ..grad import gradient, pullback
+from ..pytree import Boxed
 from ..registry import frule, rrule
 from ..scipy.integrate import odeint_op
 from ..tangents import NO_TANGENT, ZERO, getitem
 from ._shapes import cast_like
 
 
+def _is_count(a) -> bool:
+    """An int argument (a count or a flag): passed along, never differentiated."""
+    return isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+
+
 def _flat(tangent, like):
-    """A tangent as a flat float array of `like`'s size (zeros for ZeroTangent)."""
+    """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
     if tangent is ZERO or tangent is NO_TANGENT:
         return np.zeros(np.size(like))
-    return np.ravel(np.asarray(tangent, dtype=float))
+    return np.ravel(tangent)
+
+
+def _one(x):
+    """A scalar tangent as a vector of length 1 (zeros for ZeroTangent / NoTangent)."""
+    return np.zeros(1) if x is ZERO or x is NO_TANGENT else np.reshape(x, (1,))
+
+
+def _as_number(x):
+    """A 0-d tangent of a Python float argument: a float when plain, the traced scalar as is."""
+    return x if isinstance(x, Boxed) else float(x)
 
 
 def _unflatten(flat, args):
@@ -38,94 +58,152 @@ def _unflatten(flat, args):
         n = np.size(a)
         piece = flat[start:start + n]
         start += n
-        if isinstance(a, np.ndarray):
-            out.append(np.reshape(piece, np.shape(a)).astype(np.result_type(a.dtype, np.float32)))
-        elif isinstance(a, (int, np.integer)) and not isinstance(a, bool):
-            out.append(NO_TANGENT)  # a count or a flag
+        if _is_count(a):
+            out.append(NO_TANGENT)
+        elif isinstance(a, np.ndarray) or (isinstance(a, Boxed) and np.ndim(a) > 0):
+            out.append(cast_like(np.reshape(piece, np.shape(a)), a))
         else:
-            out.append(float(piece[0]))
+            out.append(_as_number(piece[0]))
     return type(args)(out) if not hasattr(args, "_fields") else type(args)(*out)
+
+
+def _float64(args) -> tuple:
+    """The parameters with every float array in float64, as scipy integrates: a float32
+    parameter would give the adjoint's right-hand side float32 roundoff, which the solver's
+    tolerances cannot meet."""
+    return tuple(np.astype(a, np.float64) if getattr(a, "dtype", None) in (np.float16, np.float32) else a
+                 for a in args)
+
+
+def _untfirst(func, kwargs):
+    """`func` in the (y, t, *args) order, and the keyword arguments of the odeint calls the rules make."""
+    f = _TimeFirst(func) if kwargs.get("tfirst") else func
+    return f, {k: v for k, v in kwargs.items() if k != "tfirst"}
+
+
+def _vjp(f, y, tt, params, cot):
+    """f(y, t, *params) and the gradient of cotᵀ f with respect to (f, y, t, *params).
+
+    A traced cotangent (the adjoint itself differentiated) cannot seed a pullback: then cot
+    is an argument of the scalar cotᵀ f, whose gradient tapegrad takes."""
+    if not isinstance(cot, Boxed):
+        value, back = pullback(f, y, tt, *params)
+        return value, back(np.reshape(cot, np.shape(value)))
+
+    def weighted(y, tt, w, *ps):
+        return np.sum(np.ravel(f(y, tt, *ps)) * w)
+
+    grads = gradient(weighted, y, tt, cot, *params)
+    return f(y, tt, *params), (ZERO, grads[0], grads[1], *grads[3:])
+
+
+class _TimeFirst:
+    """func(t, y, *args) called as f(y, t, *args)."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, y, tt, *args):
+        return self.func(tt, y, *args)
+
+
+class _AdjointDynamics:
+    """The dynamics of the state (y, λ, t̄₀, θ̄) run backwards: (f, -λᵀ∂f/∂y, -λᵀ∂f/∂t, -λᵀ∂f/∂θ).
+
+    A function of values alone (the parameters come in as odeint's `args`; an object rather
+    than a closure, so that tapegrad does not follow what it holds), differentiated by tapegrad
+    along the way: scipy calls it on plain arrays, and tapegrad traces it when the odeint of
+    the adjoint is itself differentiated (second derivatives)."""
+
+    def __init__(self, f, shape):
+        self.f, self.shape, self.d = f, shape, int(np.prod(shape))
+
+    def __call__(self, state, tt, *params):
+        d = self.d
+        y, lam = np.reshape(state[:d], self.shape), state[d:2 * d]
+        value, grads = _vjp(self.f, y, tt, params, -lam)
+        dtheta = [_flat(getitem(grads, 3 + i), a) for i, a in enumerate(params)]
+        return np.concatenate([np.ravel(value), _flat(getitem(grads, 1), y), _one(getitem(grads, 2)), *dtheta])
 
 
 @rrule(odeint_op)
 def odeint_rrule(func, y0, t, args, **kwargs):
     if kwargs.get("full_output"):
         raise NotImplementedError("tapegrad differentiates odeint without full_output=True; leave it out")
-    if kwargs.get("tfirst"):
-        def f(y, tt, *a):
-            return func(tt, y, *a)
-    else:
-        f = func
+    f, rest = _untfirst(func, kwargs)
     yt = odeint_op(func, y0, t, args, **kwargs)
-    rest = {k: v for k, v in kwargs.items() if k != "tfirst"}
-    d = np.size(y0)
-    sizes = [np.size(a) for a in args]
-    p = sum(sizes)
-
-    def vjp(y, tt, theta, cot):
-        """f(y, t, θ) and cotᵀ ∂f/∂(y, t, θ), by tapegrad (θ flat)."""
-        params, start = [], 0
-        for a, n in zip(args, sizes):
-            piece = theta[start:start + n]
-            start += n
-            params.append(np.reshape(piece, np.shape(a)) if isinstance(a, np.ndarray) else
-                          (a if isinstance(a, (int, np.integer)) else float(piece[0])))
-        value, back = pullback(lambda y, tt, *ps: f(y, tt, *ps), np.reshape(y, np.shape(y0)), float(tt), *params)
-        grads = back(np.reshape(cot, np.shape(value)))
-        dy, dtt = getitem(grads, 1), getitem(grads, 2)
-        dtheta = np.concatenate([_flat(getitem(grads, 3 + i), a) for i, a in enumerate(args)]) if args else np.zeros(0)
-        tval = 0.0 if dtt is ZERO or dtt is NO_TANGENT else float(dtt)
-        return np.ravel(value), _flat(dy, y0), tval, dtheta
-
-    def augmented(state, tt):
-        y, lam = state[:d], state[d:2 * d]
-        dydt, dlam, dtt, dtheta = vjp(y, tt, theta0, -lam)
-        return np.concatenate([dydt, dlam, [dtt], dtheta])
-
-    theta0 = np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in args]) if args else np.zeros(0)
+    n, d = len(t), np.size(y0)
+    shape = np.shape(y0)
+    p = sum(np.size(a) for a in args)
+    dynamics = _AdjointDynamics(f, shape)
 
     def odeint_pullback(g):
-        g = np.reshape(np.asarray(g, dtype=float), (len(t), d))
-        states = np.reshape(yt, (len(t), d))
-        lam, t0bar, thetabar = g[-1].copy(), 0.0, np.zeros(p)
-        tbar = np.zeros(len(t))
-        for i in range(len(t) - 1, 0, -1):
-            fi = np.ravel(f(np.reshape(states[i], np.shape(y0)), t[i], *args))
-            tbar[i] = g[i] @ fi
-            t0bar -= tbar[i]
-            start = np.concatenate([states[i], lam, [t0bar], thetabar])
-            end = scipy.integrate.odeint(augmented, start, np.array([t[i], t[i - 1]]), **rest)[1]
-            lam, t0bar, thetabar = end[d:2 * d] + g[i - 1], end[2 * d], end[2 * d + 1:]
-        tbar[0] = t0bar
-        dy0 = cast_like(np.reshape(lam, np.shape(y0)), y0) if isinstance(y0, np.ndarray) else float(lam[0])
-        dt = cast_like(np.reshape(tbar, np.shape(t)), t) if isinstance(t, np.ndarray) else type(t)(tbar)
+        g = np.astype(np.reshape(g, (n, d)), np.float64)  # the adjoint runs in float64
+        states = np.astype(np.reshape(yt, (n, d)), np.float64)
+        lam, t0bar, thetabar = g[-1], np.zeros(1), np.zeros(p)
+        tbar = [None] * n
+        params = _float64(args)
+        for i in range(n - 1, 0, -1):
+            tbar[i] = g[i] @ np.ravel(f(np.reshape(states[i], shape), t[i], *args))
+            t0bar = t0bar - tbar[i]
+            start = np.concatenate([states[i], lam, t0bar, thetabar])
+            end = odeint_op(dynamics, start, np.stack([t[i], t[i - 1]]), params, **rest)[1]
+            lam, t0bar, thetabar = end[d:2 * d] + g[i - 1], end[2 * d:2 * d + 1], end[2 * d + 1:]
+        tbar[0] = t0bar[0]
+        dy0 = cast_like(np.reshape(lam, shape), y0) if np.ndim(y0) or hasattr(y0, "dtype") else _as_number(lam[0])
+        dt = np.stack(tbar)
+        dt = cast_like(np.reshape(dt, np.shape(t)), t) if isinstance(t, (np.ndarray, Boxed)) else type(t)(dt)
         return NO_TANGENT, NO_TANGENT, dy0, dt, _unflatten(thetabar, args)
 
     return yt, odeint_pullback
 
 
+class _TangentDynamics:
+    """The dynamics of the state (y, δ): (f, ∂f/∂y δ + ∂f/∂θ dθ), the m parameters and then
+    their tangents coming in as odeint's `args` (a function of values, as `_AdjointDynamics`)."""
+
+    def __init__(self, f, shape, m):
+        self.f, self.shape, self.d, self.m = f, shape, int(np.prod(shape)), m
+
+    def __call__(self, state, tt, *params):
+        d, m = self.d, self.m
+        y, delta = np.reshape(state[:d], self.shape), np.reshape(state[d:], self.shape)
+        value, tangent = jvp(_AtTime(self.f, tt), (y, *params[:m]), (delta, *params[m:]))
+        return np.concatenate([np.ravel(value), _flat(tangent, y)])
+
+
+class _AtTime:
+    """f(y, t, *args) at a fixed t, as a function of (y, *args)."""
+
+    def __init__(self, f, tt):
+        self.f, self.tt = f, tt
+
+    def __call__(self, y, *args):
+        return self.f(y, self.tt, *args)
+
+
 @frule(odeint_op)
 def odeint_frule(dargs, func, y0, t, args, **kwargs):
-    f = (lambda y, tt, *a: func(tt, y, *a)) if kwargs.get("tfirst") else func
-    rest = {k: v for k, v in kwargs.items() if k not in ("tfirst", "full_output")}
+    if kwargs.get("full_output"):
+        raise NotImplementedError("tapegrad differentiates odeint without full_output=True; leave it out")
+    f, rest = _untfirst(func, kwargs)
     _, dy0, dt, dargs_ = dargs
-    d = np.size(y0)
-    dy0 = np.zeros(d) if dy0 is ZERO else np.ravel(np.asarray(dy0, dtype=float))
-    dt = np.zeros(np.shape(t)) if dt is ZERO else np.asarray(dt, dtype=float)
-    dparams = [np.zeros(np.shape(a)) if dargs_ is ZERO or dargs_[i] is ZERO else dargs_[i]
-               for i, a in enumerate(args)]
-    dparams = [p if isinstance(a, np.ndarray) else float(np.sum(p)) for p, a in zip(dparams, args)]
+    d, shape = np.size(y0), np.shape(y0)
+    dy0 = _flat(dy0, y0)
+    dt = np.zeros(np.shape(t)) if dt is ZERO or dt is NO_TANGENT else dt
+    dparams = []
+    for i, a in enumerate(args):
+        da = ZERO if dargs_ is ZERO or dargs_ is NO_TANGENT else dargs_[i]
+        if da is ZERO or da is NO_TANGENT:
+            da = np.zeros(np.shape(a)) if isinstance(a, np.ndarray) else 0.0
+        dparams.append(da)
 
     def f_flat(y, tt):
-        return np.ravel(f(np.reshape(y, np.shape(y0)), tt, *args))
-
-    def with_tangent(state, tt):
-        y, delta = np.reshape(state[:d], np.shape(y0)), np.reshape(state[d:], np.shape(y0))
-        value, tangent = jvp(lambda y, *ps: f(y, tt, *ps), (y, *args), (delta, *dparams))
-        return np.concatenate([np.ravel(value), np.ravel(tangent)])
+        return np.ravel(f(np.reshape(y, shape), tt, *args))
 
     yt = odeint_op(func, y0, t, args, **kwargs)
-    start = np.concatenate([np.ravel(np.asarray(y0, dtype=float)), dy0 - f_flat(y0, t[0]) * dt[0]])
-    both = scipy.integrate.odeint(with_tangent, start, t, **rest)
-    tangent = both[:, d:] + np.stack([f_flat(yi, ti) for yi, ti in zip(np.reshape(yt, (len(t), d)), t)]) * dt[:, None]
-    return yt, np.reshape(tangent, np.shape(yt)).astype(yt.dtype)
+    start = np.concatenate([np.ravel(y0), dy0 - f_flat(y0, t[0]) * dt[0]])
+    both = odeint_op(_TangentDynamics(f, shape, len(args)), start, t, _float64((*args, *dparams)), **rest)
+    ends = np.stack([f_flat(yi, ti) for yi, ti in zip(np.reshape(yt, (len(t), d)), t)])
+    tangent = both[:, d:] + ends * np.reshape(dt, (len(t), 1))
+    return yt, cast_like(np.reshape(tangent, np.shape(yt)), yt)

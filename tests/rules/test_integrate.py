@@ -4,12 +4,14 @@ sensitivities (forward mode)."""
 import numpy as np
 import pytest
 
-from tapegrad import check_grad, gradient
+from tapegrad import check_grad, gradient, hessian, jvp
 from tapegrad.scipy.integrate import odeint, odeint_op
 
 from _rule_tables import DTYPES
 
 TOL = {"rtol": 1e-11, "atol": 1e-11}
+#: tight enough for central differences of a first derivative, loose enough to stay fast
+ORDER2_TOL = {"rtol": 1e-10, "atol": 1e-10}
 
 
 def oscillator(y, t, a, b):
@@ -28,8 +30,20 @@ def lotka_volterra(t, y, theta):
 
 EXERCISED = {odeint_op}
 
-#: odeint's pullback calls scipy's integrator on plain values: no second derivatives (no ORDER2 row)
-ORDER2 = []
+
+def _trajectory(y0, t, a, b):
+    return odeint(oscillator, y0, t, args=(a, b), **ORDER2_TOL)
+
+
+def _predator_prey(y0, theta):
+    return odeint(lotka_volterra, y0, np.array([0.0, 0.3, 0.6]), (theta,), tfirst=True, **ORDER2_TOL)[1:]
+
+
+#: the whole trajectory in y0, every time point and both parameters; tfirst with an array parameter
+ORDER2 = [
+    (odeint_op, _trajectory, (np.array([1.0, 0.5]), np.array([0.0, 0.4, 0.7]), 1.3, np.array(0.7))),
+    (odeint_op, _predator_prey, (np.array([1.0, 0.8]), np.array([1.1, 0.4, 0.9]))),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
@@ -67,3 +81,59 @@ def test_full_output_is_refused():
     """full_output returns a dictionary of solver details: the gradient refuses it, saying so."""
     with pytest.raises(NotImplementedError, match="without full_output"):
         gradient(lambda y0: np.sum(odeint(decay, y0, np.array([0.0, 1.0]), (0.5,), full_output=True)[0]), np.ones(1))
+
+
+def _decay_at(p):
+    """y(t₁) = y₀ e^(-k t₁) from y(0) = y₀, for p = (y₀, k, t₁)."""
+    return odeint(decay, p[:1], np.stack([0.0, p[2]]), args=(p[1],), **ORDER2_TOL)[-1, 0]
+
+
+def _decay_hessian(y0, k, t1):
+    e = np.exp(-k * t1)
+    return np.array([[0.0, -t1 * e, -k * e],
+                     [-t1 * e, y0 * t1 ** 2 * e, y0 * (k * t1 - 1.0) * e],
+                     [-k * e, y0 * (k * t1 - 1.0) * e, y0 * k ** 2 * e]])
+
+
+def _rev_over_fwd(f, p):
+    return np.stack([gradient(lambda p: jvp(f, (p,), (e,))[1], p)[0] for e in np.eye(p.size)])
+
+
+def _fwd_over_fwd(f, p):
+    return np.array([[jvp(lambda p: jvp(f, (p,), (e,))[1], (p,), (u,))[1] for u in np.eye(p.size)]
+                     for e in np.eye(p.size)])
+
+
+@pytest.mark.parametrize("second", [
+    pytest.param(lambda f, p: hessian(f, p, mode="rev"), id="rev-rev"),
+    pytest.param(lambda f, p: hessian(f, p, mode="fwd"), id="fwd-rev"),
+    pytest.param(_rev_over_fwd, id="rev-fwd"),
+    pytest.param(_fwd_over_fwd, id="fwd-fwd"),
+])
+def test_second_derivatives_of_exponential_decay_closed_form(second):
+    """The Hessian of y(t₁) = y₀ e^(-k t₁) in (y₀, k, t₁), in each combination of modes."""
+    p = np.array([2.0, 0.5, 1.0])
+    np.testing.assert_allclose(second(_decay_at, p), _decay_hessian(*p), rtol=1e-7, atol=1e-9)
+
+
+def _grad_of(f):
+    return lambda k: gradient(f, k)[0]
+
+
+def _jvp_of(f):
+    return lambda k: jvp(f, (k,), (1.0,))[1]
+
+
+@pytest.mark.parametrize("wrap", [
+    pytest.param((_grad_of, _grad_of, _grad_of), id="rev-rev-rev"),
+    pytest.param((_jvp_of, _grad_of, _jvp_of), id="fwd-rev-fwd"),
+])
+def test_third_derivative_of_exponential_decay_closed_form(wrap):
+    """d³/dk³ of y(1) = y₀ e^(-k) is -y₀ e^(-k): the rules of the rules are differentiable too."""
+    def final(k):
+        return odeint(decay, np.array([2.0]), np.array([0.0, 1.0]), args=(k,), **ORDER2_TOL)[-1, 0]
+
+    third = final
+    for w in wrap:
+        third = w(third)
+    assert third(0.5) == pytest.approx(-2.0 * np.exp(-0.5), rel=1e-7)
