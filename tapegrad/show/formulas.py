@@ -35,6 +35,7 @@ from ..errors import qualified_name
 from ..pytree import build
 from ..registry import RULES
 from ..rules.indexing import scatter_add
+from ..rules.piecewise import branch_cotangent
 from ..scipy import linalg as tg_linalg
 from ..scipy import special as tg_special
 from ..scipy.integrate import odeint_op
@@ -290,6 +291,9 @@ partials(np.fmin, "[{a[0]} < {a[1]}] (½ at a tie)", "[{a[1]} < {a[0]}] (½ at a
 formulas(np.clip, "{dy} where {a[0]} lies inside the bounds, else 0",
          "{dy} where the bound is the value, else 0")
 formulas(np.where, None, "{dy} where {a[0]}, else 0", "{dy} where not {a[0]}, else 0")
+formulas(branch_cotangent, "{dy} where not {a[1]}, else exactly 0", None)
+partials(np.heaviside, "0", "[{a[0]} = 0]")
+formulas(np.full_like, None, "the sum of {dy} (every entry is the fill value)")
 
 # --- special functions ---
 partials(scipy.special.erf, "2/√π·exp(-{a[0]}²)")
