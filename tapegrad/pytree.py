@@ -32,7 +32,7 @@ from .errors import SeedError, user_location
 from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, map_tangent
 
 __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
-           "Spec", "flatten", "unflatten", "build", "flatten_cotangent", "spec_key",
+           "Spec", "flatten", "unflatten", "build", "flatten_cotangent", "spec_key", "spec_leaves",
            "is_differentiable_leaf", "object_fields", "rebuild_object",
            "tangent_of", "leaf_gradient", "finalize", "fill_zeros", "update"]
 
@@ -418,6 +418,21 @@ def _static_key(x, unkeyed):
     if isinstance(x, _STATEFUL):
         unkeyed.append(x)  # each draw changes it
     return (type(x), x)
+
+
+def spec_leaves(spec) -> list:
+    """The leaf specs of `spec` in the order `build` takes their values (each shared part once)."""
+    out, seen, stack = [], set(), [spec]
+    while stack:
+        s = stack.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        if s.kind == "leaf":
+            out.append(s)
+        elif s.kind != "static":
+            stack.extend(reversed(s.children))
+    return out
 
 
 def spec_key(spec, seen=None, unkeyed=None):

@@ -22,7 +22,7 @@ import scipy.special
 
 from ..errors import qualified_name, short_name
 from .guards import GUARDS
-from ..pytree import Spec, build
+from ..pytree import Spec, build, spec_leaves
 from ..tangents import NO_TANGENT, ZERO
 from ..tape import Call, Constant, Input, Variable, note_text
 
@@ -254,7 +254,7 @@ def _literal(w, spec, leaves, top=False):
     plain = ((spec.kind == "seq" and spec.cls in (tuple, list))
              or (spec.kind == "dict" and all(type(k) in (str, int) for k in spec.keys)))
     if not plain or (top and _shared(spec)):
-        items = [w.value(next(leaves)) for _ in range(_leaf_count(spec))]
+        items = [w.value(next(leaves)) for _ in range(len(spec_leaves(spec)))]
         return f"{w.bind(build, 'build')}({', '.join([w.bind(spec, 'structure')] + items)})"
     if spec.kind == "dict":
         return "{" + ", ".join(f"{k!r}: {_literal(w, c, leaves)}" for k, c in zip(spec.keys, spec.children)) + "}"
@@ -264,21 +264,6 @@ def _literal(w, spec, leaves, top=False):
     if len(items) == 1:
         return f"({items[0]},)"
     return ", ".join(items) if top and items else f"({', '.join(items)})"
-
-
-def _leaf_count(spec):
-    """How many leaves `build(spec, ...)` takes: each leaf once (a shared part counts once)."""
-    count, seen, stack = 0, set(), [spec]
-    while stack:
-        s = stack.pop()
-        if id(s) in seen:
-            continue
-        seen.add(id(s))
-        if s.kind == "leaf":
-            count += 1
-        elif s.kind != "static":
-            stack.extend(s.children)
-    return count
 
 
 def _comment(note):

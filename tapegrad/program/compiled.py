@@ -40,7 +40,7 @@ import numpy as np
 from .codegen import compile_tape
 from ..grad import grad
 from .passes import optimize
-from ..pytree import Spec, build, finalize, flatten, spec_key, unflatten
+from ..pytree import Spec, build, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..context import param_names, trace
 from ..errors import restore_warnings, route_warnings
 from ..tape import Call, Input, Variable, paused_gc
@@ -252,7 +252,7 @@ def _drop_function_tangent(tape):
             or not grads_spec.children):
         return False, None
     df_spec = grads_spec.children[0]
-    n = len(flatten_spec_leaves(df_spec))
+    n = len(spec_leaves(df_spec))
     if n == 0 or any(type(a) is Variable for a in op.args[2:2 + n]) or len(op.args) < 2 + n:
         return False, None
     df = unflatten(df_spec, op.args[2:2 + n])
@@ -303,21 +303,6 @@ def _leaf_paths(spec, seen):
             yield [str(k) for k in path]
         elif s.kind != "static":
             stack.extend(reversed([(c, path + [k]) for k, c in zip(s.keys, s.children)]))
-
-
-def flatten_spec_leaves(spec):
-    """The leaf specs of `spec` in the order `build` takes their values (each shared part once)."""
-    out, seen, stack = [], set(), [spec]
-    while stack:
-        s = stack.pop()
-        if id(s) in seen:
-            continue
-        seen.add(id(s))
-        if s.kind == "leaf":
-            out.append(s)
-        elif s.kind != "static":
-            stack.extend(reversed(s.children))
-    return out
 
 
 def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None):
