@@ -107,6 +107,15 @@ class Dual(ArrayLike):
     def __repr__(self):
         return f"Dual({_show(self._val)}, {_show(self.delta)})"
 
+    def __hash__(self):
+        # as a traced value (Tracer.__hash__): a number hashes by its value, and a dual value
+        # hashed by identity would let {a, b} keep two equal numbers apart
+        raise TypeError(
+            f"the dual value {type_str(self._val)} was used in a set or as a dict key at "
+            f"{user_location()}; a dual value has no hash (its value carries a variation); key "
+            f"by a name or a position, or keep the values in a list"
+        )
+
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):
         if type(new) is Dual and new.tag == self.tag:

@@ -362,3 +362,11 @@ def test_the_einsum_sublist_form_is_differentiated():
     """np.einsum(x, [0], x, [0]) (the interleaved form) is differentiated as 'i,i->'."""
     x = np.array([1.0, -2.0, 3.0])
     np.testing.assert_allclose(gradient(lambda x: np.einsum(x, [0], x, [0]), x)[0], 2 * x)
+
+
+@pytest.mark.parametrize("f", [lambda x: len({x, x * 1.0}) * x, lambda x: {x: 1.0}[x] * x])
+def test_a_dual_value_in_a_set_or_as_a_dict_key_is_refused(f):
+    """A dual value has no hash either: forward mode refuses sets and dict keys as reverse mode does."""
+    with pytest.raises(TypeError, match=r"the dual value float64 was used in a set or as a dict key at "
+                                        r"test_reliability.py:\d+; a dual value has no hash"):
+        tapegrad.jvp(f, (1.0,), (1.0,))
