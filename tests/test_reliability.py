@@ -370,3 +370,31 @@ def test_a_dual_value_in_a_set_or_as_a_dict_key_is_refused(f):
     with pytest.raises(TypeError, match=r"the dual value float64 was used in a set or as a dict key at "
                                         r"test_reliability.py:\d+; a dual value has no hash"):
         tapegrad.jvp(f, (1.0,), (1.0,))
+
+
+@pytest.mark.parametrize("f, k", [(lambda x, k: np.sum(x[..., k] ** 2), 2),
+                                  (lambda x, k: np.sum(x[..., k:] ** 2), 1),
+                                  (lambda x, k: np.sum(x[k:, ::k] ** 2), 1)])
+def test_replay_and_compiled_grad_resolve_traced_indices_in_tuples_and_slices(f, k):
+    """A traced integer inside an index tuple or a slice is resolved on replay and in compiled gradients."""
+    x = np.arange(6.0).reshape(2, 3)
+    y, tape = tapegrad.trace(f, x, k)
+    assert tape.replay(f, x + 1.0, k) == f(x + 1.0, k)
+    g = tapegrad.compiled_grad(f)
+    for x_new in (x, x * 2.0, x - 1.0):
+        value, (_, dx, _) = g(x_new, k)
+        assert value == f(x_new, k)
+        plain_value, (_, plain_dx, _) = grad(f, x_new, k)
+        np.testing.assert_array_equal(dx, plain_dx)
+    tapegrad.check_grad(lambda x: f(x, k), x)
+
+
+def test_compiled_grad_retraces_when_a_traced_slice_bound_changes():
+    """A slice bound decides the shape of the result: a new bound takes a new trace, never a stale one."""
+    f = lambda x, k: np.sum(x[k:] ** 2)
+    g = tapegrad.compiled_grad(f)
+    x = np.arange(4.0)
+    for k in (1, 2, 1, 0):
+        value, (_, dx, _) = g(x, k)
+        assert value == f(x, k)
+        np.testing.assert_array_equal(dx, np.where(np.arange(4) >= k, 2.0 * x, 0.0))
