@@ -33,6 +33,7 @@ from .grad import grad, gradient, pullback
 from .errors import (
     ConcreteValueError,
     NoRuleError,
+    filler_hint,
     StaleViewError,
     qualified_name,
     type_str,
@@ -80,6 +81,9 @@ class Dual(ArrayLike):
         return self._val
 
     def __array__(self, dtype=None, copy=None):
+        hint = filler_hint()  # np.full(shape, dual) asks numpy for the fill value's dtype
+        if hint:
+            raise ConcreteValueError(hint)
         raise ConcreteValueError(
             f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
             f"{user_location()}, which would drop its variation; build arrays with np.stack / "

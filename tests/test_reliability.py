@@ -398,3 +398,31 @@ def test_compiled_grad_retraces_when_a_traced_slice_bound_changes():
         value, (_, dx, _) = g(x, k)
         assert value == f(x, k)
         np.testing.assert_array_equal(dx, np.where(np.arange(4) >= k, 2.0 * x, 0.0))
+
+
+A3 = np.arange(3.0)
+
+
+@pytest.mark.parametrize("f, closed_form", [
+    (lambda c: np.sum(np.full_like(A3, c) * A3), lambda c: 3.0),
+    (lambda c: np.sum(np.full_like(A3, c, shape=(2, 3)) ** 2), lambda c: 12.0 * c),
+    (lambda c: np.sum(np.full(3, c) * A3), lambda c: 3.0),
+    (lambda c: np.sum(np.full((2, 3), c, order="F") ** 2), lambda c: 12.0 * c),
+    (lambda c: np.sum(np.full((3,), c, np.float32) * A3), lambda c: 3.0),
+    (lambda c: np.sum(np.full((2, 2), [c, 1.0]) ** 2), lambda c: 4.0 * c),
+])
+def test_full_and_full_like_of_a_plain_shape_with_a_differentiable_fill_value(f, closed_form):
+    """numpy asks only full_like's first argument about the call: a traced or dual fill value still gets its derivative."""
+    c = 2.0
+    value, (_, d) = grad(f, c)
+    assert value == f(c) and d == closed_form(c)
+    assert tapegrad.jvp(f, (c,), (1.0,)) == (f(c), closed_form(c))
+    assert tapegrad.hessian(f, c) == tapegrad.hessian(f, c, mode="fwd")
+    tapegrad.check_grad(lambda c: np.sum(np.full_like(A3, c, shape=(2, 3)) ** 3), c)
+
+
+def test_full_like_with_a_dual_fill_value_outside_a_forward_call_names_full_like():
+    """A dual value made by hand, used outside jvp, reaches numpy's full_like: the error names full_like and the fix."""
+    with pytest.raises(ConcreteValueError, match=r"np.full_like\(a, fill_value\) at test_reliability.py:\d+ with a "
+                                                 r"dual fill value.*fill_value \* np.ones_like\(a\)"):
+        np.full_like(A3, tapegrad.Dual(2.0, 1.0))
