@@ -208,6 +208,18 @@ def _public(module: str, name: str) -> str:
     return ".".join(p for p in module.split(".") if not p.startswith("_")) + "." + name
 
 
+def too_deep_error(what: str, cycles: bool = False) -> TypeError:
+    """The error for a value nested more deeply than Python's recursion limit lets a walk go
+    (or, for a walk that does not follow cycles, one that holds itself)."""
+    cycle = (" or holds itself (a list or dict inside itself), which this function does not "
+             "follow") if cycles else ""
+    return TypeError(
+        f"{what} given at {user_location()} is nested too deeply to walk (more levels than "
+        f"Python's recursion limit, {sys.getrecursionlimit()}, allows){cycle}; pass its numbers "
+        f"as an array, or nest them less"
+    )
+
+
 def filler_hint() -> str:
     """If numpy's ``full`` or ``full_like`` is writing a dual or traced fill value into the
     plain array it made, say so and how to build the array instead (numpy asks only the first

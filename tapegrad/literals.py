@@ -42,7 +42,7 @@ import threading
 import numpy as np
 
 from .buffers import Buffer, TracedBuffer, unbuffer
-from .errors import in_library, in_scipy
+from .errors import in_library, in_scipy, user_location
 from .pytree import Boxed, find_nested
 from .tracer import active_tapes
 from .views import concrete
@@ -61,9 +61,22 @@ CONSTRUCTORS = {name: getattr(np, name) for name in (
 _local = threading.local()  # .duals: how many forward-mode calls run in this thread
 
 
-def _stack(obj):
-    """A nested list or tuple holding traced values as one traced array: np.stack of its entries."""
-    return np.stack([_stack(e) if type(e) is list or type(e) is tuple else e for e in obj])
+#: the most dimensions numpy gives an array
+_MAX_DIMS = 64
+
+
+def _stack(obj, depth=1):
+    """A nested list or tuple holding traced values as one traced array: np.stack of its entries.
+
+    The recursion stops at numpy's limit on dimensions, so no nesting meets Python's recursion limit.
+    """
+    if depth > _MAX_DIMS:
+        raise ValueError(
+            f"np.array of a list of traced values nested more than {_MAX_DIMS} levels deep at "
+            f"{user_location()}: an array has at most {_MAX_DIMS} dimensions; nest the values "
+            f"less (np.stack and np.reshape build arrays of the shape wanted)"
+        )
+    return np.stack([_stack(e, depth + 1) if type(e) is list or type(e) is tuple else e for e in obj])
 
 
 def _traced_literal(obj):

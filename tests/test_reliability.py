@@ -426,3 +426,53 @@ def test_full_like_with_a_dual_fill_value_outside_a_forward_call_names_full_like
     with pytest.raises(ConcreteValueError, match=r"np.full_like\(a, fill_value\) at test_reliability.py:\d+ with a "
                                                  r"dual fill value.*fill_value \* np.ones_like\(a\)"):
         np.full_like(A3, tapegrad.Dual(2.0, 1.0))
+
+
+def _nested(value, depth):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cyclic(value):
+    c = [value]
+    c.append(c)
+    return c
+
+
+def test_np_array_of_deeply_nested_traced_values_is_refused_clearly():
+    """np.array of a list of traced values nested past numpy's 64 dimensions says so, as numpy does, never RecursionError."""
+    with pytest.raises(ValueError, match=r"np.array of a list of traced values nested more than 64 levels deep at "
+                                         r"test_reliability.py:\d+: an array has at most 64 dimensions"):
+        grad(lambda x: np.sum(np.array(_nested(x, 1500))), 1.0)
+    value, (_, d) = grad(lambda x: np.sum(np.array(_nested(x * x, 60))), 3.0)
+    assert (value, d) == (9.0, 6.0)
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda v: tapegrad.fill_zeros(tapegrad.ZeroTangent(), v), "fill_zeros"),
+    (lambda v: tapegrad.fill_zeros(v, v), "fill_zeros"),
+    (lambda v: tapegrad.update(v, v, lr=0.1), "update"),
+])
+@pytest.mark.parametrize("make", [lambda: _nested(1.0, 1500), lambda: _cyclic(1.0)], ids=["deep", "cyclic"])
+def test_tree_walkers_refuse_deep_and_cyclic_values_clearly(call, what, make):
+    """fill_zeros and update name themselves, the line and the fix for a value too deep to walk or holding itself."""
+    with pytest.raises(TypeError, match=rf"the value passed to {what} given at test_reliability.py:\d+ is nested "
+                                        rf"too deeply to walk .* or holds itself"):
+        call(make())
+
+
+def test_forward_mode_follows_cyclic_arguments():
+    """jvp takes an argument that holds itself, as grad does; a Hessian of one, an infinite block structure, is refused."""
+    c = _cyclic(2.0)
+    assert tapegrad.jvp(lambda c: c[0] ** 3 + c[1][0], (c,), (_cyclic(1.0),)) == (10.0, 13.0)
+    with pytest.raises(TypeError, match=r"the Jacobian or Hessian at test_reliability.py:\d+ is taken with respect "
+                                        r"to an argument that holds itself"):
+        tapegrad.hessian(lambda c: c[0] ** 3, c)
+
+
+def test_jvp_with_a_shared_array_argument_gives_it_one_tangent():
+    """An array passed twice inside one argument is one leaf: its tangent is read once, the leaves stay aligned."""
+    a, b = np.array([1.0, 2.0]), np.array([3.0])
+    f = lambda p: np.sum(p[0] * p[1]) + np.sum(p[2] ** 2)
+    assert tapegrad.jvp(f, ([a, a, b],), ([np.ones(2), np.ones(2), np.ones(1)],)) == (14.0, 12.0)
