@@ -476,3 +476,11 @@ def test_jvp_with_a_shared_array_argument_gives_it_one_tangent():
     a, b = np.array([1.0, 2.0]), np.array([3.0])
     f = lambda p: np.sum(p[0] * p[1]) + np.sum(p[2] ** 2)
     assert tapegrad.jvp(f, ([a, a, b],), ([np.ones(2), np.ones(2), np.ones(1)],)) == (14.0, 12.0)
+
+
+def test_compiled_grad_of_a_cyclic_argument_is_the_plain_gradient():
+    """A compiled gradient cannot return a tangent that holds itself: such a call is traced afresh, as grad does it."""
+    g = tapegrad.compiled_grad(lambda c: c[0] ** 2 * np.sum(c[1][1][1][0]))
+    for v in (2.0, 3.0):
+        value, (_, d) = g(_cyclic(v))
+        assert value == v ** 3 and d[0] == 3 * v ** 2 and d[1] is d

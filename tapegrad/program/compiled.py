@@ -112,6 +112,9 @@ class CompiledGrad:
         def key_of(x):
             spec, found = flatten(x, argument=True, memo=memo)
             leaves.extend(found)
+            if _holds_itself(spec):
+                # its gradient holds itself too, which no program can return: traced each call
+                unkeyed.append(x)
             return spec_key(spec, unkeyed=unkeyed)
 
         positional = tuple(key_of(x) for x in (self.f, seed, *args))
@@ -230,6 +233,27 @@ class CompiledGrad:
                 return node.program.__source__
             except Exception as exc:
                 node = node.children[_outcome(node.program, exc)]
+
+
+def _holds_itself(spec) -> bool:
+    """True if an argument's structure leads back into itself (a list inside itself); walked
+    with a stack, not recursion, so that no depth meets the recursion limit."""
+    active, done = set(), set()
+    stack = [(spec, iter(spec.children))]
+    active.add(id(spec))
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            active.discard(id(node))
+            done.add(id(node))
+        elif id(child) in active:
+            return True
+        elif id(child) not in done and child.children:
+            active.add(id(child))
+            stack.append((child, iter(child.children)))
+    return False
 
 
 def _drop_function_tangent(tape):
