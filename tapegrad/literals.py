@@ -49,7 +49,7 @@ from .views import concrete
 from .writes import fill_diagonal
 
 __all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
-           "constructors_off", "restore", "ConcatenatorOfTraced"]
+           "constructors_off", "restore", "ConcatenatorOfTraced", "ErrstateInTrace"]
 
 #: numpy's own functions, which the wrappers hand every other call to
 NUMPY = {"array": np.array, "asarray": np.asarray}
@@ -179,6 +179,21 @@ def _fill_diagonal(original):
     return fill
 
 
+class ErrstateInTrace(np.errstate):
+    """``np.errstate`` while traces run: entered from the user's code, it notes on every tape
+    of this thread that the function sets numpy's error state for part of its work
+    (``tape.meta["errstate"]``), which a replay of the tape would not see: compiled gradients
+    trace such a function on every call rather than replay it (`tapegrad.program.compiled`)."""
+
+    def __enter__(self):
+        if not in_library(sys._getframe(1)):
+            for tape in active_tapes():
+                meta = getattr(tape, "meta", None)
+                if meta is not None:
+                    meta["errstate"] = True
+        return super().__enter__()
+
+
 class ConcatenatorOfTraced:
     """``np.r_[...]`` and ``np.c_[...]`` that also take traced values while tracing.
 
@@ -226,6 +241,7 @@ _STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
 _STAND_INS["full"] = _filler(np.full, like=False)
 _STAND_INS["full_like"] = _filler(np.full_like, like=True)
 _STAND_INS["fill_diagonal"] = _fill_diagonal(np.fill_diagonal)
+_STAND_INS["errstate"] = ErrstateInTrace
 _STAND_INS["r_"] = ConcatenatorOfTraced(np.r_, columns=False)
 _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 #: numpy's own objects under the same names

@@ -2,6 +2,7 @@
 import copy
 import pathlib
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -484,3 +485,21 @@ def test_compiled_grad_of_a_cyclic_argument_is_the_plain_gradient():
     for v in (2.0, 3.0):
         value, (_, d) = g(_cyclic(v))
         assert value == v ** 3 and d[0] == 3 * v ** 2 and d[1] is d
+
+
+def log_where_finite(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    return np.sum(np.where(np.isfinite(y), y, 0.0))
+
+
+def test_compiled_grad_honours_an_errstate_set_inside_f():
+    """Warnings f silences with np.errstate stay silent on every call of its compiled gradient, and the values are grad's."""
+    g = tapegrad.compiled_grad(log_where_finite)
+    x = np.array([0.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            value, (_, d) = g(x)
+            assert value == np.log(2.0)
+            np.testing.assert_array_equal(d, [0.0, 0.5])

@@ -164,7 +164,9 @@ class CompiledGrad:
         # and the collector's passes over them took most of the time (benchmarks/README.md)
         with paused_gc():
             out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-            if _writes_into_a_constant(tape):
+            # a write into a constant, or np.errstate set inside f (a replay would run those
+            # ops under the caller's error state, showing warnings f silenced): traced each call
+            if _writes_into_a_constant(tape) or tape.meta.get("errstate"):
                 self._uncompiled[key] = True
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
