@@ -22,8 +22,10 @@ captures are inputs (differentiable, as in `grad`) and are read afresh on every 
 values that are not differentiated are part of the signature. What no signature can describe
 is traced on every call instead of compiled (``cache_info()["traced"]``): a mutable object
 that is not walked into (a deque, a set), a random generator (a program would replay its first
-draws), and a program that writes into a plain array (its first call's writes would be baked
-in).
+draws), a program that writes into a plain array (its first call's writes would be baked
+in), a function that enters ``np.errstate`` (a replay would run under the caller's error
+state and show warnings it silenced) and an argument that holds itself (its gradient holds
+itself too, which no program returns).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
 send functions), compiled programs included, so the receiver runs them without tracing. The
