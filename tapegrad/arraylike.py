@@ -405,7 +405,8 @@ for _name, _fn in [
 
 def _plain_slice(s):
     """`s` with bounds that are plain integers (a traced bound is read through __index__)."""
-    bounds = (s.start, s.stop, s.step)
-    if all(b is None or type(b) is int for b in bounds):
+    start, stop, step = s.start, s.stop, s.step
+    if ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+            and (step is None or type(step) is int)):
         return s
-    return slice(*(None if b is None else operator.index(b) for b in bounds))
+    return slice(*(None if b is None else operator.index(b) for b in (start, stop, step)))

@@ -98,7 +98,8 @@ def getitem_rrule(x, index):
             named = isinstance(x, tuple) and hasattr(x, "_fields")  # eigh's EighResult, ...
             return NO_TANGENT, type(x)(*dx) if named else type(x)(dx), NO_TANGENT
         dx = scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy))
-        if not _is_basic(index):
+        t = type(index)
+        if t is not int and t is not slice and not _is_basic(index):
             dx = _unread_marked(dx, dy, index)
         return NO_TANGENT, dx, NO_TANGENT
 
