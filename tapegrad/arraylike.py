@@ -166,6 +166,14 @@ class ArrayLike(Boxed):
             yield self._dispatch(operator.getitem, (self, i), None)
 
     def __getitem__(self, index):
+        # a traced bound in a slice (x[k:]) is read as a plain integer here, which guards it,
+        # as the shape of the result depends on it: the tape keeps no traced value inside a
+        # slice, where replay could not replace it
+        t = type(index)
+        if t is slice:
+            index = _plain_slice(index)
+        elif t is tuple and slice in map(type, index):
+            index = tuple(_plain_slice(i) if type(i) is slice else i for i in index)
         return self._dispatch(operator.getitem, (self, index), None)
 
     # --- attributes numpy users read (shapes are fixed: plain values) ---
@@ -395,3 +403,10 @@ for _name, _fn in [
     setattr(ArrayLike, _name, _method(_fn, _name))
 
 
+def _plain_slice(s):
+    """`s` with bounds that are plain integers (a traced bound is read through __index__)."""
+    start, stop, step = s.start, s.stop, s.step
+    if ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+            and (step is None or type(step) is int)):
+        return s
+    return slice(*(None if b is None else operator.index(b) for b in (start, stop, step)))

@@ -100,21 +100,65 @@ def _leaves(x, path=(), out=None, seen=None):
     return out
 
 
-def _substitute(x, new, path=()):
-    """A copy of `x` with leaves replaced: `new` maps a key of `_leaves` to its new value."""
+_BUILDING = object()  # in `_substitute`'s memo: a tuple or an object whose copy is being made
+
+
+def _substitute(x, new, path=(), memo=None):
+    """A copy of `x` with leaves replaced: `new` maps a key of `_leaves` to its new value.
+
+    A container met twice is copied once (`memo`), so shared and cyclic arguments keep their
+    shape: a list that holds itself is copied into a list that holds its copy.
+    """
     if is_differentiable_leaf(x):
         key = id(x) if isinstance(x, np.ndarray) else path
         return new.get(key, x)
+    memo = {} if memo is None else memo
+    done = memo.get(id(x))
+    if done is _BUILDING:
+        raise TypeError(
+            f"check_grad cannot rebuild {_where(path)}: it holds itself through a "
+            f"{type(x).__name__}, which is built only after its contents; make the cycle go "
+            f"through a list or a dict"
+        )
+    if done is not None:
+        return done
+    if type(x) is dict:
+        out = memo[id(x)] = {}
+        for k, v in x.items():
+            out[k] = _substitute(v, new, path + (k,), memo)
+        return out
+    if type(x) is list:
+        out = memo[id(x)] = []
+        out.extend(_substitute(v, new, path + (i,), memo) for i, v in enumerate(x))
+        return out
+    memo[id(x)] = _BUILDING
     if isinstance(x, dict):
-        return {k: _substitute(v, new, path + (k,)) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*[_substitute(v, new, path + (i,)) for i, v in enumerate(x)])
-    if isinstance(x, (tuple, list)):
-        return type(x)(_substitute(v, new, path + (i,)) for i, v in enumerate(x))
-    fields = object_fields(x)
-    if fields:
-        return rebuild_object(x, {k: _substitute(v, new, path + (k,)) for k, v in fields.items()})
-    return x
+        out = _rebuilt_dict(x, {k: _substitute(v, new, path + (k,), memo) for k, v in x.items()})
+    elif isinstance(x, tuple) and hasattr(x, "_fields"):
+        out = type(x)(*[_substitute(v, new, path + (i,), memo) for i, v in enumerate(x)])
+    elif isinstance(x, (tuple, list)):
+        out = type(x)(_substitute(v, new, path + (i,), memo) for i, v in enumerate(x))
+    else:
+        fields = object_fields(x)
+        out = x if not fields else rebuild_object(
+            x, {k: _substitute(v, new, path + (k,), memo) for k, v in fields.items()})
+    memo[id(x)] = out
+    return out
+
+
+def _where(path):
+    """A path of `_substitute` (its first key: 0 for f, i + 1 for argument i) in words."""
+    what = "the values f captures" if path[0] == 0 else f"argument {path[0] - 1}"
+    return f"{what} at {list(path[1:])}" if len(path) > 1 else what
+
+
+def _rebuilt_dict(x, items):
+    """A dict subclass (OrderedDict, ...) with `items`, as `_substitute` copied them."""
+    try:
+        out = type(x)(items)
+    except TypeError:  # (a defaultdict takes its factory first)
+        out = type(x)(getattr(x, "default_factory", None), items)
+    return out
 
 
 def _tangent_at(t, path):

@@ -208,6 +208,36 @@ def _public(module: str, name: str) -> str:
     return ".".join(p for p in module.split(".") if not p.startswith("_")) + "." + name
 
 
+def too_deep_error(what: str, cycles: bool = False) -> TypeError:
+    """The error for a value nested more deeply than Python's recursion limit lets a walk go
+    (or, for a walk that does not follow cycles, one that holds itself)."""
+    cycle = (" or holds itself (a list or dict inside itself), which this function does not "
+             "follow") if cycles else ""
+    return TypeError(
+        f"{what} given at {user_location()} is nested too deeply to walk (more levels than "
+        f"Python's recursion limit, {sys.getrecursionlimit()}, allows){cycle}; pass its numbers "
+        f"as an array, or nest them less"
+    )
+
+
+def filler_hint() -> str:
+    """If numpy's ``full`` or ``full_like`` is writing a dual or traced fill value into the
+    plain array it made, say so and how to build the array instead (numpy asks only the first
+    argument of ``full_like``, and no argument of ``full``, about the call)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if module.startswith("numpy") and frame.f_code.co_name in ("full", "full_like"):
+            name = frame.f_code.co_name
+            shape = "a" if name == "full_like" else "shape"
+            return (f"np.{name}({shape}, fill_value) at {user_location()} with a dual fill value: "
+                    f"numpy builds a plain array and writes the fill value into it, which would "
+                    f"drop its variation; write fill_value * np.ones_like(a) (or "
+                    f"fill_value * np.ones(shape)) instead")
+        frame = frame.f_back
+    return ""
+
+
 def foreign_function_hint() -> str:
     """If a scipy function is converting a traced value, name it (the one the user called,
     the outermost scipy frame) and tapegrad's replacement when there is one."""

@@ -33,6 +33,8 @@ from .grad import grad, gradient, pullback
 from .errors import (
     ConcreteValueError,
     NoRuleError,
+    filler_hint,
+    too_deep_error,
     StaleViewError,
     qualified_name,
     type_str,
@@ -80,6 +82,9 @@ class Dual(ArrayLike):
         return self._val
 
     def __array__(self, dtype=None, copy=None):
+        hint = filler_hint()  # np.full(shape, dual) asks numpy for the fill value's dtype
+        if hint:
+            raise ConcreteValueError(hint)
         raise ConcreteValueError(
             f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
             f"{user_location()}, which would drop its variation; build arrays with np.stack / "
@@ -106,6 +111,15 @@ class Dual(ArrayLike):
 
     def __repr__(self):
         return f"Dual({_show(self._val)}, {_show(self.delta)})"
+
+    def __hash__(self):
+        # as a traced value (Tracer.__hash__): a number hashes by its value, and a dual value
+        # hashed by identity would let {a, b} keep two equal numbers apart
+        raise TypeError(
+            f"the dual value {type_str(self._val)} was used in a set or as a dict key at "
+            f"{user_location()}; a dual value has no hash (its value carries a variation); key "
+            f"by a name or a position, or keep the values in a list"
+        )
 
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):
@@ -338,7 +352,10 @@ def _duals(arg, tangent, i, tag):
     if spec.kind == "leaf":
         return Dual(arg, _checked(arg, tangent, f"argument {i}"), tag)
     ts = []
-    _tangent_leaves(spec, tangent, f"argument {i}", ts)
+    try:
+        _tangent_leaves(spec, tangent, f"argument {i}", ts)
+    except RecursionError:
+        raise too_deep_error(f"the tangent of argument {i}") from None
     return unflatten(spec, [Dual(x, t, tag) for x, t in zip(leaves, ts)])
 
 
@@ -347,9 +364,15 @@ def new_tag():
     return new_epoch()
 
 
-def _tangent_leaves(spec, t, where, out):
+def _tangent_leaves(spec, t, where, out, seen=None):
+    """The tangents of the leaves of `spec`, in `flatten`'s order: a spec met again (a shared
+    array, a list that holds itself) has its leaves once, as `flatten` gave them."""
     if spec.kind == "static":
         return
+    seen = set() if seen is None else seen
+    if id(spec) in seen:
+        return
+    seen.add(id(spec))
     if spec.kind == "leaf":
         out.append(_checked(spec.primal, t, where))
         return
@@ -360,7 +383,7 @@ def _tangent_leaves(spec, t, where, out):
             sub = getattr(t, k)
         else:
             sub = t[k]
-        _tangent_leaves(child, sub, f"{where}[{k!r}]", out)
+        _tangent_leaves(child, sub, f"{where}[{k!r}]", out, seen)
 
 
 def _checked(x, t, where):
@@ -470,13 +493,32 @@ def _inner_dtype(v):
     return np.result_type(v)
 
 
-def _pack(spec, take):
-    """The structure `spec` describes with `take()` at each leaf, as a tangent (NoTangent where static)."""
+_PACKING = object()  # in `_pack`'s memo: a spec whose parts are being packed
+
+
+def _pack(spec, take, memo=None):
+    """The structure `spec` describes with `take()` at each leaf, as a tangent (NoTangent where
+    static). A spec met again (a shared array) gives the same value, as `flatten` gave one leaf."""
     if spec.kind == "static":
         return NO_TANGENT
+    memo = {} if memo is None else memo
+    done = memo.get(id(spec))
+    if done is _PACKING:
+        raise TypeError(
+            f"the Jacobian or Hessian at {user_location()} is taken with respect to an argument "
+            f"that holds itself (a list or dict inside itself), and a block matrix of such a "
+            f"structure would be infinite; pass the numbers as an array or a structure without "
+            f"a cycle (grad, jvp and check_grad take cyclic arguments)"
+        )
+    if done is not None:
+        return done
     if spec.kind == "leaf":
-        return take()
-    return spec.pack([_pack(c, take) for c in spec.children], tangent=True)
+        out = take()
+    else:
+        memo[id(spec)] = _PACKING
+        out = spec.pack([_pack(c, take, memo) for c in spec.children], tangent=True)
+    memo[id(spec)] = out
+    return out
 
 
 def _array_jacobian(f, x, mode, structured=False):

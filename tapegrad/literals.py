@@ -41,14 +41,15 @@ import threading
 
 import numpy as np
 
-from .buffers import Buffer, TracedBuffer
-from .errors import in_library, in_scipy
+from .buffers import Buffer, TracedBuffer, unbuffer
+from .errors import in_library, in_scipy, user_location
 from .pytree import Boxed, find_nested
 from .tracer import active_tapes
+from .views import concrete
 from .writes import fill_diagonal
 
 __all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
-           "constructors_off", "restore", "ConcatenatorOfTraced"]
+           "constructors_off", "restore", "ConcatenatorOfTraced", "ErrstateInTrace"]
 
 #: numpy's own functions, which the wrappers hand every other call to
 NUMPY = {"array": np.array, "asarray": np.asarray}
@@ -60,9 +61,22 @@ CONSTRUCTORS = {name: getattr(np, name) for name in (
 _local = threading.local()  # .duals: how many forward-mode calls run in this thread
 
 
-def _stack(obj):
-    """A nested list or tuple holding traced values as one traced array: np.stack of its entries."""
-    return np.stack([_stack(e) if type(e) is list or type(e) is tuple else e for e in obj])
+#: the most dimensions numpy gives an array
+_MAX_DIMS = 64
+
+
+def _stack(obj, depth=1):
+    """A nested list or tuple holding traced values as one traced array: np.stack of its entries.
+
+    The recursion stops at numpy's limit on dimensions, so no nesting meets Python's recursion limit.
+    """
+    if depth > _MAX_DIMS:
+        raise ValueError(
+            f"np.array of a list of traced values nested more than {_MAX_DIMS} levels deep at "
+            f"{user_location()}: an array has at most {_MAX_DIMS} dimensions; nest the values "
+            f"less (np.stack and np.reshape build arrays of the shape wanted)"
+        )
+    return np.stack([_stack(e, depth + 1) if type(e) is list or type(e) is tuple else e for e in obj])
 
 
 def _traced_literal(obj):
@@ -100,15 +114,55 @@ def install():
 def _constructor(original):
     @functools.wraps(original)
     def make(*args, **kwargs):
-        out = original(*args, **kwargs)
-        if active_tapes():
-            if type(out) is np.ndarray and not in_library(sys._getframe(1)):
-                return out.view(Buffer)
-        elif not _traces[0] and not in_library(sys._getframe(1)):
-            restore()  # the user's first call after the last trace puts numpy's own back
-        return out
+        return _made(original(*args, **kwargs), sys._getframe(1))
 
     return make
+
+
+def _made(out, caller):
+    """The array a constructor made, as a Buffer for the user's code in a thread that traces."""
+    if active_tapes():
+        if type(out) is np.ndarray and not in_library(caller):
+            return out.view(Buffer)
+    elif not _traces[0] and not in_library(caller):
+        restore()  # the user's first call after the last trace puts numpy's own back
+    return out
+
+
+def _filler(original, like):
+    """The stand-in of ``np.full`` (`like` False) or ``np.full_like`` (`like` True). numpy asks
+    only the first argument of ``full_like``, and no argument of ``full``, about the call, so a
+    traced fill value would be written into a plain array (a refusal naming np.copyto): here
+    the call goes to the rule of ``full_like`` (every entry is the fill value)."""
+    full_like = CONSTRUCTORS["full_like"]
+
+    @functools.wraps(original)
+    def fill(*args, **kwargs):
+        fill_value = args[1] if len(args) > 1 else kwargs.get("fill_value")
+        if (not (active_tapes() or getattr(_local, "duals", 0))
+                or find_nested((fill_value,), (Boxed, TracedBuffer)) is None):
+            return _made(original(*args, **kwargs), sys._getframe(1))
+        return _fill_traced(full_like, like, *args, **kwargs)
+
+    return fill
+
+
+def _fill_traced(full_like, like, shape_or_a, fill_value, dtype=None, *args, **kwargs):
+    """``np.full``/``np.full_like`` with traced or dual values, by the rule of ``full_like``
+    (the fill value by position, the rest by keyword, as the rule takes them)."""
+    value, a = unbuffer(fill_value), unbuffer(shape_or_a)
+    if type(value) is list or type(value) is tuple:
+        value = _stack(value)  # (a fill value that is a row, [t, 1.0], broadcast)
+    if not like:
+        order = args[0] if args else kwargs.pop("order", "C")
+        if dtype is None:
+            dtype = np.result_type(concrete(value))
+        a, args = CONSTRUCTORS["empty"](a, dtype=dtype, order=order), ()
+        dtype = None
+    kwargs.update(zip(("order", "subok", "shape"), args))  # (the positions after dtype)
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return type(value)._dispatch(full_like, (a, value), kwargs)
 
 
 def _fill_diagonal(original):
@@ -123,6 +177,21 @@ def _fill_diagonal(original):
         return original(a, val, wrap)
 
     return fill
+
+
+class ErrstateInTrace(np.errstate):
+    """``np.errstate`` while traces run: entered from the user's code, it notes on every tape
+    of this thread that the function sets numpy's error state for part of its work
+    (``tape.meta["errstate"]``), which a replay of the tape would not see: compiled gradients
+    trace such a function on every call rather than replay it (`tapegrad.program.compiled`)."""
+
+    def __enter__(self):
+        if not in_library(sys._getframe(1)):
+            for tape in active_tapes():
+                meta = getattr(tape, "meta", None)
+                if meta is not None:
+                    meta["errstate"] = True
+        return super().__enter__()
 
 
 class ConcatenatorOfTraced:
@@ -169,7 +238,10 @@ class ConcatenatorOfTraced:
 
 #: what stands in for numpy's own while traces run, by name in numpy's namespace
 _STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
+_STAND_INS["full"] = _filler(np.full, like=False)
+_STAND_INS["full_like"] = _filler(np.full_like, like=True)
 _STAND_INS["fill_diagonal"] = _fill_diagonal(np.fill_diagonal)
+_STAND_INS["errstate"] = ErrstateInTrace
 _STAND_INS["r_"] = ConcatenatorOfTraced(np.r_, columns=False)
 _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 #: numpy's own objects under the same names
@@ -204,13 +276,17 @@ def restore():
 
 
 class dual_literals:
-    """While open, np.array of lists holding dual values builds a dual array (forward mode)."""
+    """While open, np.array of lists holding dual values builds a dual array (forward mode), and
+    ``np.full``/``np.full_like`` take a dual fill value (the stand-ins are in place, as in a
+    trace)."""
 
     __slots__ = ()
 
     def __enter__(self):
         _local.duals = getattr(_local, "duals", 0) + 1
+        constructors_on()
 
     def __exit__(self, *exc):
+        constructors_off()
         _local.duals -= 1
         return False

@@ -28,7 +28,7 @@ import types
 
 import numpy as np
 
-from .errors import SeedError, user_location
+from .errors import SeedError, too_deep_error, user_location
 from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent, map_tangent
 
 __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
@@ -557,9 +557,12 @@ def fill_zeros(tangent, primal):
             return ZERO
         return t
 
-    if isinstance(tangent, ZeroTangent):
-        return _fill_structure(primal)
-    return map_tangent(fill, tangent, primal)
+    try:
+        if isinstance(tangent, ZeroTangent):
+            return _fill_structure(primal)
+        return map_tangent(fill, tangent, primal)
+    except RecursionError:
+        raise too_deep_error("the value passed to fill_zeros", cycles=True) from None
 
 
 def _float_dtype(p):
@@ -603,7 +606,10 @@ def update(primal, tangent, lr=None, fn=None):
         if lr is None:
             raise TypeError("update needs lr= (for p - lr * g) or fn=(p, g) -> new p")
         fn = lambda p, g: p - lr * g  # noqa: E731
-    return _update(primal, tangent, fn, {})
+    try:
+        return _update(primal, tangent, fn, {})
+    except RecursionError:
+        raise too_deep_error("the value passed to update", cycles=True) from None
 
 
 def _update(p, t, fn, memo):

@@ -281,7 +281,8 @@ class Tape:
 
         One value per Input op, in order (for ``trace(f, a, b)``: f, a, b). Returns the value of
         the result, or a tuple of the values of the Variables in `outputs`. The tape itself is
-        not changed.
+        not changed. The ops run under the caller's numpy error state: an ``np.errstate`` the
+        traced function set is not on the tape (`compiled_grad` traces such a function afresh).
         """
         ins = self.inputs
         if len(inputs) != len(ins):

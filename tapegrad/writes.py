@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arraylike import WRITERS
-from .errors import user_location
+from .errors import ConcreteValueError, filler_hint, user_location
 from .views import concrete
 
 __all__ = ["copyto", "put", "place", "fill_diagonal"]
@@ -36,6 +36,10 @@ def copyto(dst, src, casting="same_kind", where=True):
     if not np.can_cast(src_type, dst_type, casting):
         raise TypeError(f"Cannot cast array data from dtype('{src_type}') to dtype('{dst_type}') "
                         f"according to the rule '{casting}' (np.copyto at {user_location()})")
+    if type(dst) is np.ndarray:
+        hint = filler_hint()  # np.full_like(plain, dual) in forward mode lands here
+        if hint:
+            raise ConcreteValueError(hint)
     dst[...] = src if where is True else np.where(where, src, dst)
 
 

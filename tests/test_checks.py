@@ -1,4 +1,6 @@
 """tapegrad.checks: central differences, and check_grad comparing reverse and forward mode against them."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,29 @@ def test_check_grad_order_needs_a_float_argument():
     """order > 1 differentiates the positional float arguments; with none it says so."""
     with pytest.raises(ValueError, match="needs a positional float argument"):
         check_grad(lambda p: p["a"] ** 2, {"a": 1.5}, order=2)
+
+
+def test_check_grad_of_cyclic_arguments():
+    """check_grad walks a list or a dict that holds itself, and moves each number once."""
+    c = [1.5]
+    c.append(c)
+    check_grad(lambda c: c[0] * 2 + c[1][0] * np.sin(c[1][1][0]), c)
+    d = {"a": np.array([0.5, 2.0])}
+    d["self"] = d
+    check_grad(lambda d: np.sum(d["self"]["a"] ** 2 * d["a"]), d)
+
+
+def test_check_grad_of_a_cycle_through_a_tuple_is_refused():
+    """A tuple is built after its contents, so a cycle through one cannot be copied: the error names the argument."""
+    t = [1.0]
+    tt = (t, 2.0)
+    t.append(tt)
+    with pytest.raises(TypeError, match=r"check_grad cannot rebuild argument 0 at \[0, 1\]: it holds itself "
+                                        r"through a tuple.*make the cycle go through a list or a dict"):
+        check_grad(lambda t: t[0][0] * t[1], tt)
+
+
+@pytest.mark.parametrize("kind", [collections.OrderedDict, lambda **kw: collections.defaultdict(float, **kw)])
+def test_check_grad_keeps_dict_subclasses(kind):
+    """An OrderedDict or defaultdict argument is rebuilt as its own type."""
+    check_grad(lambda d: d["a"] ** 3 * d["b"], kind(a=2.0, b=0.5))

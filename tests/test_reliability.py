@@ -2,6 +2,7 @@
 import copy
 import pathlib
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -362,3 +363,143 @@ def test_the_einsum_sublist_form_is_differentiated():
     """np.einsum(x, [0], x, [0]) (the interleaved form) is differentiated as 'i,i->'."""
     x = np.array([1.0, -2.0, 3.0])
     np.testing.assert_allclose(gradient(lambda x: np.einsum(x, [0], x, [0]), x)[0], 2 * x)
+
+
+@pytest.mark.parametrize("f", [lambda x: len({x, x * 1.0}) * x, lambda x: {x: 1.0}[x] * x])
+def test_a_dual_value_in_a_set_or_as_a_dict_key_is_refused(f):
+    """A dual value has no hash either: forward mode refuses sets and dict keys as reverse mode does."""
+    with pytest.raises(TypeError, match=r"the dual value float64 was used in a set or as a dict key at "
+                                        r"test_reliability.py:\d+; a dual value has no hash"):
+        tapegrad.jvp(f, (1.0,), (1.0,))
+
+
+@pytest.mark.parametrize("f, k", [(lambda x, k: np.sum(x[..., k] ** 2), 2),
+                                  (lambda x, k: np.sum(x[..., k:] ** 2), 1),
+                                  (lambda x, k: np.sum(x[k:, ::k] ** 2), 1)])
+def test_replay_and_compiled_grad_resolve_traced_indices_in_tuples_and_slices(f, k):
+    """A traced integer inside an index tuple or a slice is resolved on replay and in compiled gradients."""
+    x = np.arange(6.0).reshape(2, 3)
+    y, tape = tapegrad.trace(f, x, k)
+    assert tape.replay(f, x + 1.0, k) == f(x + 1.0, k)
+    g = tapegrad.compiled_grad(f)
+    for x_new in (x, x * 2.0, x - 1.0):
+        value, (_, dx, _) = g(x_new, k)
+        assert value == f(x_new, k)
+        plain_value, (_, plain_dx, _) = grad(f, x_new, k)
+        np.testing.assert_array_equal(dx, plain_dx)
+    tapegrad.check_grad(lambda x: f(x, k), x)
+
+
+def test_compiled_grad_retraces_when_a_traced_slice_bound_changes():
+    """A slice bound decides the shape of the result: a new bound takes a new trace, never a stale one."""
+    f = lambda x, k: np.sum(x[k:] ** 2)
+    g = tapegrad.compiled_grad(f)
+    x = np.arange(4.0)
+    for k in (1, 2, 1, 0):
+        value, (_, dx, _) = g(x, k)
+        assert value == f(x, k)
+        np.testing.assert_array_equal(dx, np.where(np.arange(4) >= k, 2.0 * x, 0.0))
+
+
+A3 = np.arange(3.0)
+
+
+@pytest.mark.parametrize("f, closed_form", [
+    (lambda c: np.sum(np.full_like(A3, c) * A3), lambda c: 3.0),
+    (lambda c: np.sum(np.full_like(A3, c, shape=(2, 3)) ** 2), lambda c: 12.0 * c),
+    (lambda c: np.sum(np.full(3, c) * A3), lambda c: 3.0),
+    (lambda c: np.sum(np.full((2, 3), c, order="F") ** 2), lambda c: 12.0 * c),
+    (lambda c: np.sum(np.full((3,), c, np.float32) * A3), lambda c: 3.0),
+    (lambda c: np.sum(np.full((2, 2), [c, 1.0]) ** 2), lambda c: 4.0 * c),
+])
+def test_full_and_full_like_of_a_plain_shape_with_a_differentiable_fill_value(f, closed_form):
+    """numpy asks only full_like's first argument about the call: a traced or dual fill value still gets its derivative."""
+    c = 2.0
+    value, (_, d) = grad(f, c)
+    assert value == f(c) and d == closed_form(c)
+    assert tapegrad.jvp(f, (c,), (1.0,)) == (f(c), closed_form(c))
+    assert tapegrad.hessian(f, c) == tapegrad.hessian(f, c, mode="fwd")
+    tapegrad.check_grad(lambda c: np.sum(np.full_like(A3, c, shape=(2, 3)) ** 3), c)
+
+
+def test_full_like_with_a_dual_fill_value_outside_a_forward_call_names_full_like():
+    """A dual value made by hand, used outside jvp, reaches numpy's full_like: the error names full_like and the fix."""
+    with pytest.raises(ConcreteValueError, match=r"np.full_like\(a, fill_value\) at test_reliability.py:\d+ with a "
+                                                 r"dual fill value.*fill_value \* np.ones_like\(a\)"):
+        np.full_like(A3, tapegrad.Dual(2.0, 1.0))
+
+
+def _nested(value, depth):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cyclic(value):
+    c = [value]
+    c.append(c)
+    return c
+
+
+def test_np_array_of_deeply_nested_traced_values_is_refused_clearly():
+    """np.array of a list of traced values nested past numpy's 64 dimensions says so, as numpy does, never RecursionError."""
+    with pytest.raises(ValueError, match=r"np.array of a list of traced values nested more than 64 levels deep at "
+                                         r"test_reliability.py:\d+: an array has at most 64 dimensions"):
+        grad(lambda x: np.sum(np.array(_nested(x, 1500))), 1.0)
+    value, (_, d) = grad(lambda x: np.sum(np.array(_nested(x * x, 60))), 3.0)
+    assert (value, d) == (9.0, 6.0)
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda v: tapegrad.fill_zeros(tapegrad.ZeroTangent(), v), "fill_zeros"),
+    (lambda v: tapegrad.fill_zeros(v, v), "fill_zeros"),
+    (lambda v: tapegrad.update(v, v, lr=0.1), "update"),
+])
+@pytest.mark.parametrize("make", [lambda: _nested(1.0, 1500), lambda: _cyclic(1.0)], ids=["deep", "cyclic"])
+def test_tree_walkers_refuse_deep_and_cyclic_values_clearly(call, what, make):
+    """fill_zeros and update name themselves, the line and the fix for a value too deep to walk or holding itself."""
+    with pytest.raises(TypeError, match=rf"the value passed to {what} given at test_reliability.py:\d+ is nested "
+                                        rf"too deeply to walk .* or holds itself"):
+        call(make())
+
+
+def test_forward_mode_follows_cyclic_arguments():
+    """jvp takes an argument that holds itself, as grad does; a Hessian of one, an infinite block structure, is refused."""
+    c = _cyclic(2.0)
+    assert tapegrad.jvp(lambda c: c[0] ** 3 + c[1][0], (c,), (_cyclic(1.0),)) == (10.0, 13.0)
+    with pytest.raises(TypeError, match=r"the Jacobian or Hessian at test_reliability.py:\d+ is taken with respect "
+                                        r"to an argument that holds itself"):
+        tapegrad.hessian(lambda c: c[0] ** 3, c)
+
+
+def test_jvp_with_a_shared_array_argument_gives_it_one_tangent():
+    """An array passed twice inside one argument is one leaf: its tangent is read once, the leaves stay aligned."""
+    a, b = np.array([1.0, 2.0]), np.array([3.0])
+    f = lambda p: np.sum(p[0] * p[1]) + np.sum(p[2] ** 2)
+    assert tapegrad.jvp(f, ([a, a, b],), ([np.ones(2), np.ones(2), np.ones(1)],)) == (14.0, 12.0)
+
+
+def test_compiled_grad_of_a_cyclic_argument_is_the_plain_gradient():
+    """A compiled gradient cannot return a tangent that holds itself: such a call is traced afresh, as grad does it."""
+    g = tapegrad.compiled_grad(lambda c: c[0] ** 2 * np.sum(c[1][1][1][0]))
+    for v in (2.0, 3.0):
+        value, (_, d) = g(_cyclic(v))
+        assert value == v ** 3 and d[0] == 3 * v ** 2 and d[1] is d
+
+
+def log_where_finite(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    return np.sum(np.where(np.isfinite(y), y, 0.0))
+
+
+def test_compiled_grad_honours_an_errstate_set_inside_f():
+    """Warnings f silences with np.errstate stay silent on every call of its compiled gradient, and the values are grad's."""
+    g = tapegrad.compiled_grad(log_where_finite)
+    x = np.array([0.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            value, (_, d) = g(x)
+            assert value == np.log(2.0)
+            np.testing.assert_array_equal(d, [0.0, 0.5])

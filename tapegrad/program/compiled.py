@@ -22,8 +22,10 @@ captures are inputs (differentiable, as in `grad`) and are read afresh on every 
 values that are not differentiated are part of the signature. What no signature can describe
 is traced on every call instead of compiled (``cache_info()["traced"]``): a mutable object
 that is not walked into (a deque, a set), a random generator (a program would replay its first
-draws), and a program that writes into a plain array (its first call's writes would be baked
-in).
+draws), a program that writes into a plain array (its first call's writes would be baked
+in), a function that enters ``np.errstate`` (a replay would run under the caller's error
+state and show warnings it silenced) and an argument that holds itself (its gradient holds
+itself too, which no program returns).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
 send functions), compiled programs included, so the receiver runs them without tracing. The
@@ -112,6 +114,9 @@ class CompiledGrad:
         def key_of(x):
             spec, found = flatten(x, argument=True, memo=memo)
             leaves.extend(found)
+            if _holds_itself(spec):
+                # its gradient holds itself too, which no program can return: traced each call
+                unkeyed.append(x)
             return spec_key(spec, unkeyed=unkeyed)
 
         positional = tuple(key_of(x) for x in (self.f, seed, *args))
@@ -161,7 +166,9 @@ class CompiledGrad:
         # and the collector's passes over them took most of the time (benchmarks/README.md)
         with paused_gc():
             out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-            if _writes_into_a_constant(tape):
+            # a write into a constant, or np.errstate set inside f (a replay would run those
+            # ops under the caller's error state, showing warnings f silenced): traced each call
+            if _writes_into_a_constant(tape) or tape.meta.get("errstate"):
                 self._uncompiled[key] = True
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
@@ -230,6 +237,27 @@ class CompiledGrad:
                 return node.program.__source__
             except Exception as exc:
                 node = node.children[_outcome(node.program, exc)]
+
+
+def _holds_itself(spec) -> bool:
+    """True if an argument's structure leads back into itself (a list inside itself); walked
+    with a stack, not recursion, so that no depth meets the recursion limit."""
+    active, done = set(), set()
+    stack = [(spec, iter(spec.children))]
+    active.add(id(spec))
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            active.discard(id(node))
+            done.add(id(node))
+        elif id(child) in active:
+            return True
+        elif id(child) not in done and child.children:
+            active.add(id(child))
+            stack.append((child, iter(child.children)))
+    return False
 
 
 def _drop_function_tangent(tape):

@@ -14,6 +14,7 @@ from ..arraylike import ArrayLike
 from ..pytree import nested
 from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
+from .piecewise import branch_cotangent
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 
 # --- scatter, the transpose of a gather ---
@@ -96,9 +97,27 @@ def getitem_rrule(x, index):
                 dx[picked] = dy
             named = isinstance(x, tuple) and hasattr(x, "_fields")  # eigh's EighResult, ...
             return NO_TANGENT, type(x)(*dx) if named else type(x)(dx), NO_TANGENT
-        return NO_TANGENT, scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy)), NO_TANGENT
+        dx = scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy))
+        t = type(index)
+        if t is not int and t is not slice and not _is_basic(index):
+            dx = _unread_marked(dx, dy, index)
+        return NO_TANGENT, dx, NO_TANGENT
 
     return y, getitem_pullback
+
+
+def _unread_marked(dx, dy, index):
+    """`dx` with the positions a mask or index array did not read marked as structural zeros
+    (`branch_cotangent`): ``np.sqrt(x)[x > 0]`` reads no square root at 0, and sqrt's
+    pullback must not turn the zero there into 0 · inf = nan (as for ``np.where``)."""
+    if any(isinstance(v, ArrayLike) for v in nested((index,))):
+        # a traced index (under a compiled gradient or a gradient of a gradient): the positions
+        # it reads are counted by recorded ops, so a replay marks what its index reads
+        read = scatter_add(np.ones(np.shape(dy)), np.shape(dx), index, np.float64)
+        return branch_cotangent(dx, read == 0)
+    unread = np.ones(np.shape(dx), dtype=bool)
+    unread[index] = False
+    return branch_cotangent(dx, unread) if unread.any() else dx
 
 
 # --- take ---

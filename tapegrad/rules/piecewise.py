@@ -154,9 +154,26 @@ class BranchCotangent(np.ndarray):
     untaken = None  # bool array of the same shape: True where the branch was not taken
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if out is None and method == "__call__":
+            boxed = next((v for v in inputs if isinstance(v, ArrayLike)), None)
+            if boxed is not None:
+                # a traced or dual operand (a gradient of a gradient, a compiled gradient):
+                # the call is recorded with this array itself as its constant, so the rule,
+                # and every replay, computes with the mark and keeps the zeros
+                return boxed._dispatch(ufunc, inputs, kwargs or None)
         plain = [v.view(np.ndarray) if isinstance(v, BranchCotangent) else v for v in inputs]
         if out is not None:
             kwargs["out"] = tuple(v.view(np.ndarray) if isinstance(v, BranchCotangent) else v for v in out)
+        if method == "__call__" and out is None and ufunc in _SUMS_KEEP_ZEROS and len(inputs) == 2:
+            # a sum of two marked cotangents (two uses of a value, accumulated) is zero where
+            # both are: it keeps the mark there, so a second-order sweep keeps its zeros too
+            a, b = inputs
+            result = ufunc(*plain, **kwargs)
+            ua, ub = getattr(a, "untaken", None), getattr(b, "untaken", None)
+            if (ua is not None and ub is not None and type(result) is np.ndarray
+                    and result.shape == ua.shape == ub.shape):
+                return branch_cotangent(result, ua & ub)
+            return result
         if method != "__call__" or ufunc not in _KEEPS_ZEROS:
             return getattr(ufunc, method)(*plain, **kwargs)
         # the untaken places may divide by zero (sqrt's derivative at 0): their results are
@@ -169,7 +186,8 @@ class BranchCotangent(np.ndarray):
             return result
         untaken = None
         for i, v in enumerate(inputs):
-            if isinstance(v, BranchCotangent) and (i == 0 or ufunc is np.multiply):
+            if (isinstance(v, BranchCotangent) and v.untaken is not None
+                    and (i == 0 or ufunc is np.multiply)):
                 untaken = v.untaken if untaken is None else untaken | v.untaken
         if untaken is None or result.shape != untaken.shape:
             return result
@@ -179,6 +197,8 @@ class BranchCotangent(np.ndarray):
 
 #: ufuncs whose result is zero wherever their first argument (either, for multiply) is zero
 _KEEPS_ZEROS = {np.multiply, np.divide, np.negative, np.positive}
+#: ufuncs whose result is zero wherever both arguments are zero
+_SUMS_KEEP_ZEROS = {np.add, np.subtract}
 
 
 def branch_cotangent(d, untaken):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.special
 
+import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad, compiled_grad, grad, gradient, pullback, rrule
 from tapegrad.rules.piecewise import BranchCotangent, branch_cotangent
 from tapegrad.tangents import getitem
@@ -439,3 +440,32 @@ def test_singular_point_of_a_python_float_gives_numpys_inf(fn, x):
         from_float = grad(fn, x)[1][1]
         from_numpy = grad(fn, np.float64(x))[1][1]
     assert np.isinf(from_float) and from_float == from_numpy
+
+
+WHERE_SECOND_ORDER = [
+    # (f, x, Hessian diagonal) with the untaken branch singular at x[0] = 0
+    (lambda x: np.sum(np.where(x > 0, np.sqrt(x), 0.0)), [0.0, 4.0, 1.0], [0.0, -1 / 32, -0.25]),
+    (lambda x: np.sum(np.where(x > 0, np.sqrt(x), 0.0) ** 2 * x), [0.0, 4.0, 1.0], [0.0, 2.0, 2.0]),
+    (lambda x: np.sum(np.where(x != 0, 1 / x, 0.0)), [0.0, 2.0, -1.0], [0.0, 0.25, -2.0]),
+    (lambda x: np.sum(np.where(x != 0, 1 / x, 0.0) * x ** 3), [0.0, 2.0, -1.0], [0.0, 2.0, 2.0]),
+    (lambda x: np.sum(np.where(np.array([False, True, True]), np.sqrt(x), x)), [0.0, 4.0, 1.0],
+     [0.0, -1 / 32, -0.25]),
+]
+
+
+@pytest.mark.parametrize("f, x, diagonal", WHERE_SECOND_ORDER)
+def test_where_untaken_branch_contributes_exactly_zero_in_every_second_order_mode(f, x, diagonal):
+    """Reverse over reverse, forward over reverse, reverse over forward and forward over forward: the untaken branch adds exactly zero."""
+    x = np.array(x)
+    e = np.eye(x.size)
+    jvp_along = lambda v: (lambda x: tapegrad.jvp(f, (x,), (v,))[1])
+    with np.errstate(all="ignore"):
+        hessians = {
+            "rev-rev": tapegrad.hessian(f, x, mode="rev"),
+            "fwd-rev": tapegrad.hessian(f, x, mode="fwd"),
+            "rev-fwd": np.array([grad(jvp_along(v), x)[1][1] for v in e]),
+            "fwd-fwd": np.array([[tapegrad.jvp(jvp_along(v), (x,), (w,))[1] for w in e] for v in e]),
+        }
+        for mode, h in hessians.items():
+            np.testing.assert_array_equal(h, np.diag(diagonal), err_msg=mode)
+        assert tapegrad.jvp(f, (x,), (np.ones(3),))[1] == np.sum(grad(f, x)[1][1])

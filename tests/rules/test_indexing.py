@@ -226,3 +226,39 @@ ORDER2 = _order2_rows() + [
     (added_at, lambda x, v: np.sum(np.sin(added_at(x * x, [0, 2, 0], v * v)) * x),
      (np.array([0.3, 0.7, 1.1]), np.array([0.5, 0.9, 1.3]))),
 ]
+
+
+def _second_order_modes(f, x):
+    """The Hessian of f at x by all four order-2 combinations of reverse and forward mode."""
+    e = np.eye(np.size(x))
+    jvp_along = lambda v: (lambda x: tapegrad.jvp(f, (x,), (v,))[1])
+    return {
+        "rev-rev": tapegrad.hessian(f, x, mode="rev"),
+        "fwd-rev": tapegrad.hessian(f, x, mode="fwd"),
+        "rev-fwd": np.array([tapegrad.grad(jvp_along(v), x)[1][1] for v in e]),
+        "fwd-fwd": np.array([[tapegrad.jvp(jvp_along(v), (x,), (w,))[1] for w in e] for v in e]),
+    }
+
+
+MASKED = [
+    # (f, x, gradient, Hessian diagonal): the unread element sits where the op is singular
+    (lambda x: np.sum(np.sqrt(x)[x > 0]), [0.0, 4.0, 1.0], [0.0, 0.25, 0.5], [0.0, -1 / 32, -0.25]),
+    (lambda x: np.sum((1 / x)[x != 0]), [0.0, 2.0, -1.0], [0.0, -0.25, -1.0], [0.0, 0.25, -2.0]),
+    (lambda x: np.sum(np.sqrt(x)[[1, 2, 1]]), [0.0, 4.0, 1.0], [0.0, 0.5, 0.5], [0.0, -1 / 16, -0.25]),
+    (lambda x: np.sum(np.sqrt(x)[np.array([False, True, True])] * x[1:]), [0.0, 4.0, 1.0],
+     [0.0, 3.0, 1.5], [0.0, 3 / 8, 0.75]),
+]
+
+
+@pytest.mark.parametrize("f, x, expected, diagonal", MASKED)
+def test_mask_and_index_array_leave_unread_elements_exactly_zero(f, x, expected, diagonal):
+    """Elements a mask or an index array does not read get exactly zero, even where the op before it is singular."""
+    x = np.array(x)
+    with np.errstate(all="ignore"):
+        for d in (tapegrad.grad(f, x)[1][1], tapegrad.pullback(f, x)[1](1.0)[1],
+                  tapegrad.compiled_grad(f)(x)[1][1], tapegrad.compiled_grad(f)(x)[1][1]):
+            np.testing.assert_array_equal(d, expected)
+        for mode, h in _second_order_modes(f, x).items():
+            assert not np.isnan(h).any(), mode
+            np.testing.assert_allclose(np.diag(h), diagonal, rtol=1e-12, atol=0, err_msg=mode)
+    tapegrad.check_grad(f, x + 0.5)
