@@ -131,12 +131,14 @@ class GradContext(BaseContext):
             if kind == "c":
                 self._allow_complex(fn, args, kwargs, y)
             integral = kind in "iub"
+            packed = False
         elif ty is float or ty is _float64:
-            integral = False
+            integral = packed = False
         else:
             if is_complex_value(y):
                 self._allow_complex(fn, args, kwargs, y)
             integral = isinstance(y, (np.integer, np.bool_))
+            packed = isinstance(y, (tuple, list))
         if self.complex_seen and fn not in COMPLEX and any(map(is_complex_value, vals)):
             # a complex value made by a rule that handles it, reaching one that does not
             raise complex_error(describe_call(fn, args, kwargs), next(v for v in vals if is_complex_value(v)), "takes")
@@ -146,7 +148,7 @@ class GradContext(BaseContext):
         if integral:
             integral = _from_floats(vals, targs)
         if self.private:
-            kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
+            kept = stand_in(y) if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
             yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
             if not integral:
                 self.pullbacks[yv] = pb
@@ -157,7 +159,7 @@ class GradContext(BaseContext):
             pv = push(getitem, (rv, 1), None, pb)
             if not integral:
                 self.pullbacks[yv] = (rv, pv)
-        if isinstance(y, (tuple, list)):
+        if packed:  # a tuple or list result: one Tracer per element
             return wrap_result(self, tape, yv, y, fn)
         # Tracer(tape, yv, y) without a call of Tracer.__init__: this is the hottest line
         out = _new(Tracer)
@@ -326,11 +328,11 @@ class Pullback:
         tape nobody reads afterwards, computed without recording (`back_values`)."""
         tape = self.tape
         y = self.value
-        name = getattr(self.f, "__name__", "f")
         structured = tape.meta.get("structured_result", False)
         if dy is None and type(y) is float and not structured:
             dy = 1.0  # `_default_seed` of a float, without the call (a scalar gradient's fixed cost)
         elif dy is None:
+            name = getattr(self.f, "__name__", "f")
             if structured:
                 raise SeedError(
                     f"{name} returned a {type(y).__name__}, so the gradient taken at "
@@ -340,7 +342,7 @@ class Pullback:
                 )
             dy = _default_seed(y, name)
         elif not structured:
-            _check_seed(y, dy, name)
+            _check_seed(y, dy, getattr(self.f, "__name__", "f"))
         del tape.ops[self._n_forward:]
         if record:
             with paused_gc():

@@ -448,7 +448,13 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
     integer arrays, and leaves in `concrete`, the Variables used as counts). `memo`, passed to
     several calls, keeps a value shared between arguments one tangent.
     """
-    if spec.kind == "static":
+    kind = spec.kind
+    if kind == "leaf" and type(spec.primal) is float:
+        # a number's derivative, a float (the common case, which no other argument can share)
+        d = derivative_of(spec.var)
+        if type(d) is float:
+            return d
+    elif kind == "static":
         return NO_TANGENT
     memo = {} if memo is None else memo
     if id(spec) in memo:
@@ -475,6 +481,8 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
 
 def leaf_gradient(dval, x, concrete):
     """Give a leaf's derivative its argument's type: float for a number, same-dtype array for an array."""
+    if type(dval) is float and type(x) is float:  # a number's derivative: the common case
+        return dval
     if dval is None:
         if concrete or not is_differentiable_leaf(x):
             return NO_TANGENT

@@ -37,6 +37,7 @@ __all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape
 
 _local = threading.local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
+_ndarray = np.ndarray
 
 
 def active_tapes() -> list:
@@ -84,6 +85,8 @@ def record_call(fn, args, kwargs):
             at = a._tape
             if tape is None or at.level > tape.level:
                 tape = at
+        elif t is float or t is _ndarray:  # a constant: nothing to look into
+            continue
         elif (t is list or t is tuple) and a:
             try:
                 tape = _innermost(nested(a), tape)
