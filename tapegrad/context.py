@@ -15,6 +15,7 @@ knows only that its tape has one.
 """
 from __future__ import annotations
 
+import gc
 import inspect
 import sys
 import types
@@ -35,7 +36,7 @@ from .errors import (
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
-from .tape import Call, Constant, Input, Tape, paused_gc
+from .tape import Call, Constant, Input, Tape
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
@@ -301,8 +302,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
     constructors_on()
-    gc_pause = paused_gc()
-    gc_pause.__enter__()
+    gc_was_on = gc.isenabled()  # `paused_gc`, without making its object: every trace pays it
+    gc.disable()
     try:
         try:
             out = tf(*targs, **tkwargs)
@@ -338,7 +339,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True
     finally:
-        gc_pause.__exit__()
+        if gc_was_on:
+            gc.enable()
         stack.pop()
         constructors_off()
         tape.closed = True

@@ -75,7 +75,7 @@ class GradContext(BaseContext):
         self.pullbacks = {}
         self.private = private
         cls = type(self)
-        if (cls.is_primitive is not GradContext.is_primitive
+        if cls is not GradContext and (cls.is_primitive is not GradContext.is_primitive
                 or cls.record_primitive is not GradContext.record_primitive):
             # a subclass that decides what is a primitive, or records one its own way, is
             # asked about every call, as BaseContext asks
