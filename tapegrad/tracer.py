@@ -76,7 +76,9 @@ def record_call(fn, args, kwargs):
     """Record ``fn(*args, **kwargs)`` on the innermost tape among the Tracers in the call.
 
     Every operation on a Tracer comes here (it is the Tracer's `_dispatch`): the operators
-    and methods of `ArrayLike`, numpy's protocols, `primitive`-marked functions.
+    and methods of `ArrayLike`, numpy's protocols, `primitive`-marked functions. Only the
+    arithmetic operators and one-input ufuncs of a Tracer whose tape is plainly the call's
+    (the other operand a constant or a Tracer of the same tape) go to its context at once.
     """
     tape = None
     boxed = False
