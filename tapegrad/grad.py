@@ -16,6 +16,7 @@ the user's. benchmarks/README.md has the measurements behind these choices.
 """
 from __future__ import annotations
 
+import gc
 import inspect
 import operator
 import types
@@ -422,14 +423,17 @@ def grad(f, *args, seed=None, **kwargs):
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     token = route_warnings()  # numpy's warnings inside rules point at the user's line
+    gc_was_on = gc.isenabled()  # `paused_gc`, without making its object (a fixed cost)
+    gc.disable()
     try:
-        with paused_gc():
-            value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
-            _check_result(f, value)
-            back_ = Pullback(f, args, tape, value)
-            grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
-            del back_, tape
+        value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
+        _check_result(f, value)
+        back_ = Pullback(f, args, tape, value)
+        grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
+        del back_, tape
     finally:
+        if gc_was_on:
+            gc.enable()
         restore_warnings(token)
     return value, grads
 
