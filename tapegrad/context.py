@@ -15,6 +15,7 @@ knows only that its tape has one.
 """
 from __future__ import annotations
 
+import gc
 import inspect
 import sys
 import types
@@ -35,7 +36,7 @@ from .errors import (
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
-from .tape import Call, Constant, Input, Tape, paused_gc
+from .tape import Call, Constant, Input, Tape
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
@@ -188,7 +189,8 @@ class BaseContext:
 def param_names(f, n):
     """Names of the first n positional parameters of f, for the notes on input ops."""
     code = getattr(f, "__code__", None)
-    if type(f) is types.FunctionType and not hasattr(f, "__signature__") and not hasattr(f, "__wrapped__"):
+    if type(f) is types.FunctionType and (not f.__dict__ or not hasattr(f, "__signature__")
+                                          and not hasattr(f, "__wrapped__")):
         # a plain function: read its code object (inspect.signature costs tens of µs a call)
         names = list(code.co_varnames[:code.co_argcount])
         if code.co_flags & inspect.CO_VARARGS and len(names) < n:
@@ -250,7 +252,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.push(Input(f))
 
     def make_leaf(value, path):
-        if ctx.refuse_complex and is_complex_value(value):
+        if ctx.refuse_complex and type(value) is not float and is_complex_value(value):
             raise ComplexValueError(f"the argument {path} given at {user_location()} is "
                                     f"{type_str(value)}: {COMPLEX_FIX}")
         var = tape.push(Input(value, note=path))
@@ -300,8 +302,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
     constructors_on()
-    gc_pause = paused_gc()
-    gc_pause.__enter__()
+    gc_was_on = gc.isenabled()  # `paused_gc`, without making its object: every trace pays it
+    gc.disable()
     try:
         try:
             out = tf(*targs, **tkwargs)
@@ -320,9 +322,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 f"np.ones, np.full or their _like forms, which take traced values there, or build it "
                 f"from traced values: np.stack([...]), np.where(mask, t, 0.0), np.concatenate"
             ) from exc
-        if isinstance(out, Buffer):
-            out = unbuffer(out)
         if type(out) is not Tracer:
+            if isinstance(out, Buffer):
+                out = unbuffer(out)
             try:
                 ospec, leaves = flatten(out)
             except RecursionError:
@@ -337,7 +339,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                 out = record_call(build, (ospec, *leaves), None)
                 tape.meta["structured_result"] = True
     finally:
-        gc_pause.__exit__()
+        if gc_was_on:
+            gc.enable()
         stack.pop()
         constructors_off()
         tape.closed = True
@@ -366,6 +369,8 @@ def _selector(wrt, n_args, names, kwargs):
         return lambda i, name: True
     chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
     for w in chosen:
+        if type(w) is int and 0 <= w < n_args:  # a position of the call: the common case
+            continue
         if not isinstance(w, (int, str)) or isinstance(w, bool):
             raise TypeError(f"wrt takes argument positions (int) and names (str), not {w!r}")
         if w not in ("f", *names, *kwargs) and not (type(w) is int and 0 <= w < n_args):

@@ -16,6 +16,7 @@ the user's. benchmarks/README.md has the measurements behind these choices.
 """
 from __future__ import annotations
 
+import gc
 import inspect
 import operator
 import types
@@ -75,7 +76,7 @@ class GradContext(BaseContext):
         self.pullbacks = {}
         self.private = private
         cls = type(self)
-        if (cls.is_primitive is not GradContext.is_primitive
+        if cls is not GradContext and (cls.is_primitive is not GradContext.is_primitive
                 or cls.record_primitive is not GradContext.record_primitive):
             # a subclass that decides what is a primitive, or records one its own way, is
             # asked about every call, as BaseContext asks
@@ -131,12 +132,14 @@ class GradContext(BaseContext):
             if kind == "c":
                 self._allow_complex(fn, args, kwargs, y)
             integral = kind in "iub"
+            packed = False
         elif ty is float or ty is _float64:
-            integral = False
+            integral = packed = False
         else:
             if is_complex_value(y):
                 self._allow_complex(fn, args, kwargs, y)
             integral = isinstance(y, (np.integer, np.bool_))
+            packed = isinstance(y, (tuple, list))
         if self.complex_seen and fn not in COMPLEX and any(map(is_complex_value, vals)):
             # a complex value made by a rule that handles it, reaching one that does not
             raise complex_error(describe_call(fn, args, kwargs), next(v for v in vals if is_complex_value(v)), "takes")
@@ -146,7 +149,7 @@ class GradContext(BaseContext):
         if integral:
             integral = _from_floats(vals, targs)
         if self.private:
-            kept = stand_in(y) if type(y) is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
+            kept = stand_in(y) if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
             yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
             if not integral:
                 self.pullbacks[yv] = pb
@@ -157,7 +160,7 @@ class GradContext(BaseContext):
             pv = push(getitem, (rv, 1), None, pb)
             if not integral:
                 self.pullbacks[yv] = (rv, pv)
-        if isinstance(y, (tuple, list)):
+        if packed:  # a tuple or list result: one Tracer per element
             return wrap_result(self, tape, yv, y, fn)
         # Tracer(tape, yv, y) without a call of Tracer.__init__: this is the hottest line
         out = _new(Tracer)
@@ -326,11 +329,11 @@ class Pullback:
         tape nobody reads afterwards, computed without recording (`back_values`)."""
         tape = self.tape
         y = self.value
-        name = getattr(self.f, "__name__", "f")
         structured = tape.meta.get("structured_result", False)
         if dy is None and type(y) is float and not structured:
             dy = 1.0  # `_default_seed` of a float, without the call (a scalar gradient's fixed cost)
         elif dy is None:
+            name = getattr(self.f, "__name__", "f")
             if structured:
                 raise SeedError(
                     f"{name} returned a {type(y).__name__}, so the gradient taken at "
@@ -340,7 +343,7 @@ class Pullback:
                 )
             dy = _default_seed(y, name)
         elif not structured:
-            _check_seed(y, dy, name)
+            _check_seed(y, dy, getattr(self.f, "__name__", "f"))
         del tape.ops[self._n_forward:]
         if record:
             with paused_gc():
@@ -420,14 +423,17 @@ def grad(f, *args, seed=None, **kwargs):
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     token = route_warnings()  # numpy's warnings inside rules point at the user's line
+    gc_was_on = gc.isenabled()  # `paused_gc`, without making its object (a fixed cost)
+    gc.disable()
     try:
-        with paused_gc():
-            value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
-            _check_result(f, value)
-            back_ = Pullback(f, args, tape, value)
-            grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
-            del back_, tape
+        value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
+        _check_result(f, value)
+        back_ = Pullback(f, args, tape, value)
+        grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
+        del back_, tape
     finally:
+        if gc_was_on:
+            gc.enable()
         restore_warnings(token)
     return value, grads
 

@@ -36,6 +36,8 @@ __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
            "is_differentiable_leaf", "object_fields", "rebuild_object",
            "tangent_of", "leaf_gradient", "finalize", "fill_zeros", "update"]
 
+_float64 = np.float64
+
 
 class Boxed:
     """Base of the values that stand for another value, kept in ``_val``: traced values and dual
@@ -463,7 +465,15 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
     integer arrays, and leaves in `concrete`, the Variables used as counts). `memo`, passed to
     several calls, keeps a value shared between arguments one tangent.
     """
-    if spec.kind == "static":
+    kind = spec.kind
+    if kind == "leaf" and type(spec.primal) is float:
+        # a number's derivative, a float (the common case, which no other argument can share)
+        d = derivative_of(spec.var)
+        if type(d) is float:
+            return d
+        if type(d) is _float64:  # what numpy's functions of a number give: a float as well
+            return float(d)
+    elif kind == "static":
         return NO_TANGENT
     memo = {} if memo is None else memo
     if id(spec) in memo:
@@ -490,6 +500,11 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
 
 def leaf_gradient(dval, x, concrete):
     """Give a leaf's derivative its argument's type: float for a number, same-dtype array for an array."""
+    if type(x) is float:  # a number's derivative, a float: the common case
+        if type(dval) is float:
+            return dval
+        if type(dval) is _float64:
+            return float(dval)
     if dval is None:
         if concrete or not is_differentiable_leaf(x):
             return NO_TANGENT

@@ -37,6 +37,8 @@ __all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape
 
 _local = threading.local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
+_ndarray = np.ndarray
+_float64 = np.float64
 
 
 def active_tapes() -> list:
@@ -74,7 +76,9 @@ def record_call(fn, args, kwargs):
     """Record ``fn(*args, **kwargs)`` on the innermost tape among the Tracers in the call.
 
     Every operation on a Tracer comes here (it is the Tracer's `_dispatch`): the operators
-    and methods of `ArrayLike`, numpy's protocols, `primitive`-marked functions.
+    and methods of `ArrayLike`, numpy's protocols, `primitive`-marked functions. Only the
+    arithmetic operators and one-input ufuncs of a Tracer whose tape is plainly the call's
+    (the other operand a constant or a Tracer of the same tape) go to its context at once.
     """
     tape = None
     boxed = False
@@ -84,6 +88,8 @@ def record_call(fn, args, kwargs):
             at = a._tape
             if tape is None or at.level > tape.level:
                 tape = at
+        elif t is float or t is _ndarray:  # a constant: nothing to look into
+            continue
         elif (t is list or t is tuple) and a:
             try:
                 tape = _innermost(nested(a), tape)
@@ -226,6 +232,15 @@ class Tracer(ArrayLike):
         self._val = val
 
     # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # a ufunc of this Tracer alone (np.sin(t)): its tape records it, as `record_call` would
+        # find; every other call (keywords, more inputs, methods) takes ArrayLike's way
+        if not kwargs and method == "__call__" and len(inputs) == 1:
+            tape = self._tape
+            if not tape.closed:
+                return tape.ctx.record(tape, ufunc, inputs, kwargs)
+        return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
+
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and np.dtype(dtype).kind in "iu" and np.ndim(self._val) == 0:
             # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
@@ -361,6 +376,39 @@ class Tracer(ArrayLike):
     def _make_stale(self, reason):
         if type(self._tape) is not _StaleTape:
             self._tape = _StaleTape(reason, self._tape)
+
+
+def _operators(ufunc, name):
+    """``t <op> other`` and ``other <op> t`` for a Tracer. When the other operand is a Tracer
+    of the same tape or a plain number or array, the call's tape is `t`'s, so it goes to the
+    tape's context at once (what `record_call` would find, without its search); anything else
+    takes `record_call`. The operators of a primitive's every step, so a Python call counts."""
+    def forward(self, other):
+        tape = self._tape
+        to = type(other)
+        if (to is Tracer and other._tape is tape or to is float or to is _ndarray or to is int
+                or to is _float64) and not tape.closed:
+            return tape.ctx.record(tape, ufunc, (self, other), None)
+        return record_call(ufunc, (self, other), None)
+
+    def reflected(self, other):
+        tape = self._tape
+        to = type(other)
+        if (to is float or to is _ndarray or to is int or to is _float64) and not tape.closed:
+            return tape.ctx.record(tape, ufunc, (other, self), None)
+        return record_call(ufunc, (other, self), None)
+
+    forward.__name__ = f"__{name}__"
+    reflected.__name__ = f"__r{name}__"
+    return forward, reflected
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("pow", np.power), ("matmul", np.matmul)]:
+    _f, _r = _operators(_uf, _name)
+    setattr(Tracer, f"__{_name}__", _f)
+    setattr(Tracer, f"__r{_name}__", _r)
+del _name, _uf, _f, _r
 
 
 def new_tracer(tape, var, val):

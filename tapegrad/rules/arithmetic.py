@@ -243,6 +243,8 @@ def _exponent_tangent(power, dz, z, x, y):
 
 @rrule(np.power)
 def power_rrule(x, y, needs=None):
+    if type(x) in _SCALARS and (type(y) is int or type(y) in _SCALARS):
+        return _power_scalars(x, y)
     out = z = np.power(x, y)
     need_x, need_y, large = _needed(needs, z)
     if large and not need_y:
@@ -256,6 +258,21 @@ def power_rrule(x, y, needs=None):
         )
 
     return out, power_pullback
+
+
+def _power_scalars(x, y):
+    """`power_rrule` of a float base and a number exponent: `_power_slope` and `unbroadcast`
+    written out for two scalars (the same operations, so the same bits), still deferred."""
+    z = np.power(x, y)
+
+    def power_pullback(dz):
+        return (
+            NO_TANGENT,
+            Thunk(lambda: dz * (y * np.power(x, 1 if y == 0 else y - 1))),
+            _exponent_tangent(np.power, dz, z, x, y),
+        )
+
+    return z, power_pullback
 
 
 @rrule(np.float_power)
