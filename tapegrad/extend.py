@@ -6,7 +6,9 @@ then one tangent per positional argument. `unbroadcast` sums a tangent back to i
 argument's shape, `Thunk` defers a tangent that may not be read, `stand_in` keeps only the
 shape of an argument the pullback needs no more of. A forward rule (``@frule(fn)``) is
 optional: forward mode derives one from the reverse rule. `primitive` makes a function of
-your own, or of another library, one op of the tape.
+your own, or of another library, one op of the tape. `complex_rules` declares rules that are
+right for complex values too (autograd's convention); a gradient refuses a complex value
+reaching any other rule.
 
 Examples
 --------
@@ -26,6 +28,7 @@ Examples
 """
 from .context import BaseContext, primitive
 from .registry import (
+    complex_rules,
     find_rrule,
     frule,
     is_nondifferentiable,
@@ -42,4 +45,5 @@ __all__ = [
     "rrule", "frule", "register_rrule", "find_rrule", "registered_rules",
     "nondifferentiable", "is_nondifferentiable", "primitive", "BaseContext",
     "unbroadcast", "stand_in", "Thunk", "ZERO", "NO_TANGENT", "Tangent", "accum",
+    "complex_rules",
 ]

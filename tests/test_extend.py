@@ -11,7 +11,7 @@ from tapegrad.extend import NO_TANGENT, Thunk, primitive, rrule, stand_in, unbro
 HOME = {
     "rrule": registry, "frule": registry, "register_rrule": registry, "find_rrule": registry,
     "registered_rules": registry, "nondifferentiable": registry, "is_nondifferentiable": registry,
-    "unbroadcast": registry, "stand_in": registry,
+    "unbroadcast": registry, "stand_in": registry, "complex_rules": registry,
     "primitive": arraylike, "BaseContext": context,
     "Thunk": tangents, "ZERO": tangents, "NO_TANGENT": tangents, "Tangent": tangents, "accum": tangents,
 }

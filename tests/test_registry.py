@@ -179,3 +179,31 @@ def test_unbroadcast_sums_a_tangent_back_to_its_arguments_shape():
     total = unbroadcast(dx, 2.0)
     assert total == 15.0 and type(total) is np.float64
     assert unbroadcast(dx, dx) is dx and unbroadcast(tapegrad.ZERO, 2.0) is tapegrad.ZERO
+
+
+def test_complex_rules_lets_a_declared_rule_make_a_complex_value():
+    """A rule's complex result is refused until the rule is declared with complex_rules; then
+    the value flows on to the declared rules (np.real) and the gradient is the transpose's."""
+    import tapegrad
+    from tapegrad.extend import NO_TANGENT, complex_rules, primitive, rrule
+    from tapegrad.registry import COMPLEX, RULES
+
+    @primitive
+    def rotate(x):
+        return x * np.exp(0.5j)
+
+    @rrule(rotate)
+    def rotate_rrule(x):
+        def rotate_pullback(dz):
+            return NO_TANGENT, np.real(dz * np.exp(0.5j))  # the transpose, for a real x
+        return rotate(x), rotate_pullback
+
+    f = lambda x: np.sum(np.real(rotate(x)))  # noqa: E731
+    try:
+        with pytest.raises(tapegrad.ComplexValueError, match=r"rotate\(%2::float64\[2\]\) at test_registry.py:\d+ gives complex128\[2\]"):
+            tapegrad.grad(f, np.ones(2))
+        complex_rules(rotate)
+        np.testing.assert_allclose(tapegrad.gradient(f, np.ones(2))[0], [np.cos(0.5)] * 2)
+    finally:
+        RULES.pop(rotate, None)
+        COMPLEX.discard(rotate)
