@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 
-__all__ = ["Variable", "Op", "Input", "Constant", "Call", "Tape", "MISSING", "paused_gc"]
+__all__ = ["Variable", "Op", "Input", "Constant", "Call", "Tape", "MISSING", "paused_gc", "vars_in"]
 
 
 class paused_gc:
@@ -119,7 +119,7 @@ class Call(Op):
         self.kwargs = kwargs
 
     def used_vars(self):
-        out = list(_vars_in(self.args))
+        out = list(vars_in(self.args))
         if type(self.fn) is Variable:
             out.insert(0, self.fn)
         if self.kwargs:
@@ -139,13 +139,13 @@ class Call(Op):
         return fn(*args)
 
 
-def _vars_in(items):
+def vars_in(items):
     """The Variables among `items`, also inside lists and tuples (np.stack([%3, %4]))."""
     for a in items:
         if type(a) is Variable:
             yield a
         elif type(a) in (list, tuple):
-            yield from _vars_in(a)
+            yield from vars_in(a)
 
 
 def _values_in(seq, value_of):

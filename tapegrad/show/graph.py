@@ -11,7 +11,7 @@ from ..errors import type_str
 from ..program.guards import GUARDS
 from .printing import format_value, group_ops
 from ..tangents import accum
-from ..tape import Call, Constant, Input, Variable, note_text
+from ..tape import Call, Constant, Input, Variable, note_text, vars_in
 
 __all__ = ["graph"]
 
@@ -63,20 +63,12 @@ def graph(tape, values: bool = False):
             if type(m) is not Call:
                 continue
             used = [m.fn] + list(m.args) + list((m.kwargs or {}).values())
-            for a in _flat(used):
+            for a in vars_in(used):
                 src = node_of.get(a)
                 if src is not None and src != node and (src, node) not in seen:
                     seen.add((src, node))
                     edges.append((src, node))
     return nodes, edges
-
-
-def _flat(items):
-    for a in items:
-        if type(a) is Variable:
-            yield a
-        elif type(a) in (list, tuple):
-            yield from _flat(a)
 
 
 _RRULE = re.compile(r"^(%\d+), %\d+ = \[%\d+\] = rrule\(([^,()]+)(?:, )?(.*)\)$")
