@@ -9,6 +9,11 @@ Each workload is counted twice, with N and 3N gradients, and the difference is d
     python benchmarks/instructions.py --workloads W1c --repeats 2
     python benchmarks/instructions.py --first-call W1c   # compiled_grad's first call ÷ grad
     python benchmarks/instructions.py --first-call chain:25000   # a 100,000-op chain
+    python benchmarks/instructions.py --workloads W3,W4,W6 --versus ba3ef13   # per gradient, two commits
+
+An array workload (W3, W4, W6, W7: no primitive count) is counted per gradient call, together
+with its hand-written gradient, so the ratio to hand is exact too. ``--versus REV`` counts the
+same children with tapegrad checked out at REV (a temporary worktree) beside this checkout's.
 
 Needs valgrind (``apt-get install valgrind``). The count is taken with one BLAS thread, a
 fixed hash seed, address-space randomization off (``setarch -R``, where it is allowed) and
@@ -43,6 +48,20 @@ for _ in range({calls}):
     tapegrad.grad(f, *args, wrt=w.wrt)
 """
 
+#: the child for an array workload's hand-written gradient
+HAND = """
+import gc, sys
+sys.path[:0] = [{root!r}, {here!r}]
+import numpy as np
+from workloads import WORKLOADS
+w = WORKLOADS[{name!r}]
+args = w.inputs()
+w.reference(*args)
+gc.collect(); gc.freeze(); gc.disable()
+for _ in range({calls}):
+    w.reference(*args)
+"""
+
 
 #: the child for --first-call: after the imports and one warm-up gradient of another function,
 #: nothing ("none"), one eager gradient ("eager") or one first call of compiled_grad ("compiled")
@@ -75,11 +94,12 @@ elif {what!r} == "compiled":
 """
 
 
-def count(name, calls, child=CHILD, **extra):
-    """Instructions callgrind counts for a child process that runs `calls` gradients of `name`."""
+def count(name, calls, child=CHILD, root=HERE.parent, **extra):
+    """Instructions callgrind counts for a child process that runs `calls` gradients of `name`,
+    with the tapegrad of the checkout at `root`."""
     with tempfile.TemporaryDirectory() as tmp:
         script = pathlib.Path(tmp, "child.py")
-        script.write_text(child.format(root=str(HERE.parent), here=str(HERE), name=name, calls=calls, **extra))
+        script.write_text(child.format(root=str(root), here=str(HERE), name=name, calls=calls, **extra))
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
                sys.executable, str(script)]
@@ -97,7 +117,8 @@ def main(argv=None):
     from workloads import WORKLOADS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workloads", default="W1c,W5", help="comma-separated, from W1c, W5, W1, W2")
+    ap.add_argument("--workloads", default="W1c,W5", help="comma-separated workload names")
+    ap.add_argument("--versus", metavar="REV", help="also count tapegrad at commit REV, side by side")
     ap.add_argument("--repeats", type=int, default=1, help="N: count N and 3N gradients")
     ap.add_argument("--first-call", metavar="WORKLOAD",
                     help="instead: compiled_grad's first call over one eager grad, of a workload "
@@ -111,15 +132,40 @@ def main(argv=None):
         print(f"{name}: compiled_grad's first call {(compiled - base) / 1e6:,.0f}M instructions, one "
               f"eager grad {(eager - base) / 1e6:,.0f}M: {(compiled - base) / (eager - base):.1f}×")
         return
-    for name in a.workloads.split(","):
-        w = WORKLOADS[name]
-        n_ops = w.n_ops
-        if n_ops is None:
-            sys.exit(f"{name} has no primitive count; pick one of W1, W1c, W2, W5")
-        n = a.repeats * max(1, 4000 // n_ops)  # about 4000 primitives per N
-        low, high = count(name, n), count(name, 3 * n)
-        print(f"{name}: {(high - low) / (2 * n * n_ops):,.0f} instructions per primitive "
-              f"({n_ops} primitives a gradient, {n} and {3 * n} gradients counted)")
+    roots = [("this checkout", HERE.parent)]
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.versus:
+            old = pathlib.Path(tmp, "old")
+            subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", "-q", str(old), a.versus],
+                           check=True)
+            roots.append((a.versus, old))
+        try:
+            for name in a.workloads.split(","):
+                report(name, WORKLOADS[name], a.repeats, roots)
+        finally:
+            if a.versus:
+                subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(old)], check=True)
+
+
+def report(name, w, repeats, roots):
+    """Print the count of each checkout in `roots` for one workload (and ratios between them)."""
+    n_ops = w.n_ops
+    n = repeats * (max(1, 4000 // n_ops) if n_ops else 2)  # about 4000 primitives, or 2 gradients, per N
+    per = {}
+    for label, root in roots:
+        low, high = count(name, n, root=root), count(name, 3 * n, root=root)
+        per[label] = (high - low) / (2 * n * (n_ops or 1))
+    unit = "instructions per primitive" if n_ops else "instructions per gradient"
+    line = ", ".join(f"{label} {value:,.0f}" for label, value in per.items())
+    if not n_ops:
+        low, high = count(name, n, HAND), count(name, 3 * n, HAND)
+        hand = (high - low) / (2 * n)
+        line += f", hand-written {hand:,.0f} (" + ", ".join(
+            f"{label} {value / hand:.3f}× hand" for label, value in per.items()) + ")"
+    if len(per) == 2:
+        mine, theirs = per.values()
+        line += f"; this ÷ {roots[1][0]} = {mine / theirs:.3f}"
+    print(f"{name}: {unit}: {line}")
 
 
 if __name__ == "__main__":
