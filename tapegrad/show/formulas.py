@@ -38,6 +38,7 @@ from ..rules.indexing import scatter_add
 from ..rules.piecewise import branch_cotangent
 from ..scipy import linalg as tg_linalg
 from ..scipy import special as tg_special
+from ..scipy import stats as tg_stats
 from ..scipy.integrate import odeint_op
 from ..scipy.signal import convolve as tg_convolve
 
@@ -336,9 +337,11 @@ partials(scipy.special.gammainc, "∂gammainc/∂{a[0]} (no closed form: by quad
          "{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]})")
 partials(scipy.special.gammaincc, "(-∂gammainc/∂{a[0]}) (no closed form: by quadrature)",
          "(-{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]}))")
-partials(scipy.special.betainc, None, None, "{a[2]}^({a[0]}-1)·(1 - {a[2]})^({a[1]}-1)/B({a[0]}, {a[1]})")
+partials(scipy.special.betainc, "∂betainc/∂{a[0]} (no closed form: by quadrature)",
+         "∂betainc/∂{a[1]} (no closed form: by quadrature)", "{a[2]}^({a[0]}-1)·(1 - {a[2]})^({a[1]}-1)/B({a[0]}, {a[1]})")
 partials(scipy.special.rgamma, "(-{y}·ψ({a[0]}))")
 partials(tg_special.multigammaln, _multigammaln)
+partials(tg_stats.poisson_mean_gammaln, "(poisson_mean_gammaln({a[0]}, {a[1]} + 1) - {y})", None)
 
 # --- reductions ---
 formulas(np.sum, "{dy} broadcast back over {over}")
