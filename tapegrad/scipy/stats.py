@@ -418,6 +418,8 @@ class _MultivariateNormal:
         self._refuse_traced("logcdf", (x, mean, cov))
         return _stats.multivariate_normal.logcdf(x, mean, cov, allow_singular, **kwargs)
 
+    cdf.plain_values_only = logcdf.plain_values_only = True  # docs/rules.md says so
+
     def _refuse_traced(self, method, args):
         if find_nested(args, Boxed) is not None:
             types = ", ".join(f"traced {type_str(np.zeros(np.shape(a), a.dtype))}" if isinstance(a, Boxed)
