@@ -7,7 +7,8 @@ by quadrature (`gammainc_da`, one ``scipy.integrate.quad`` per element, accurate
 relative), which is a primitive without a rule of its own, so a second derivative through it
 raises `NoRuleError`. The derivatives of betainc in its shapes a and b are computed the same way
 (`betainc_da`, `betainc_db`: quadrature of tᵃ⁻¹ (1-t)ᵇ⁻¹ log t, resp. log(1-t), over the smaller
-tail, accurate to about 1e-11 relative), first order only too. multigammaln is a plain Python function in scipy: its
+tail, split around the peak of the integrand: accurate to about 1e-11 relative, and to the
+precision of scipy's betainc itself for shapes up to 1e5 and more), first order only too. multigammaln is a plain Python function in scipy: its
 rule is registered on the replacement `tapegrad.scipy.special.multigammaln`.
 """
 from __future__ import annotations
@@ -93,6 +94,21 @@ def gammaincc_rrule(a, x):
     return sp.gammaincc(a, x), gammaincc_pullback
 
 
+def _breaks(a, b, x, lo, hi):
+    """Points of (lo, hi) where the mass of tᵃ⁻¹ (1-t)ᵇ⁻¹ may sit, for quad to split at: around
+    its mode and, where it climbs towards x, a few of its e-folding lengths from x (for large
+    shapes it is a narrow peak that quad would otherwise step over)."""
+    pts = []
+    if a > 1 and b > 1:
+        mode = (a - 1) / (a + b - 2)
+        sd = np.sqrt(mode * (1 - mode) / (a + b + 1))
+        pts += [mode + k * sd for k in (-30, -8, -2, 0, 2, 8, 30)]
+    slope = abs((a - 1) / x - (b - 1) / (1 - x))
+    if slope > 0:
+        pts += [x + s * k / slope for k in (1, 8, 40) for s in (-1, 1)]
+    return sorted(p for p in set(pts) if lo < p < hi) or None
+
+
 def _betainc_dshape_one(a, b, x, wrt_a):
     """∂I_x(a, b)/∂a (`wrt_a`) or ∂/∂b at one point, by quadrature.
 
@@ -123,14 +139,14 @@ def _betainc_dshape_one(a, b, x, wrt_a):
             val = quad(lambda t: np.exp(sp.xlog1py(b - 1, -t) - lb) * (1.0 if wrt_a else np.log1p(-t)), 0.0, x,
                        weight="alg-loga" if wrt_a else "alg", wvar=(a - 1, 0), **opts)[0]
         else:
-            val = quad(integrand, 0.0, x, **opts)[0]
+            val = quad(integrand, 0.0, x, points=_breaks(a, b, x, 0.0, x), **opts)[0]
         return val - p * full
     q = sp.betaincc(a, b, x)
     if b < 1:  # (1-t)ᵇ⁻¹ is singular at 1 (log(1-t) too, for b): both go into the weight
         val = quad(lambda t: np.exp(sp.xlogy(a - 1, t) - lb) * (np.log(t) if wrt_a else 1.0), x, 1.0,
                    weight="alg" if wrt_a else "alg-logb", wvar=(0, b - 1), **opts)[0]
     else:
-        val = quad(integrand, x, 1.0, **opts)[0]
+        val = quad(integrand, x, 1.0, points=_breaks(a, b, x, x, 1.0), **opts)[0]
     return -(val - q * full)
 
 
