@@ -8,7 +8,8 @@ order. The derivative with respect to a real order v has no closed form: it is c
 10.9.7 for Yᵥ, 10.32.4 for Iᵥ, 10.32.9 for Kᵥ) differentiated under the integral sign, or,
 where Jᵥ or Iᵥ is small against its integrands (v > -1 and x small against v), by the power
 series Σₖ (±1)ᵏ (x/2)²ᵏ⁺ᵛ (log(x/2) - ψ(k+v+1)) / (k! Γ(k+v+1)); both to about 1e-13 relative
-to the function's scale. These are primitives without rules of their own (`jv_dv`, `yv_dv`,
+to the function's scale, except where Jᵥ is exponentially small but the series cancels (x a
+little below a large v, e.g. v = 150, x = 100), where the error is about 1e-18 absolute. These are primitives without rules of their own (`jv_dv`, `yv_dv`,
 `iv_dv`, `ive_dv`, `kv_dv`): a second derivative in the order raises `NoRuleError`. The order
 is read only when it is differentiated: a constant order (the usual case) costs nothing.
 """
@@ -37,27 +38,31 @@ def _quad(f, lo, hi):
         return scipy.integrate.quad(f, lo, hi, **_QUAD)[0]
 
 
-def _series_dv(v, x, sign):
-    """∂/∂v of Σₖ signᵏ (x/2)²ᵏ⁺ᵛ / (k! Γ(k+v+1)) (Jᵥ for sign -1, Iᵥ for +1), v > -1, and the
-    sum of the magnitudes of its terms (what its rounding is relative to)."""
+def _series_dv(v, x, sign, limit):
+    """∂/∂v of Σₖ signᵏ (x/2)²ᵏ⁺ᵛ / (k! Γ(k+v+1)) (Jᵥ for sign -1, Iᵥ for +1), v > -1, or None
+    once the magnitudes of its terms add up past `limit` (its rounding, relative to them, would
+    then exceed the quadrature's)."""
     log_h, h2 = np.log(x / 2), (x / 2) ** 2
-    term = np.exp(v * log_h - sp.gammaln(v + 1))  # (x/2)ᵛ / Γ(v+1)
     total, size, k = 0.0, 0.0, 0
-    while True:
-        piece = term * (log_h - sp.digamma(k + v + 1))
-        total, size = total + piece, size + abs(piece)
-        if (k > 2 and abs(term) < 1e-17 * abs(total)) or k > 500:
-            return total, size
-        k += 1
-        term *= sign * h2 / (k * (k + v))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        term = np.exp(v * log_h - sp.gammaln(v + 1))  # (x/2)ᵛ / Γ(v+1)
+        while True:
+            piece = term * (log_h - sp.digamma(k + v + 1))
+            total, size = total + piece, size + abs(piece)
+            if not size <= limit:
+                return None
+            if (k > 2 and abs(term) < 1e-17 * abs(total)) or k > 500:
+                return total
+            k += 1
+            term *= sign * h2 / (k * (k + v))
 
 
 def _jv_dv_one(v, x):
     if not x > 0:
         return np.nan
     if v > -1:
-        total, size = _series_dv(v, x, -1.0)
-        if size < 10:  # its rounding is below the quadrature's (~1e-15)
+        total = _series_dv(v, x, -1.0, 10.0)  # below 10, its rounding is below the quadrature's (~1e-15)
+        if total is not None:
             return total
     s, c = np.sin(v * np.pi), np.cos(v * np.pi)
     # Jᵥ(x) = ∫₀^π cos(x sin θ - vθ) dθ/π - sin(vπ)/π ∫₀^∞ exp(-x sinh t - vt) dt
@@ -82,9 +87,9 @@ def _ive_dv_one(v, x):
     """∂/∂v of e⁻ˣ Iᵥ(x)."""
     if not x > 0:
         return np.nan
-    if v > -1:
-        total, size = _series_dv(v, x, 1.0)
-        if size * np.exp(-x) < 10:
+    if v > -1 and x < 600:  # (beyond, the series' terms would overflow before it is refused)
+        total = _series_dv(v, x, 1.0, 10.0 * np.exp(x))
+        if total is not None:
             return total * np.exp(-x)
     s, c = np.sin(v * np.pi), np.cos(v * np.pi)
     # Iᵥ(x) = ∫₀^π e^(x cos θ) cos(vθ) dθ/π - sin(vπ)/π ∫₀^∞ exp(-x cosh t - vt) dt, times e⁻ˣ
@@ -138,13 +143,15 @@ def ive_dv(v, x):
 @primitive(traceable=False)
 def iv_dv(v, x):
     """∂Iᵥ(x)/∂v, elementwise (broadcast); nan for x ≤ 0."""
-    return _elementwise(_ive_dv_one, v, x) * np.exp(np.asarray(x, dtype=np.float64))
+    with np.errstate(over="ignore", invalid="ignore"):  # inf where Iᵥ itself overflows
+        return _elementwise(_ive_dv_one, v, x) * np.exp(np.asarray(x, dtype=np.float64))
 
 
 @primitive(traceable=False)
 def kv_dv(v, x):
     """∂Kᵥ(x)/∂v, elementwise (broadcast); nan for x ≤ 0. At v = 0 it is 0 (K₋ᵥ = Kᵥ)."""
-    return _elementwise(_kve_dv_one, v, x) * np.exp(-np.asarray(x, dtype=np.float64))
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # as Kᵥ itself under- and overflows
+        return _elementwise(_kve_dv_one, v, x) * np.exp(-np.asarray(x, dtype=np.float64))
 
 
 # --- Bessel functions of the first and second kind ---
