@@ -16,7 +16,7 @@ import scipy.special
 from tapegrad import Call, ConcreteValueError, compiled_grad, grad, trace
 from tapegrad.errors import qualified_name
 from tapegrad.scipy import linalg as tsl, signal as tsg, special as tss
-from tapegrad.show.listing import rule_rows
+from tapegrad.show.listing import rule_rows, rules_markdown
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODULES = {"special": (tss, scipy.special), "linalg": (tsl, scipy.linalg), "signal": (tsg, scipy.signal)}
@@ -119,6 +119,17 @@ def test_rule_listing_names_the_replacement(module, name):
     listed = {row[0] for row in rule_rows()}
     assert f"tapegrad.scipy.{module}.{name}" in listed
     assert f"scipy.{module}.{name}" not in listed
+    (note,) = [row[3] for row in rule_rows() if row[0] == f"tapegrad.scipy.{module}.{name}"]
+    assert note.startswith(f"use for `scipy.{module}.{name}`, which cannot see traced values")
+
+
+def test_rule_listing_names_the_stats_replacements():
+    """docs/rules.md has a row for each tapegrad.scipy.stats distribution with its methods, and says
+    which take plain values only."""
+    listed = rules_markdown()
+    assert "| `tapegrad.scipy.stats.poisson` | cdf, entropy, logcdf, logpmf, logsf, pmf, sf |\n" in listed
+    assert ("| `tapegrad.scipy.stats.multivariate_normal` | cdf (plain values only), entropy, "
+            "logcdf (plain values only), logpdf, pdf |\n") in listed
 
 
 @pytest.mark.parametrize("module, name, call, make", CALLS, ids=IDS)

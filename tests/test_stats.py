@@ -7,6 +7,11 @@ import scipy.stats
 import tapegrad.scipy.stats as ts
 from tapegrad import NoRuleError, check_grad, gradient
 
+#: the primitive poisson.entropy records (its rule is in tapegrad.rules.stats)
+EXERCISED = {ts.poisson_mean_gammaln}
+ORDER2 = [(ts.poisson_mean_gammaln, lambda mu: ts.poisson_mean_gammaln(mu, 1), (np.array([0.3, 2.0, 15.0]),)),
+          (ts.poisson_mean_gammaln, lambda mu: ts.poisson_mean_gammaln(mu, 3), (4.5,))]
+
 CONTINUOUS = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"]
 
 
@@ -22,8 +27,8 @@ def u(rng, lo, hi, shape=()):
 TABLE = (
     [case("norm", m, lambda r: (u(r, -2, 2, (2, 3)), u(r, -1, 1, (3,)), u(r, 0.5, 2, (2, 1)))) for m in CONTINUOUS]
     + [case("t", m, lambda r: (u(r, -2, 2, (2, 3)), u(r, 1.5, 5), u(r, -1, 1, (3,)), u(r, 0.5, 2))) for m in ["pdf", "logpdf"]]
-    # t's cdf goes through betainc: x, loc and scale only (df is passed as a constant)
-    + [case("t", m, lambda r: (u(r, -2, 2, (2, 3)), 3.5, u(r, -1, 1, (3,)), u(r, 0.5, 2)), grad_of=(0, 2, 3))
+    # t's cdf goes through betainc, whose shapes are differentiated by quadrature
+    + [case("t", m, lambda r: (u(r, -2, 2, (2, 3)), u(r, 1.5, 5, (2, 1)), u(r, -1, 1, (3,)), u(r, 0.5, 2)))
        for m in ["cdf", "logcdf", "sf", "logsf"]]
     + [case("gamma", m, lambda r: (u(r, 1, 3, (2, 3)), u(r, 1.5, 3, (3,)), u(r, 0, 0.5), u(r, 0.5, 2)))
        for m in ["pdf", "logpdf"]]
@@ -34,7 +39,8 @@ TABLE = (
     + [case("chi2", m, lambda r: (u(r, 1, 3, (3,)), u(r, 2, 5), 0.0, u(r, 0.5, 2)), grad_of=(0, 1, 3)) for m in ["cdf", "sf"]]
     + [case("beta", m, lambda r: (u(r, 0.2, 0.8, (2, 3)), u(r, 1.5, 3, (3,)), u(r, 1.5, 3, (2, 1))))
        for m in ["pdf", "logpdf"]]
-    + [case("beta", m, lambda r: (u(r, 0.2, 0.8, (2, 3)), 2.5, 1.5, u(r, -0.1, 0.1), u(r, 1, 1.2)), grad_of=(0, 3, 4))
+    + [case("beta", m, lambda r: (u(r, 0.2, 0.8, (2, 3)), u(r, 0.5, 3, (3,)), u(r, 0.5, 3, (2, 1)), u(r, -0.1, 0.1),
+                                  u(r, 1, 1.2)))
        for m in ["cdf", "logcdf", "sf", "logsf"]]
     + [case("poisson", m, lambda r: (np.array([0.0, 1.0, 3.0, 6.0]), u(r, 1, 4, (2, 1))), grad_of=(1,))
        for m in ["pmf", "logpmf", "cdf", "logcdf", "sf", "logsf"]]
@@ -52,6 +58,7 @@ ENTROPY = [
     ("gamma", lambda r: (u(r, 0.5, 3, (2,)), 0.0, u(r, 0.5, 2))), ("chi2", lambda r: (u(r, 1, 5), 0.0, u(r, 0.5, 2))),
     ("beta", lambda r: (u(r, 0.5, 3), u(r, 0.5, 3), 0.0, u(r, 0.5, 2))),
     ("dirichlet", lambda r: (u(r, 0.5, 3, (3,)),)),
+    ("poisson", lambda r: (np.array([0.05, 0.7, 3.0, 40.0]), np.array([[0.0], [2.0]]))),
     ("multivariate_normal", lambda r: (np.zeros(2), np.array([[2.0, 0.3], [0.3, 1.0]]))),
 ]
 
@@ -108,10 +115,49 @@ def test_poisson_logpmf_closed_form():
     assert dmu == pytest.approx(-1 + 0 - 1 + 1 - 1 + 2.5 - 0 + 0)
 
 
-def test_shape_parameter_of_a_cdf_is_not_silently_zero():
-    """beta.cdf's shape a goes through betainc, which has no derivative in a: an error, not a zero."""
-    with pytest.raises(NoRuleError, match=r"scipy\.special\.betainc with respect to its argument a"):
-        gradient(lambda a: ts.beta.cdf(0.5, a, 2.0), 2.0)
+def test_shape_parameters_of_the_cdfs_closed_forms():
+    """beta.cdf(x, a, 1) = xᵃ: d/da = xᵃ log x; beta.cdf(x, 1, b) = 1 - (1-x)ᵇ: d/db = -(1-x)ᵇ log(1-x)."""
+    assert gradient(lambda a: ts.beta.cdf(0.3, a, 1.0), 2.0)[0] == pytest.approx(0.09 * np.log(0.3), rel=1e-11)
+    assert gradient(lambda b: ts.beta.cdf(0.3, 1.0, b), 2.0)[0] == pytest.approx(-0.49 * np.log(0.7), rel=1e-11)
+
+
+def test_poisson_entropy_closed_form_and_far_out():
+    """d/dμ H = -log μ + E[log(K + 1)]; for large μ, H is 0.5 log(2πeμ) - 1/(12μ) - 1/(24μ²) - 19/(360μ³)
+    (where scipy's own sum no longer converges)."""
+    k = np.arange(60.0)
+    expected = -np.log(2.0) + np.sum(scipy.stats.poisson.pmf(k, 2.0) * np.log(k + 1))
+    assert gradient(ts.poisson.entropy, 2.0)[0] == pytest.approx(expected, rel=1e-12)
+    for mu, rel in [(1e4, 1e-11), (1e6, 1e-9)]:  # μ log μ and log μ! cancel: about 1e-16 μ log μ is lost
+        series = 0.5 * np.log(2 * np.pi * np.e * mu) - 1 / (12 * mu) - 1 / (24 * mu ** 2) - 19 / (360 * mu ** 3)
+        assert ts.poisson.entropy(mu) == pytest.approx(series, rel=rel)
+    assert ts.poisson.entropy(0.0) == 0.0
+
+
+def test_poisson_entropy_second_order():
+    """poisson.entropy's derivative is the same primitive again: second derivatives match central differences."""
+    check_grad(ts.poisson.entropy, np.array([0.3, 2.0, 15.0, 250.0]), order=2)
+
+
+@pytest.mark.parametrize("method", ["cdf", "logcdf"])
+def test_multivariate_normal_cdf_is_scipys_on_plain_values_and_refuses_a_traced_one(method):
+    """scipy's Monte Carlo cdf on plain values; a traced argument raises, naming the method and the way out."""
+    x, mean, cov = np.array([[0.5, 1.0], [-0.2, 0.3]]), np.zeros(2), np.array([[2.0, 0.3], [0.3, 1.0]])
+    np.testing.assert_allclose(getattr(ts.multivariate_normal, method)(x, mean, cov),
+                               getattr(scipy.stats.multivariate_normal, method)(x, mean, cov), rtol=1e-4)
+    with pytest.raises(NoRuleError, match=rf"multivariate_normal\.{method}\(traced float64\[2,2\], float64\[2\], "
+                                          rf"float64\[2,2\]\) at test_stats\.py:\d+: .* tapegrad\.scipy\.stats\.norm\.{method}$"):
+        gradient(lambda x, mean=mean, cov=cov: np.sum(getattr(ts.multivariate_normal, method)(x, mean, cov)), x)
+
+
+@pytest.mark.parametrize("name, method, make, grad_of", TABLE)
+def test_float32_arguments_get_float32_gradients(name, method, make, grad_of, rng):
+    """Single-precision arguments: every differentiated one gets a float32 gradient of its own shape."""
+    args = make(rng)
+    idx, f = _split(args, grad_of)
+    fn = getattr(getattr(ts, name), method)
+    xs = [np.asarray(args[i], np.float32) for i in idx]
+    grads = gradient(lambda *xs: np.sum(f(*xs, fn=fn)), *xs)
+    assert [(np.asarray(g).dtype, np.shape(g)) for g in grads] == [(np.dtype(np.float32), np.shape(x)) for x in xs]
 
 
 def test_outside_support_is_zero_density_with_finite_gradient():

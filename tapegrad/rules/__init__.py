@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     scipy_linalg_extra,
     signal,
     integrate,
+    stats,
     scipy_linalg,
     nondiff,
     inplace,

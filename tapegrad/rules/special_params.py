@@ -1,5 +1,4 @@
-"""The tangent of a scipy.special parameter whose derivative has no closed form and is not
-computed (the order of a Bessel function, the shape parameters of betainc).
+"""The tangent of a parameter whose derivative is not computed (np.gradient's spacing).
 
 It is a `Thunk` that raises when read: the sweep reads it only when the parameter is being
 differentiated, so a constant parameter costs nothing, and a traced one stops the gradient

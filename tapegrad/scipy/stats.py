@@ -8,10 +8,13 @@ differentiable in `x`, `loc`, `scale` and the shape parameters (to any order, ex
 the cdfs described below). scipy's own methods convert their inputs with ``np.asarray`` and
 cannot see traced values.
 
-What has no closed-form derivative stays an error, not a zero: the cdf and sf of t and beta go
-through ``scipy.special.betainc``, whose shape parameters are not differentiated (differentiating
-them raises ``NoRuleError``; `x`, `loc` and `scale` can). Those of gamma and chi2 go through
-``gammainc``/``gammaincc``, whose shape is differentiated by quadrature (first order only).
+The cdf and sf of t and beta go through ``scipy.special.betainc``, and those of gamma, chi2 and
+poisson through ``gammainc``/``gammaincc``, whose shape parameters are differentiated by
+quadrature (first order only: a second derivative in a shape parameter raises ``NoRuleError``;
+in `x`, `loc` and `scale` any order). poisson.entropy sums the pmf (see
+`poisson_mean_gammaln`); it stays accurate where scipy's own sum stops converging (μ above
+about 1000). multivariate_normal.cdf and logcdf take plain values only: scipy integrates
+them by randomized quasi-Monte Carlo, and a traced argument raises ``NoRuleError``.
 Outside a distribution's support the densities are 0 (log-densities -inf), as in scipy.
 
 Examples
@@ -29,6 +32,12 @@ import math
 
 import numpy as np
 import scipy.special as _sp
+
+import scipy.stats as _stats
+
+from ..context import primitive
+from ..errors import NoRuleError, type_str, user_location
+from ..pytree import Boxed, find_nested
 
 __all__ = ["norm", "t", "gamma", "beta", "chi2", "poisson", "dirichlet", "multivariate_normal"]
 
@@ -102,7 +111,7 @@ class _Norm(_Distribution):
 
 class _T(_Distribution):
     """Student's t distribution: ``t.logpdf(x, df, loc=0, scale=1)``; cdf and sf through betainc
-    (differentiable in x, loc and scale, not in df).
+    (differentiable in df by quadrature, first order only).
 
     Examples
     --------
@@ -198,7 +207,7 @@ class _Chi2(_Distribution):
 
 class _Beta(_Distribution):
     """The beta distribution: ``beta.logpdf(x, a, b, loc=0, scale=1)``; cdf and sf through
-    betainc (differentiable in x, loc and scale, not in a and b).
+    betainc (differentiable in a and b by quadrature, first order only).
 
     Examples
     --------
@@ -231,9 +240,52 @@ class _Beta(_Distribution):
 # --- Poisson ---
 
 
+def _poisson_mean_gammaln_one(mu, m):
+    """E[log Γ(K + m)] for K ~ Poisson(μ), summed over the k where the pmf is not negligible
+    (12 standard deviations and 40 more on the right, beyond which it is below 1e-30).
+
+    The pmf goes by its ratios p(k+1)/p(k) = μ/(k+1) out from the mode and over its own sum
+    (exp(k log μ - μ - log k!) would lose ten digits at μ = 1e4 to the cancelling terms), and
+    log Γ(k + m) is centred on log Γ(μ + m).
+    """
+    if not mu >= 0 or np.isinf(mu):
+        return np.nan
+    if mu == 0:
+        return float(_sp.gammaln(m))
+    spread = 12 * math.sqrt(mu)
+    lo, mode, hi = max(0, math.floor(mu - spread - 20)), math.floor(mu), math.ceil(mu + spread + 40)
+    up = np.cumprod(mu / np.arange(mode + 1, hi + 1))          # p(k)/p(mode), k = mode+1 .. hi
+    down = np.cumprod(np.arange(mode, lo, -1) / mu)[::-1]      # p(k)/p(mode), k = lo .. mode-1
+    pmf = np.concatenate([down, [1.0], up])
+    k = np.arange(lo, hi + 1, dtype=np.float64)
+    centre = _sp.gammaln(mu + m)
+    return float(centre + np.sum(pmf * (_sp.gammaln(k + m) - centre)) / np.sum(pmf))
+
+
+@primitive(traceable=False)
+def poisson_mean_gammaln(mu, m):
+    """E[log Γ(K + m)] for K ~ Poisson(μ), elementwise in `mu`; `m` is a positive integer.
+
+    poisson.entropy is μ - μ log μ + E[log K!] = μ - μ log μ + poisson_mean_gammaln(μ, 1).
+    Since d/dμ E[f(K)] = E[f(K + 1) - f(K)], its derivative in μ is
+    ``poisson_mean_gammaln(mu, m + 1) - poisson_mean_gammaln(mu, m)`` (= E[log(K + m)]), the
+    same primitive: the rule in ``tapegrad.rules.stats`` is traced again at any order.
+
+    Examples
+    --------
+    >>> from tapegrad.scipy.stats import poisson_mean_gammaln
+    >>> float(poisson_mean_gammaln(0.0, 3))  # K = 0: log Γ(3) = log 2
+    0.6931471805599453
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    out = np.array([_poisson_mean_gammaln_one(v, m) for v in mu.ravel()]).reshape(mu.shape)
+    return out[()] if out.ndim == 0 else out
+
+
+
 class _Poisson:
-    """The Poisson distribution: ``poisson.logpmf(k, mu, loc=0)``, pmf, cdf, logcdf, sf, logsf,
-    differentiable in mu (k is a count).
+    """The Poisson distribution: ``poisson.logpmf(k, mu, loc=0)``, pmf, cdf, logcdf, sf, logsf
+    and entropy, differentiable in mu (k is a count).
 
     Examples
     --------
@@ -267,6 +319,10 @@ class _Poisson:
 
     def logsf(self, k, mu, loc=0):
         return np.log(self.sf(k, mu, loc))
+
+    def entropy(self, mu, loc=0):
+        # -Σ p log p with log p = k log μ - μ - log k!: μ - μ log μ + E[log K!]
+        return mu - _sp.xlogy(mu, mu) + poisson_mean_gammaln(mu, 1) + 0 * loc
 
     def __repr__(self):
         return "tapegrad.scipy.stats.poisson"
@@ -315,7 +371,8 @@ class _Dirichlet:
 
 class _MultivariateNormal:
     """The multivariate normal distribution: ``multivariate_normal.logpdf(x, mean=None, cov=1)``
-    with the dimension along the last axis of x, pdf and entropy; `cov` a matrix, a vector (its
+    with the dimension along the last axis of x, pdf and entropy (cdf and logcdf on plain values
+    only); `cov` a matrix, a vector (its
     diagonal) or a number (times the identity), as in scipy.
 
     The gradient with respect to `cov` is that of the formula with the whole matrix (scipy reads
@@ -348,6 +405,30 @@ class _MultivariateNormal:
 
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
         return np.exp(self.logpdf(x, mean, cov, allow_singular))
+
+    def cdf(self, x, mean=None, cov=1, allow_singular=False, **kwargs):
+        """scipy's value on plain arguments; a traced one raises `NoRuleError` (see `logcdf`)."""
+        self._refuse_traced("cdf", (x, mean, cov))
+        return _stats.multivariate_normal.cdf(x, mean, cov, allow_singular, **kwargs)
+
+    def logcdf(self, x, mean=None, cov=1, allow_singular=False, **kwargs):
+        """scipy's value on plain arguments. A traced argument raises `NoRuleError`: scipy
+        integrates the density by randomized quasi-Monte Carlo (Genz), to about 1e-5 only, with
+        no derivative to follow."""
+        self._refuse_traced("logcdf", (x, mean, cov))
+        return _stats.multivariate_normal.logcdf(x, mean, cov, allow_singular, **kwargs)
+
+    cdf.plain_values_only = logcdf.plain_values_only = True  # docs/rules.md says so
+
+    def _refuse_traced(self, method, args):
+        if find_nested(args, Boxed) is not None:
+            types = ", ".join(f"traced {type_str(np.zeros(np.shape(a), a.dtype))}" if isinstance(a, Boxed)
+                              else type_str(a) for a in args)
+            raise NoRuleError(
+                f"tapegrad has no derivative of tapegrad.scipy.stats.multivariate_normal.{method}({types}) at "
+                f"{user_location()}: scipy computes it by randomized quasi-Monte Carlo integration, accurate "
+                f"to about 1e-5, which has no derivative to follow. Call it on plain values, outside the "
+                f"differentiated function; in one dimension use tapegrad.scipy.stats.norm.{method}")
 
     def entropy(self, mean=None, cov=1):
         d = np.shape(mean)[-1] if mean is not None and np.ndim(mean) else (np.shape(cov)[-1] if np.ndim(cov) else 1)

@@ -38,6 +38,7 @@ from ..rules.indexing import scatter_add
 from ..rules.piecewise import branch_cotangent
 from ..scipy import linalg as tg_linalg
 from ..scipy import special as tg_special
+from ..scipy import stats as tg_stats
 from ..scipy.integrate import odeint_op
 from ..scipy.signal import convolve as tg_convolve
 
@@ -322,23 +323,30 @@ partials(scipy.special.xlog1py, "log1p({a[1]})", "{a[0]}/(1 + {a[1]})")
 formulas(tg_special.logsumexp_op, "{dy} · exp({a[0]} - {y}), broadcast back over {over}")
 formulas(tg_special.softmax_op, "{y} · ({dy} - Σ({dy} · {y}) over {over})")
 formulas(tg_special.log_softmax_op, "{dy} - exp({y}) · Σ{dy} over {over}")
-partials(scipy.special.jv, None, "(jv({a[0]} - 1, {a[1]}) - jv({a[0]} + 1, {a[1]}))/2")
-partials(scipy.special.yv, None, "(yv({a[0]} - 1, {a[1]}) - yv({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.jv, "∂jv/∂{a[0]} (no closed form: by quadrature)",
+         "(jv({a[0]} - 1, {a[1]}) - jv({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.yv, "∂yv/∂{a[0]} (no closed form: by quadrature)",
+         "(yv({a[0]} - 1, {a[1]}) - yv({a[0]} + 1, {a[1]}))/2")
 partials(scipy.special.yn, None, "(yn({a[0]} - 1, {a[1]}) - yn({a[0]} + 1, {a[1]}))/2")
 partials(scipy.special.j0, "(-j1({a[0]}))")
 partials(scipy.special.j1, "(j0({a[0]}) - jv(2, {a[0]}))/2")
 partials(scipy.special.y0, "(-y1({a[0]}))")
 partials(scipy.special.y1, "(y0({a[0]}) - yv(2, {a[0]}))/2")
-partials(scipy.special.iv, None, "(iv({a[0]} - 1, {a[1]}) + iv({a[0]} + 1, {a[1]}))/2")
-partials(scipy.special.ive, None, "((ive({a[0]} - 1, {a[1]}) + ive({a[0]} + 1, {a[1]}))/2 - sign({a[1]})·{y})")
-partials(scipy.special.kv, None, "(-(kv({a[0]} - 1, {a[1]}) + kv({a[0]} + 1, {a[1]}))/2)")
+partials(scipy.special.iv, "∂iv/∂{a[0]} (no closed form: by quadrature)",
+         "(iv({a[0]} - 1, {a[1]}) + iv({a[0]} + 1, {a[1]}))/2")
+partials(scipy.special.ive, "∂ive/∂{a[0]} (no closed form: by quadrature)",
+         "((ive({a[0]} - 1, {a[1]}) + ive({a[0]} + 1, {a[1]}))/2 - sign({a[1]})·{y})")
+partials(scipy.special.kv, "∂kv/∂{a[0]} (no closed form: by quadrature)",
+         "(-(kv({a[0]} - 1, {a[1]}) + kv({a[0]} + 1, {a[1]}))/2)")
 partials(scipy.special.gammainc, "∂gammainc/∂{a[0]} (no closed form: by quadrature)",
          "{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]})")
 partials(scipy.special.gammaincc, "(-∂gammainc/∂{a[0]}) (no closed form: by quadrature)",
          "(-{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]}))")
-partials(scipy.special.betainc, None, None, "{a[2]}^({a[0]}-1)·(1 - {a[2]})^({a[1]}-1)/B({a[0]}, {a[1]})")
+partials(scipy.special.betainc, "∂betainc/∂{a[0]} (no closed form: by quadrature)",
+         "∂betainc/∂{a[1]} (no closed form: by quadrature)", "{a[2]}^({a[0]}-1)·(1 - {a[2]})^({a[1]}-1)/B({a[0]}, {a[1]})")
 partials(scipy.special.rgamma, "(-{y}·ψ({a[0]}))")
 partials(tg_special.multigammaln, _multigammaln)
+partials(tg_stats.poisson_mean_gammaln, "(poisson_mean_gammaln({a[0]}, {a[1]} + 1) - {y})", None)
 
 # --- reductions ---
 formulas(np.sum, "{dy} broadcast back over {over}")

@@ -2,15 +2,18 @@
 
 For each function: its importable name, the arguments a gradient flows to (the rule's
 positional parameters without a default), whether its forward rule is explicit or derived
-from the reverse rule, and the first line of the rule's docstring as a note. The
-non-differentiable table is listed after the rules.
+from the reverse rule, and the first line of the rule's docstring as a note; a replacement
+in ``tapegrad.scipy`` names the scipy function it stands for. The non-differentiable table
+is listed after the rules.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 
 from ..errors import qualified_name
 from ..registry import FRULES, NONDIFF, RULES
+from ..scipy import stats as tg_stats
 
 __all__ = ["rules_markdown", "rule_rows"]
 
@@ -38,6 +41,19 @@ def _name(fn) -> str:
     return qualified_name(fn).replace("_operator.", "operator.")
 
 
+def _replaced(name: str):
+    """``scipy.special.logsumexp`` for ``tapegrad.scipy.special.logsumexp``: the scipy function a
+    replacement in tapegrad.scipy stands for (None for a name scipy does not have)."""
+    if not name.startswith("tapegrad.scipy."):
+        return None
+    original = name[len("tapegrad."):]
+    module, _, attr = original.rpartition(".")
+    try:
+        return original if hasattr(importlib.import_module(module), attr) else None
+    except ImportError:  # pragma: no cover - tapegrad.scipy mirrors scipy's modules
+        return None
+
+
 def rule_rows():
     """``[(name, differentiable arguments, forward rule, note), ...]`` sorted by name."""
     rows = []
@@ -45,7 +61,11 @@ def rule_rows():
         if not (rule.__module__ or "").startswith("tapegrad"):
             continue  # a rule registered by the user, not one of tapegrad's
         forward = "explicit" if fn in FRULES else "derived"
-        rows.append((_name(fn), _differentiable_args(rule), forward, _note(rule)))
+        name, note = _name(fn), _note(rule)
+        original = _replaced(name)
+        if original is not None:  # what the user looks for is scipy's name
+            note = f"use for `{original}`, which cannot see traced values" + (f"; {note}" if note else "")
+        rows.append((name, _differentiable_args(rule), forward, note))
     return sorted(rows)
 
 
@@ -65,6 +85,22 @@ def rules_markdown() -> str:
         "|---|---|---|---|",
     ]
     lines += [f"| `{n}` | {a} | {f} | {note} |" for n, a, f, note in rule_rows()]
+    lines += [
+        "",
+        f"## scipy.stats distributions ({len(tg_stats.__all__)})",
+        "",
+        "scipy.stats' methods convert their inputs with `np.asarray`: use",
+        "`tapegrad.scipy.stats.<distribution>.<method>` instead, written with the rules above.",
+        "",
+        "| distribution | methods |",
+        "|---|---|",
+    ]
+    for name in sorted(tg_stats.__all__):
+        dist = getattr(tg_stats, name)
+        methods = sorted(m for m in dir(dist) if not m.startswith("_") and callable(getattr(dist, m)))
+        shown = [f"{m} (plain values only)" if getattr(getattr(dist, m), "plain_values_only", False) else m
+                 for m in methods]
+        lines.append(f"| `tapegrad.scipy.stats.{name}` | {', '.join(shown)} |")
     nondiff = sorted(qualified_name(fn) for fn in NONDIFF)
     lines += [
         "",
