@@ -280,6 +280,15 @@ def _conj_if_complex(c):
     return np.conjugate(c) if dtype_of(c).kind == "c" else c
 
 
+def _complex_cotangent(dy, x):
+    """The real cotangent `dy` of a real result (var, std), cast to the dtype of a complex `x`:
+    a cast whose own pullback takes the real part, so that a second derivative passes dy a real
+    cotangent. For a real `x`, `dy` as it is."""
+    if dtype_of(x).kind != "c":
+        return dy
+    return complex(dy) if type(dy) is float or type(dy) is int else np.astype(dy, dtype_of(x))
+
+
 def _ddof(b) -> float:
     return b.get("ddof", 0) if b.get("correction") is None else b["correction"]
 
@@ -293,6 +302,7 @@ def var_rrule(x, *args, **kwargs):
         # d/dx Σ|x - mean|²/(n - ddof) = 2 conj(x - mean)/(n - ddof) (a real result: for a
         # complex x, d|c|² = 2 Re(conj(c) dc)); the mean's own share sums to 0
         centred = _conj_if_complex(x - np.mean(x, axis=axes, keepdims=True))
+        dy = _complex_cotangent(dy, x)
         dx = expand_reduced(dy, axes, keepdims) * (2 * centred / (_count(x, axes) - _ddof(b)))
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
@@ -311,8 +321,8 @@ def std_rrule(x, *args, **kwargs):
         if _count(x, axes) == 1:  # the std of one number (a 0-d array) is 0 whatever it is: slope 0
             return NO_TANGENT, cast_like(expand_reduced(dy, axes, keepdims) * centred, x), *no_tangents(args)
         scale = expand_reduced(y, axes, keepdims) * (_count(x, axes) - _ddof(b))
-        # the real factor first: a complex x's centred values meet only a product
-        dx = (expand_reduced(dy, axes, keepdims) / scale) * centred
+        # the real factor first, then cast: a complex x's centred values meet only a product
+        dx = _complex_cotangent(expand_reduced(dy, axes, keepdims) / scale, x) * centred
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
     return y, std_pullback

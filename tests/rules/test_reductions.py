@@ -410,15 +410,8 @@ def _complex_order2_rows(every_mode=False):
         (np.std, lambda z: np.sum(np.std(z * z, axis=1))),
     ]
     x, y = uniform(rng, (2, 3)), uniform(rng, (2, 3))
-    # var's and std's pullbacks multiply a real traced factor by the complex centred values: the
-    # second derivative needs np.multiply to pass its real operand the real part of its cotangent
-    multiply_fix = pytest.mark.xfail(raises=(AssertionError, *JVP_RAISES) if every_mode else AssertionError,
-                                     strict=False, reason=(
-        "np.multiply's rule gives a real operand a complex cotangent; its complex fix is in the "
-        "elementwise rules"))
-    plain = [JVP_XFAIL] if every_mode else []
-    return [pytest.param(fn, f, x, y, id=f"{name(fn)}{i}", marks=[multiply_fix] if i >= 9 else plain)
-            for i, (fn, f) in enumerate(cases)]
+    marks = [JVP_XFAIL] if every_mode else []
+    return [pytest.param(fn, f, x, y, id=f"{name(fn)}{i}", marks=marks) for i, (fn, f) in enumerate(cases)]
 
 
 @pytest.mark.parametrize("fn, f, x, y", _complex_order2_rows())
