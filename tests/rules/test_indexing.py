@@ -9,7 +9,6 @@ from tapegrad import NO_TANGENT, ZERO, check_grad, grad
 from tapegrad.arraylike import added_at, updated
 from tapegrad.registry import COMPLEX
 from tapegrad.rules.indexing import scatter_add
-from tapegrad.rules.piecewise import branch_cotangent
 
 from _complex import check_complex_jvp, check_complex_rule
 
@@ -421,18 +420,6 @@ def _complex_order2_rows():
 
             rows.append(pytest.param(fn, f, (x, y), id=p.id))
     return rows
-
-
-@pytest.fixture
-def pending_complex_rules():
-    """np.where and the marking of unread positions (`branch_cotangent`, which a mask's or an
-    index array's pullback applies) declared for complex values while a test runs, where they
-    are not yet: written for real values, they are right for these uses (each keeps or zeroes
-    elements of one complex cotangent)."""
-    added = {np.where, branch_cotangent} - COMPLEX
-    COMPLEX.update(added)
-    yield
-    COMPLEX.difference_update(added)
 
 
 @pytest.mark.parametrize("fn, f, args", _complex_order2_rows())

@@ -7,7 +7,6 @@ import pytest
 import tapegrad
 from tapegrad import ZERO, check_grad, grad, gradient
 from tapegrad.registry import COMPLEX
-from tapegrad.rules.piecewise import branch_cotangent
 
 from _complex import check_complex_jvp, check_complex_rule
 from _rule_tables import DTYPES
@@ -278,19 +277,6 @@ def test_real_if_close_of_a_nearly_real_array_passes_the_real_part_back():
     dz = back(np.array([3.0, -1.0]))[1]
     assert dz.dtype == np.complex128
     np.testing.assert_array_equal(dz, [3.0, -1.0])
-
-
-@pytest.fixture
-def pending_complex_rules():
-    """np.divide, np.where, np.matmul and the marking of np.where's cotangents declared for
-    complex values while a test runs, where they are not yet: the pullbacks here divide by a
-    complex z (angle), keep or zero elements of one complex cotangent (select, nan_to_num) and
-    multiply a complex cotangent by a real matrix (gradient); for these uses the rules written
-    for real values are right."""
-    added = {np.divide, np.where, np.matmul, branch_cotangent} - COMPLEX
-    COMPLEX.update(added)
-    yield
-    COMPLEX.difference_update(added)
 
 
 def power(z):

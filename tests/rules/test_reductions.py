@@ -7,7 +7,6 @@ import pytest
 import tapegrad
 from tapegrad import check_grad, grad
 from tapegrad.registry import COMPLEX
-from tapegrad.rules.piecewise import branch_cotangent
 from tapegrad.tangents import getitem
 
 from _complex import check_complex_jvp, check_complex_rule
@@ -377,19 +376,6 @@ def power(z):
     """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts),
     written as Re Σ (2 z conj(z) - z²) so that the complex values meet np.real only at the end."""
     return np.real(np.sum(2 * z * np.conj(z) - z * z))
-
-
-@pytest.fixture
-def pending_complex_rules():
-    """np.divide, np.where and the marking of np.where's cotangents declared for complex values
-    while a test runs, where they are not yet: the pullbacks of mean, var and average divide a
-    complex cotangent by a constant count or a real sum of weights, cumprod's picks among the
-    complex elements and ones with np.where; those rules, written for real values, are right
-    for these uses (the complex operand is the one differentiated)."""
-    added = {np.divide, np.where, branch_cotangent} - COMPLEX
-    COMPLEX.update(added)
-    yield
-    COMPLEX.difference_update(added)
 
 
 def _complex_order2_rows(every_mode=False):
