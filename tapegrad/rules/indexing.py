@@ -173,6 +173,7 @@ def _scatter_along_axis(dy, x, indices, axis):
 
 @rrule(np.sort)
 def sort_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     b = bind(np.sort, (x, *args), kwargs)
     if b.get("order") is not None:
         raise NotImplementedError("tapegrad has no derivative of numpy.sort with order= (fields)")

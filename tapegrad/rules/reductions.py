@@ -233,6 +233,7 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
 
 @rrule(np.max)
 def max_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     axes, keepdims, b = _reduction(np.max, x, args, kwargs)
     y = np.max(x, *args, **kwargs)
 
@@ -244,6 +245,7 @@ def max_rrule(x, *args, **kwargs):
 
 @rrule(np.min)
 def min_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     axes, keepdims, b = _reduction(np.min, x, args, kwargs)
     y = np.min(x, *args, **kwargs)
 
@@ -260,6 +262,7 @@ register_rrule(np.amin, min_rrule)
 
 @rrule(np.ptp)
 def ptp_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     axes, keepdims, b = _reduction(np.ptp, x, args, kwargs)
     hi = np.max(x, axis=b.get("axis"), keepdims=keepdims)
     lo = np.min(x, axis=b.get("axis"), keepdims=keepdims)

@@ -67,6 +67,7 @@ def rollaxis_rrule(a, *args, **kwargs):
 
 @rrule(np.partition)
 def partition_rrule(a, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     b = bind(np.partition, (a, *args), kwargs)
     if b.get("order") is not None:
         raise NotImplementedError("tapegrad has no derivative of numpy.partition with order= (fields)")
