@@ -231,6 +231,57 @@ def test_forward_mode_keeps_numpys_arrays():
         tapegrad.jvp(f, (np.ones(2),), (np.ones(2),))
 
 
+#: (name, a constructor call making a (4, 3) complex128 array, from a traced complex (4, 3) z)
+COMPLEX_CONSTRUCTOR_CALLS = [
+    ("zeros", lambda z: np.zeros((4, 3), dtype=complex)),
+    ("empty", lambda z: np.empty((4, 3), dtype=complex)),
+    ("ones", lambda z: np.ones((4, 3), dtype=np.complex128)),
+    ("full", lambda z: np.full((4, 3), 1.0 - 2.0j)),
+    ("zeros_like", lambda z: np.zeros_like(z)),
+]
+
+#: (name, a write of traced complex values into the complex buffer b, from z)
+COMPLEX_WRITES = [
+    ("index", lambda b, z: b.__setitem__((1, 2), z[0, 0] * z[1, 1])),
+    ("row", lambda b, z: b.__setitem__(0, z[2] * z[2])),
+    ("slice", lambda b, z: b.__setitem__(slice(1, 3), z[:2] * z[2:])),
+    ("mask", lambda b, z: b.__setitem__(MASK, z[MASK] * 3.0)),
+    ("fancy", lambda b, z: b.__setitem__(([0, 3], [1, 2]), z[0, :2])),
+    ("broadcast", lambda b, z: b.__setitem__((slice(None), 1), z[1, 0])),
+    ("fill", lambda b, z: b.fill(z[3, 2])),
+    ("augmented", lambda b, z: b.__setitem__(slice(None), b + z * z)),
+    ("add.at", lambda b, z: np.add.at(b, ([0, 0, 3], [1, 1, 2]), z[0, :3])),
+]
+MASK = np.array([[True, False, True], [False, False, True], [True, True, False], [False, True, False]])
+
+
+def _power(b):
+    """Σ Re(b)² + 3 Im(b)², as Re Σ (2 b conj(b) - b²): complex values meet np.real only at the end."""
+    return np.real(np.sum(2 * b * np.conj(b) - b * b))
+
+
+@pytest.mark.parametrize("cname, make", COMPLEX_CONSTRUCTOR_CALLS, ids=[n for n, _ in COMPLEX_CONSTRUCTOR_CALLS])
+@pytest.mark.parametrize("wname, write", COMPLEX_WRITES, ids=[n for n, _ in COMPLEX_WRITES])
+def test_complex_buffer_written_with_traced_values(cname, make, wname, write, rng, pending_complex_rules):
+    """A complex buffer written each way with complex values z = x + iy: numpy's value, and
+    first and second derivatives in x and y as central differences give."""
+    def fill(z):
+        b = make(z)
+        if cname == "empty":
+            b[...] = 0.5  # numpy leaves empty's values unset
+        write(b, z)
+        return b
+
+    def f(x, y):
+        # (z built with casts: every product and sum in it is of complex values)
+        return _power(fill(np.astype(x, complex) + 1j * np.astype(y, complex)) * (2.0 - 1.0j) + 1.0)
+
+    x, y = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    z = x + 1j * y
+    np.testing.assert_allclose(tapegrad.trace(fill, z)[0], fill(z.copy()), rtol=1e-15)
+    check_grad(f, x, y, order=2, modes=("rev",))
+
+
 def test_write_into_a_part_of_complex_buffer_elements_is_refused():
     """b.real of a complex buffer is half of each element: a traced write into it is refused."""
     def f(x):

@@ -62,6 +62,36 @@ def test_write_through_view_changes_base_as_numpy(name, make, rng):
     assert_as_numpy(write_through(make), rng.standard_normal((4, 6)), 0.7, modes=("rev", "fwd"))
 
 
+def _power(b):
+    """Σ Re(b)² + 3 Im(b)², as Re Σ (2 b conj(b) - b²): complex values meet np.real only at the end."""
+    return np.real(np.sum(2 * b * np.conj(b) - b * b))
+
+
+@pytest.mark.parametrize("name, make", [(n, m) for n, m in VIEW_MAKERS if "real" not in n],
+                         ids=[n for n, _ in VIEW_MAKERS if "real" not in n])
+def test_write_through_view_of_a_complex_array(name, make, rng):
+    """A complex value written into a view of a complex array reaches the base as in numpy, and
+    the derivatives in the real and imaginary parts, first and second, are central differences'.
+    (x.real and np.real of a complex array are views of half of each element: refused, below.)"""
+    def f(x, y, v, w):
+        z = np.astype(x, complex) + 1j * np.astype(y, complex)  # products and sums of complex values only
+        u = np.astype(v, complex) + 1j * np.astype(w, complex)
+        view = make(z)
+        view[0] = u
+        view[-1] *= u
+        return z
+
+    x, y = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    v, w = np.array(0.7), np.array(-0.4)
+    z = x + 1j * y
+    expected = z.copy()
+    view = make(expected)
+    view[0] = 0.7 - 0.4j
+    view[-1] *= 0.7 - 0.4j
+    np.testing.assert_allclose(trace(f, x, y, v, w)[0], expected, rtol=1e-15)
+    check_grad(lambda *a: _power(f(*a) * W), x, y, v, w, order=2, modes=("rev",))
+
+
 #: copies, where numpy's result shares no memory: a write leaves the base alone
 COPY_MAKERS = [
     ("flatten", lambda x: x.flatten()),

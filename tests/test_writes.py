@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import ConcreteValueError, grad, gradient
+from tapegrad import ConcreteValueError, check_grad, grad, gradient
 from tapegrad.arraylike import added_at
 
 from conftest import assert_as_numpy
@@ -80,6 +80,35 @@ def _fill_diagonal_of(m):
 def test_write_idiom_as_numpy(name, f, rng):
     """Each in-place idiom gives numpy's value and the gradient of central differences."""
     assert_as_numpy(f, rng.uniform(0.5, 1.5, 4), rng.uniform(0.5, 1.5, 3))
+
+
+#: the idioms that write into a copy of x: with a complex x, complex values go in
+COMPLEX_IDIOMS = ["x[[0, 0, 1]] = v", "x[[0, 1, 0]] += v", "add.at", "add.at broadcast", "subtract.at",
+                  "ufunc out= traced", "copyto where", "put wrap", "put into traced", "x.fill"]
+
+
+def _power(b):
+    """Σ Re(b)² + 3 Im(b)², as Re Σ (2 b conj(b) - b²): complex values meet np.real only at the end."""
+    return np.real(np.sum(2 * b * np.conj(b) - b * b))
+
+
+def _complex_of(x, y):
+    """x + iy, made with casts so that every product and sum in it is of complex values."""
+    return np.astype(x, complex) + 1j * np.astype(y, complex)
+
+
+@pytest.mark.parametrize("name, f", [(n, f) for n, f in IDIOMS if n in COMPLEX_IDIOMS], ids=COMPLEX_IDIOMS)
+def test_write_idiom_on_complex_values(name, f, rng, pending_complex_rules):
+    """Each idiom on a complex x and complex values v gives numpy's value, and derivatives in
+    their real and imaginary parts, first and second, as central differences give."""
+    xr, xi, vr, vi = (rng.uniform(0.5, 1.5, n) for n in (4, 4, 3, 3))
+    x, v = xr + 1j * xi, vr + 1j * vi
+    expected = f(x.copy(), v)
+    assert expected.dtype == np.complex128
+    np.testing.assert_allclose(tapegrad.trace(f, x, v)[0], expected, rtol=1e-15)
+    weights = np.array([1.0, -2.0, 0.5, 3.0])
+    check_grad(lambda xr, xi, vr, vi: _power(f(_complex_of(xr, xi), _complex_of(vr, vi)) * weights),
+               xr, xi, vr, vi, order=2, modes=("rev",))
 
 
 def test_repeated_index_assignment_last_write_wins():

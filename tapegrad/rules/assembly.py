@@ -277,5 +277,8 @@ def pad_frule(dargs, x, *args, **kwargs):
     return y, np.pad(dx, b["pad_width"], mode, **b.get("kwargs", {}))
 
 
-# a copy of some elements (or of all, among zeros): its transpose is right for complex values too
-complex_rules(np.pad)
+# copies of elements, joined or cut (linear, with real coefficients): their transposes are right
+# for complex values too, and a real piece gets the real part of its cotangent (`cast_like`); the
+# complex tests in tests/rules/test_shape.py pass for each
+complex_rules(np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack, np.split,
+              np.array_split, np.hsplit, np.vsplit, np.dsplit, np.tile, np.repeat, np.pad)

@@ -4,6 +4,9 @@ diff and gradient are linear along one axis: their pullback applies the transpos
 the operation to the cotangent. For gradient that matrix is numpy's own result on the identity
 (so uniform and coordinate spacings and both edge orders are exactly what numpy computes).
 cross is bilinear: ⟨g, a × b⟩ = ⟨a, b × g⟩ = ⟨b, g × a⟩. linspace is affine in its endpoints.
+All four are holomorphic (linear or bilinear with real coefficients), so under autograd's
+convention their pullbacks are right for complex values as written; a real argument beside a
+complex one gets the real part of its cotangent (`cast_like`).
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import operator
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, no_tangents, positional_names, tangent_float
 from .special_params import no_derivative
@@ -156,3 +159,8 @@ def linspace_rrule(start, stop, *args, **kwargs):
         return NO_TANGENT, dstart, dstop, *no_tangents(args)
 
     return out, linspace_pullback
+
+
+# linear, bilinear or affine with real coefficients: the complex tests in
+# tests/rules/test_numpy_extra.py pass for each
+complex_rules(np.diff, np.gradient, np.cross, np.linspace)

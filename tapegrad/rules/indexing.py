@@ -173,6 +173,7 @@ def _scatter_along_axis(dy, x, indices, axis):
 
 @rrule(np.sort)
 def sort_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     b = bind(np.sort, (x, *args), kwargs)
     if b.get("order") is not None:
         raise NotImplementedError("tapegrad has no derivative of numpy.sort with order= (fields)")
@@ -247,5 +248,8 @@ def tril_rrule(x, *args, **kwargs):
     return np.tril(x, *args, **kwargs), tril_pullback
 
 
-# a copy of some elements (or of all, among zeros): its transpose is right for complex values too
-complex_rules(operator.getitem)
+# a copy of some elements (or of all, among zeros): its transpose is right for complex values
+# too; the complex tests in tests/rules/test_indexing.py pass for each. np.sort is not declared:
+# numpy orders complex numbers lexicographically
+complex_rules(operator.getitem, scatter_add, np.take, np.take_along_axis, np.diag, np.diagonal,
+              np.triu, np.tril)

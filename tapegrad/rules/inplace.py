@@ -3,6 +3,10 @@
 A Tracer turns ``x[i] = v``, ``x[mask] = v``, ``x[1:3] += v`` and ``x *= y`` into calls of
 `updated` (or of the ufunc) and then stands for the new value, so numpy's semantics hold on
 the tape while every recorded value stays what it was.
+
+Both are linear in x and in the values written, with real coefficients: complex values pass
+through as they are (autograd's convention), and a real value written into a complex array
+gets the real part of its cotangent.
 """
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ import numpy as np
 
 from ..arraylike import ArrayLike, added_at, updated
 from ..pytree import find_nested
-from ..registry import rrule, unbroadcast
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import cast_like
 
 
 def _gather(dy, index):
@@ -64,8 +69,9 @@ def updated_rrule(x, index, v):
             NO_TANGENT,
             Thunk(lambda: updated(dy, index, 0)),
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(_gather(dy, index) if won is None
-                                      else _gather(dy, index) * won, v)),
+            # (a real v written into a complex x gets the real part of its share)
+            Thunk(lambda: cast_like(unbroadcast(_gather(dy, index) if won is None
+                                                else _gather(dy, index) * won, v), v)),
         )
 
     return y, updated_pullback
@@ -75,6 +81,11 @@ def updated_rrule(x, index, v):
 def added_at_rrule(x, index, b):
     def added_at_pullback(dy):
         # every add counts (unbuffered): each element of b receives dy where it was added
-        return NO_TANGENT, dy, NO_TANGENT, Thunk(lambda: unbroadcast(_gather(dy, index), b))
+        return NO_TANGENT, dy, NO_TANGENT, Thunk(lambda: cast_like(unbroadcast(_gather(dy, index), b), b))
 
     return added_at(x, index, b), added_at_pullback
+
+
+# copies of elements (and sums of them): the complex tests in tests/rules/test_indexing.py and
+# tests/test_buffers.py pass for each
+complex_rules(updated, added_at)

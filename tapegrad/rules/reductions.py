@@ -4,6 +4,12 @@ Each rule accepts its arguments as numpy does (axis and keepdims by position or 
 returns one NoTangent per positional argument after the array. Pullbacks broadcast the
 cotangent back over the reduced axes; nothing in them reads array values, so a Tracer can
 record them again.
+
+Complex values (autograd's convention, see the README): the sums, means, products and scans
+are holomorphic, so their pullbacks are the real formulas unchanged; var and std of a complex
+array are real (the mean of |x - mean|²) and pass back the conjugate of the centred values.
+max, min, ptp (and sort, median, partition elsewhere) of a complex array are refused: numpy
+orders complex numbers lexicographically, which is no function to differentiate.
 """
 from __future__ import annotations
 
@@ -11,13 +17,14 @@ import math
 
 import numpy as np
 
-from ..registry import register_rrule, rrule, stand_in
+from ..registry import complex_rules, register_rrule, rrule, stand_in
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._shapes import (
     as_tuple,
     bind,
     cast_like,
     divide,
+    dtype_of,
     expand_reduced,
     no_tangents,
     normalize_axis,
@@ -226,6 +233,7 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
 
 @rrule(np.max)
 def max_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     axes, keepdims, b = _reduction(np.max, x, args, kwargs)
     y = np.max(x, *args, **kwargs)
 
@@ -237,6 +245,7 @@ def max_rrule(x, *args, **kwargs):
 
 @rrule(np.min)
 def min_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     axes, keepdims, b = _reduction(np.min, x, args, kwargs)
     y = np.min(x, *args, **kwargs)
 
@@ -253,6 +262,7 @@ register_rrule(np.amin, min_rrule)
 
 @rrule(np.ptp)
 def ptp_rrule(x, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     axes, keepdims, b = _reduction(np.ptp, x, args, kwargs)
     hi = np.max(x, axis=b.get("axis"), keepdims=keepdims)
     lo = np.min(x, axis=b.get("axis"), keepdims=keepdims)
@@ -268,6 +278,20 @@ def ptp_rrule(x, *args, **kwargs):
 # --- moments ---
 
 
+def _conj_if_complex(c):
+    """conj(c) for a complex c (the cotangent of the real |c|² is 2 conj(c) dy); a real c as it is."""
+    return np.conjugate(c) if dtype_of(c).kind == "c" else c
+
+
+def _complex_cotangent(dy, x):
+    """The real cotangent `dy` of a real result (var, std), cast to the dtype of a complex `x`:
+    a cast whose own pullback takes the real part, so that a second derivative passes dy a real
+    cotangent. For a real `x`, `dy` as it is."""
+    if dtype_of(x).kind != "c":
+        return dy
+    return complex(dy) if type(dy) is float or type(dy) is int else np.astype(dy, dtype_of(x))
+
+
 def _ddof(b) -> float:
     return b.get("ddof", 0) if b.get("correction") is None else b["correction"]
 
@@ -278,8 +302,10 @@ def var_rrule(x, *args, **kwargs):
     reject(np.var, b, ["where"])
 
     def var_pullback(dy):
-        # d/dx Σ(x - mean)²/(n - ddof) = 2(x - mean)/(n - ddof); the mean's own share sums to 0
-        centred = x - np.mean(x, axis=axes, keepdims=True)
+        # d/dx Σ|x - mean|²/(n - ddof) = 2 conj(x - mean)/(n - ddof) (a real result: for a
+        # complex x, d|c|² = 2 Re(conj(c) dc)); the mean's own share sums to 0
+        centred = _conj_if_complex(x - np.mean(x, axis=axes, keepdims=True))
+        dy = _complex_cotangent(dy, x)
         dx = expand_reduced(dy, axes, keepdims) * (2 * centred / (_count(x, axes) - _ddof(b)))
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
@@ -293,12 +319,13 @@ def std_rrule(x, *args, **kwargs):
     y = np.std(x, *args, **kwargs)
 
     def std_pullback(dy):
-        # d/dx √var = (x - mean)/((n - ddof) std); nan where std is 0 (0/0), as in autograd and JAX
-        centred = x - np.mean(x, axis=axes, keepdims=True)
+        # d/dx √var = conj(x - mean)/((n - ddof) std); nan where std is 0 (0/0), as in autograd and JAX
+        centred = _conj_if_complex(x - np.mean(x, axis=axes, keepdims=True))
         if _count(x, axes) == 1:  # the std of one number (a 0-d array) is 0 whatever it is: slope 0
             return NO_TANGENT, cast_like(expand_reduced(dy, axes, keepdims) * centred, x), *no_tangents(args)
         scale = expand_reduced(y, axes, keepdims) * (_count(x, axes) - _ddof(b))
-        dx = expand_reduced(dy, axes, keepdims) * centred / scale
+        # the real factor first, then cast: a complex x's centred values meet only a product
+        dx = _complex_cotangent(expand_reduced(dy, axes, keepdims) / scale, x) * centred
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
     return y, std_pullback
@@ -350,3 +377,10 @@ def _cumprod_grad(dy, x):
     runs = np.cumprod(t, axis=-1) * np.triu(np.ones((n, n), dt))
     after = np.sum(runs * np.expand_dims(dy, -2), axis=-1)
     return _exclusive_cumprod(x) * after
+
+
+# holomorphic (sums, means, products, scans) or derived for complex values (var, std): the
+# complex tests in tests/rules/test_reductions.py pass for each. max, min, amax, amin and ptp
+# are not declared: numpy orders complex numbers lexicographically
+complex_rules(np.sum, np.mean, np.nansum, np.nanmean, np.average, np.prod, np.cumsum, np.cumprod,
+              np.var, np.std)

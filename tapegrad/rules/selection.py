@@ -1,5 +1,5 @@
 """Rules for functions that pick, reorder or clean elements: append, rollaxis, partition,
-select, nan_to_num, real_if_close and angle of real input; isclose and allclose are
+select, nan_to_num, real_if_close and angle; isclose and allclose are
 non-differentiable.
 
 Each passes every element of the result from one element of an input (or a constant), so
@@ -11,10 +11,9 @@ import operator
 
 import numpy as np
 
-from ..errors import user_location
-from ..registry import nondifferentiable, rrule, unbroadcast
+from ..registry import complex_rules, nondifferentiable, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
-from ._shapes import bind, cast_like, no_tangents
+from ._shapes import bind, cast_like, dtype_of, no_tangents
 
 # --- append ---
 
@@ -68,6 +67,7 @@ def rollaxis_rrule(a, *args, **kwargs):
 
 @rrule(np.partition)
 def partition_rrule(a, *args, **kwargs):
+    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
     b = bind(np.partition, (a, *args), kwargs)
     if b.get("order") is not None:
         raise NotImplementedError("tapegrad has no derivative of numpy.partition with order= (fields)")
@@ -117,6 +117,13 @@ def select_rrule(condlist, choicelist, default=0, **kwargs):
 def nan_to_num_rrule(x, *args, **kwargs):
     def nan_to_num_pullback(dy):
         # the identity on finite values; nan and ±inf become constants
+        if dtype_of(x).kind == "c":
+            # the real and imaginary parts are cleaned apart: each keeps its own share,
+            # c = Re dy where Re x is finite, + i Im dy where Im x is (Re dy = (dy + conj dy)/2,
+            # i Im dy = (dy - conj dy)/2: linear in dy, without a real part to differentiate)
+            re, im = np.isfinite(np.real(x)), np.isfinite(np.imag(x))
+            one_part = np.where(re, dy + np.conjugate(dy), np.where(im, dy - np.conjugate(dy), 0)) * 0.5
+            return NO_TANGENT, np.where(re & im, dy, one_part), *no_tangents(args)
         return NO_TANGENT, np.where(np.isfinite(x), dy, 0), *no_tangents(args)
 
     return np.nan_to_num(x, *args, **kwargs), nan_to_num_pullback
@@ -125,24 +132,34 @@ def nan_to_num_rrule(x, *args, **kwargs):
 @rrule(np.real_if_close)
 def real_if_close_rrule(a, *args, **kwargs):
     def real_if_close_pullback(dy):
-        # the identity on real values; the real part of complex ones (autograd's convention, as np.real)
-        return NO_TANGENT, dy, *no_tangents(args)
+        # the identity on real values; the real part of complex ones (autograd's convention, as
+        # np.real: a real cotangent of the real part is the complex argument's cotangent)
+        return NO_TANGENT, cast_like(dy, a), *no_tangents(args)
 
     return np.real_if_close(a, *args, **kwargs), real_if_close_pullback
 
 
 @rrule(np.angle)
 def angle_rrule(z, *args, **kwargs):
-    if np.iscomplexobj(z):
-        raise NotImplementedError(
-            f"tapegrad differentiates numpy.angle of real input only (at {user_location()}): "
-            "for a complex z, write np.arctan2(np.imag(z), np.real(z)) of its real and imaginary parts")
+    deg = bind(np.angle, (z, *args), kwargs).get("deg", False)
 
     def angle_pullback(dy):
-        # a real number's angle is 0 or π: flat away from 0
-        return NO_TANGENT, ZERO, *no_tangents(args)
+        if dtype_of(z).kind != "c":
+            # a real number's angle is 0 or π: flat away from 0
+            return NO_TANGENT, ZERO, *no_tangents(args)
+        # angle = atan2(y, x) has d angle = (x dy - y dx)/|z|², so its cotangent is
+        # dy (-y - ix)/|z|² = -i dy conj(z)/|z|² = -i dy / z (autograd's convention; nan at 0)
+        scale = 180 / np.pi if deg else 1
+        return NO_TANGENT, (-1j * scale) * _complex_cotangent(dy, z) / z, *no_tangents(args)
 
     return np.angle(z, *args, **kwargs), angle_pullback
+
+
+def _complex_cotangent(dy, z):
+    """The real cotangent `dy` of a real result of the complex `z`, cast to z's dtype: a cast
+    whose own pullback takes the real part, so that a second derivative passes dy a real
+    cotangent."""
+    return complex(dy) if type(dy) is float or type(dy) is int else np.astype(dy, dtype_of(z))
 
 
 # --- comparisons of closeness ---
@@ -152,3 +169,10 @@ nondifferentiable(np.isclose, np.allclose)
 # --- indices (partition's pullback reads them, also while a Tracer records it) ---
 
 nondifferentiable(np.argpartition)
+
+
+# the complex tests in tests/rules/test_numpy_extra.py pass for each: moves and picks of elements
+# (a real choice or default beside a complex one gets the real part of its cotangent), the
+# cleaning of each part of a complex number apart, and the angle of a complex number. partition
+# is not declared: numpy orders complex numbers lexicographically
+complex_rules(np.append, np.rollaxis, np.select, np.nan_to_num, np.real_if_close, np.angle)

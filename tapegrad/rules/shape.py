@@ -2,12 +2,14 @@
 
 Each of these maps x to y by a fixed rearrangement, so its pullback applies the inverse
 rearrangement to the cotangent (``reshape`` back, the inverse permutation, the opposite roll).
+Being linear maps with real coefficients, they carry complex values as they are (autograd's
+convention); astype passes a real argument the real part of a complex cotangent.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, dtype_of, no_tangents
 
@@ -200,3 +202,10 @@ def astype_rrule(x, dtype, *args, **kwargs):
         return NO_TANGENT, dx, NO_TANGENT, *no_tangents(args)
 
     return np.astype(x, dtype, *args, **kwargs), astype_pullback
+
+
+# rearrangements (linear, with real coefficients) and casts: the complex tests in
+# tests/rules/test_shape.py pass for each
+complex_rules(np.reshape, np.ravel, np.expand_dims, np.squeeze, np.broadcast_to, np.atleast_1d,
+              np.atleast_2d, np.atleast_3d, np.transpose, np.swapaxes, np.moveaxis, np.flip,
+              np.fliplr, np.flipud, np.roll, np.rot90, np.copy, np.astype)

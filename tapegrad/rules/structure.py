@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import SeedError
 from ..pytree import build, flatten_cotangent
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, ZERO
 
 
@@ -22,3 +22,7 @@ def build_rrule(spec, *leaves):
         return (NO_TANGENT, NO_TANGENT, *parts)
 
     return build(spec, *leaves), build_pullback
+
+
+# the seed of each leaf is passed back as it is, a complex one too
+complex_rules(build)

@@ -360,8 +360,8 @@ for _fn in (np.max, np.amax):
 for _fn in (np.min, np.amin):
     formulas(_fn, "{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)")
 formulas(np.ptp, "{dy} to the largest, -{dy} to the smallest of {a[0]} over {over}")
-formulas(np.var, "{dy} · 2({a[0]} - mean)/(n - ddof) over {over}")
-formulas(np.std, "{dy} · ({a[0]} - mean)/((n - ddof)·{y}) over {over}")
+formulas(np.var, "{dy} · 2({a[0]} - mean)/(n - ddof) over {over} (conjugated for a complex {a[0]})")
+formulas(np.std, "{dy} · ({a[0]} - mean)/((n - ddof)·{y}) over {over} (conjugated for a complex {a[0]})")
 formulas(np.cumsum, "the cumulative sum of {dy} taken backwards along {over}")
 formulas(np.cumprod, "the backward cumulative sum of {dy} · {y}, divided by {a[0]}, along {over}")
 formulas(np.linalg.norm, "{dy} · {a[0]}/{y} for the 2-norm (each order has its own), over {over}")
@@ -405,9 +405,10 @@ formulas(np.linspace, "Σₖ {dy}ₖ·(1 - tₖ), tₖ = k/(num - 1) (k/num with
 # --- selecting and cleaning values ---
 formulas(np.select, "{dy} where this choice's condition is the first true one (for the default: where "
          "none is), else 0")  # condlist and choicelist are lists: one template for all their entries
-formulas(np.nan_to_num, "{dy} where {a[0]} is finite, 0 at nan and ±inf", None)
+formulas(np.nan_to_num, "{dy} where {a[0]} is finite, 0 at nan and ±inf (each part of a complex number apart)", None)
 formulas(np.real_if_close, "{dy} (the imaginary parts it dropped were within tolerance of 0)", None)
-formulas(np.angle, "0 (the angle of a real number is 0 or π, flat on either side)", None)
+formulas(np.angle, "-i·{dy}/{a[0]} for a complex {a[0]} (times 180/π with deg); 0 for a real one (0 or π, flat "
+         "on either side)", None)
 
 # --- indexing ---
 formulas(operator.getitem, "{dy} scattered into zeros shaped like {a[0]} at [{ix[1]}]", None)

@@ -7,7 +7,10 @@ import pytest
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad, grad
 from tapegrad.arraylike import added_at, updated
+from tapegrad.registry import COMPLEX, RULES
 from tapegrad.rules.indexing import scatter_add
+
+from _complex import check_complex_jvp, check_complex_rule
 
 MASK = np.array([[True, False, True], [False, False, True]])
 #: (shape, index): every kind of index numpy has, alone and mixed
@@ -262,3 +265,166 @@ def test_mask_and_index_array_leave_unread_elements_exactly_zero(f, x, expected,
             assert not np.isnan(h).any(), mode
             np.testing.assert_allclose(np.diag(h), diagonal, rtol=1e-12, atol=0, err_msg=mode)
     tapegrad.check_grad(f, x + 0.5)
+
+
+# --- complex values (autograd's convention: tests/rules/_complex.py) ---
+
+#: forward mode on complex values needs the core's complex tangents (a derived forward rule
+#: takes complex arguments)
+JVP_RAISES = (tapegrad.ComplexValueError, np.exceptions.ComplexWarning)
+JVP_XFAIL = pytest.mark.xfail(raises=JVP_RAISES, strict=False, reason="complex jvp lands with the core change")
+
+
+def cvalues(rng, shape):
+    """Complex values with both parts random."""
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _complex_rows():
+    for shape, index in INDEXES:
+        yield pytest.param(operator.getitem, (shape,), (index,), {}, id=f"getitem {shape} {index}")
+    for p in GATHERS:
+        fn, shapes, args, kwargs = p.values
+        if fn is np.sort:
+            continue  # numpy orders complex numbers lexicographically: refused
+        if fn is scatter_add:
+            args = args[:-1] + (np.complex128,)
+        yield pytest.param(fn, shapes, args, kwargs, id=p.id)
+    # writes: x[index] = v and np.add.at(x, index, b), complex into complex and real into complex
+    for fn in (updated, added_at):
+        for label, real_v in (("", False), (" real values", True)):
+            yield pytest.param(fn, ((3,), (3,)), ([0, 2, 0],), {"real": real_v}, id=f"{fn.__name__}{label}")
+            yield pytest.param(fn, ((2, 3), (3,)), ((slice(None), [1, 1, 2]),), {"real": real_v},
+                               id=f"{fn.__name__} broadcast{label}")
+
+
+COMPLEX_TABLE = list(_complex_rows())
+
+
+def _complex_args(rng, fn, shapes, args, kwargs):
+    """(function of the arrays, arrays): the writes take x, index, v in that order."""
+    if fn in (updated, added_at):
+        x = cvalues(rng, shapes[0])
+        v = rng.standard_normal(shapes[1]) if kwargs["real"] else cvalues(rng, shapes[1])
+        return (lambda x, v, c=(fn, args[0]): c[0](x, c[1], v)), fn, (x, args[0], v), [0, 2]
+    return None, fn, (cvalues(rng, shapes[0]), *args), [0]
+
+
+@pytest.mark.parametrize("fn, shapes, args, kwargs", COMPLEX_TABLE)
+def test_complex_gather_pullback(fn, shapes, args, kwargs, rng):
+    """The dot-product test of each gather, scatter and write on complex (and mixed) arrays."""
+    _, rule_fn, call_args, wrt = _complex_args(rng, fn, shapes, args, kwargs)
+    kw = {} if fn in (updated, added_at) else kwargs
+    check_complex_rule(rule_fn, *call_args, rng=rng, kwargs=kw, wrt=wrt)
+
+
+def _jvp_rows():
+    """The table, with the rows of a 0-d x marked: its tangent is drawn as a Python number, which
+    getitem's forward rule indexes as it would an array (a TypeError, for real numbers too)."""
+    scalar = pytest.mark.xfail(raises=(TypeError, *JVP_RAISES), strict=False,
+                               reason="getitem's forward rule indexes a Python-number tangent")
+    return [pytest.param(*p.values, id=p.id, marks=[scalar if p.values[1][0] == () else JVP_XFAIL])
+            for p in COMPLEX_TABLE]
+
+
+@pytest.mark.parametrize("fn, shapes, args, kwargs", _jvp_rows())
+def test_complex_gather_jvp(fn, shapes, args, kwargs, rng):
+    """Forward mode through each gather, scatter and write on complex arrays matches central differences."""
+    f, rule_fn, call_args, wrt = _complex_args(rng, fn, shapes, args, kwargs)
+    if f is None:
+        check_complex_jvp(lambda x, c=(fn, args, kwargs): c[0](x, *c[1], **c[2]), call_args[0], rng=rng)
+    else:
+        check_complex_jvp(f, call_args[0], call_args[2], rng=rng)
+
+
+def test_complex_gathers_are_declared():
+    """The rules of the complex table are those the indexing and write families declare for
+    complex values; sort is not declared."""
+    families = ("tapegrad.rules.indexing", "tapegrad.rules.inplace")
+    assert {p.values[0] for p in COMPLEX_TABLE} == {fn for fn in COMPLEX if RULES[fn].__module__ in families}
+    assert np.sort not in COMPLEX
+
+
+def test_sort_of_complex_is_refused():
+    """numpy sorts complex numbers lexicographically: a gradient through it raises, naming sort."""
+    with pytest.raises(tapegrad.ComplexValueError, match=r"^numpy.sort\(%\d+::complex128\[3\]\) at test_indexing.py:\d+ gives complex128\[3\]: "):
+        grad(lambda x: np.real(np.sort(x * np.array([1, 1j, 2]))[0]), np.ones(3))
+
+
+C = np.array([1 + 2j, -1 + 0.5j, 3 - 1j])
+
+
+def _buffer_writes(x, y, c=C, of=lambda x, y: x + 1j * y):
+    buf = np.zeros(3, dtype=complex)
+    buf[0] = of(x[0], y[0])
+    buf[1:] = of(x[1:], 0 * x[1:]) * (2 - 1j)
+    buf[2] += of(0 * y[1], y[1])
+    return np.real(np.sum(c * buf))
+
+
+def _check_buffer_gradient(f):
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([1.5, -0.4])
+    _, (_, dx, dy) = grad(f, x, y)
+    assert dx.dtype == dy.dtype == np.float64
+    np.testing.assert_allclose(dx, [1.0, np.real(C[1] * (2 - 1j)), np.real(C[2] * (2 - 1j))], rtol=1e-14)
+    np.testing.assert_allclose(dy, [np.real(C[0] * 1j), np.real(C[2] * 1j)], rtol=1e-14)
+    check_grad(f, x, y, order=2, modes=("rev",))
+
+
+def test_complex_buffer_writes_have_the_closed_form_gradient():
+    """buf = zeros(complex); buf[i] = z; buf[j] += w: the real x and y of z = x + iy get the real
+    parts of their shares of Re Σ c·buf (autograd's convention), at first and second order."""
+    _check_buffer_gradient(lambda x, y: _buffer_writes(x, y, of=complex_of))
+
+
+@pytest.mark.xfail(raises=np.exceptions.ComplexWarning, strict=False, reason=(
+    "np.add and np.multiply give a real operand (x in x + 1j*y) a complex cotangent; their "
+    "complex fix is in the elementwise rules"))
+def test_complex_buffer_writes_of_x_plus_iy():
+    """The same, with z written x + 1j*y."""
+    _check_buffer_gradient(_buffer_writes)
+
+
+def power(z):
+    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts),
+    written as Re Σ (2 z conj(z) - z²) so that the complex values meet np.real only at the end."""
+    return np.real(np.sum(2 * z * np.conj(z) - z * z))
+
+
+def complex_of(x, y):
+    """x + iy for real x and y, made with casts (whose pullbacks take the real part of a complex
+    cotangent) so that every product and sum in it is of complex values."""
+    return np.astype(x, np.complex128) + 1j * np.astype(y, np.complex128)
+
+
+def _complex_order2_rows():
+    """Each gather and each kind of index, and the writes, through z = x + iy, at second order."""
+    rng = np.random.default_rng(16)
+    rows = []
+    for p in COMPLEX_TABLE:
+        fn, shapes, args, kwargs = p.values
+        x, y = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[0])
+        if fn in (updated, added_at):
+            v = rng.standard_normal(shapes[1])
+            vv = (lambda v: v) if kwargs["real"] else (lambda v: complex_of(v, v * v))
+
+            def f(x, y, v, c=(fn, args[0], vv)):
+                z = complex_of(x, y)
+                return power(c[0](z * z, c[1], c[2](v)) * z)
+
+            rows.append(pytest.param(fn, f, (x, y, v), id=p.id))
+        elif fn is scatter_add:
+            continue  # (its second order is the gather's: getitem's pullback is a scatter)
+        else:
+            def f(x, y, c=(fn, args, kwargs)):
+                z = complex_of(x, y)
+                return power(c[0](z * z, *c[1], **c[2]))
+
+            rows.append(pytest.param(fn, f, (x, y), id=p.id))
+    return rows
+
+
+@pytest.mark.parametrize("fn, f, args", _complex_order2_rows())
+def test_complex_gather_second_order(fn, f, args, pending_complex_rules):
+    """Second derivatives through a real parametrization match central differences (reverse over reverse)."""
+    check_grad(f, *args, order=2, modes=("rev",))
