@@ -2,6 +2,11 @@
 
 Every pullback is itself a product (matmul, tensordot or einsum) of the cotangent with the
 other operands, so that a Tracer can record it again.
+
+Complex values, under autograd's convention (the cotangent of z is c = ∂f/∂Re z - i ∂f/∂Im z,
+df = Re Σ c·dz): every product here but vdot is holomorphic in each operand, so its pullback is
+the real formula, with transposes and never conjugates; a real operand of a complex product
+gets the real part of its cotangent (`like`). vdot conjugates its first operand (see there).
 """
 from __future__ import annotations
 
@@ -11,9 +16,9 @@ import string
 import numpy as np
 
 from ..errors import user_location
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, Thunk
-from ._shapes import like, mT, perm_back, tangent_float
+from ._shapes import conj, like, mT, perm_back, tangent_float
 
 # --- helpers shared with the linalg rules ---
 
@@ -133,12 +138,15 @@ def inner_rrule(x, y):
 
 @rrule(np.vdot)
 def vdot_rrule(x, y):
+    """vdot(x, y) = Σ conj(x)·y conjugates x, so it is not holomorphic in x. With autograd's
+    convention (df = Re Σ c·dx): dz = Σ conj(dx)·y + conj(x)·dy, and
+    Re(z̄ Σ conj(dx)·y) = Re Σ dx·conj(z̄ y), so x̄ = conj(z̄ y) and ȳ = z̄ conj(x)."""
     def vdot_pullback(dz):
         # vdot flattens both operands: each tangent is the other operand in its own shape
         return (
             NO_TANGENT,
-            Thunk(lambda: like(dz * np.reshape(y, np.shape(x)), x)),
-            Thunk(lambda: like(dz * np.reshape(x, np.shape(y)), y)),
+            Thunk(lambda: like(conj(dz * np.reshape(y, np.shape(x))), x)),
+            Thunk(lambda: like(dz * conj(np.reshape(x, np.shape(y))), y)),
         )
 
     return np.vdot(x, y), vdot_pullback
@@ -287,3 +295,7 @@ def trace_rrule(x, *rest, **kwargs):
         return NO_TANGENT, like(perm_back(dx, [a1, a2] + others), x), *(NO_TANGENT for _ in rest)
 
     return np.trace(x, *rest, **kwargs), trace_pullback
+
+
+# written for complex values too (see the docstring); np.linalg.multi_dot is a chain of np.dot
+complex_rules(np.matmul, np.dot, np.vdot, np.inner, np.outer, np.kron, np.tensordot, np.einsum, np.trace)
