@@ -1,4 +1,4 @@
-"""Rules for products of arrays: matmul, dot, vdot, inner, outer, kron, tensordot, einsum, trace.
+"""Rules for products of arrays: matmul, dot, vdot, inner, outer, kron, tensordot, multi_dot, einsum, trace.
 
 Every pullback is itself a product (matmul, tensordot or einsum) of the cotangent with the
 other operands, so that a Tracer can record it again.
@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import user_location
 from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, Thunk
-from ._shapes import conj, like, mT, perm_back, tangent_float
+from ._shapes import conj, like, mT, perm_back, reject, tangent_float
 
 # --- helpers shared with the linalg rules ---
 
@@ -188,6 +188,37 @@ def kron_rrule(x, y):
     return np.kron(x, y), kron_pullback
 
 
+# --- chains of products ---
+
+
+@rrule(np.linalg.multi_dot)
+def multi_dot_rrule(arrays, **kwargs):
+    """multi_dot([A₀, ..., Aₙ]) = A₀ A₁ ⋯ Aₙ (a 1-d first array a row, a 1-d last one a
+    column): Āₖ = (A₀ ⋯ Aₖ₋₁)ᵀ Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ, holomorphic in each (transposes, no conjugates,
+    for complex values). The pullback walks the chain once from each end."""
+    reject(np.linalg.multi_dot, kwargs, ["out"])
+    mats = list(arrays)
+    if np.ndim(mats[0]) == 1:
+        mats[0] = np.reshape(mats[0], (1, -1))
+    if np.ndim(mats[-1]) == 1:
+        mats[-1] = np.reshape(mats[-1], (-1, 1))
+
+    def multi_dot_pullback(dy):
+        n = len(mats)
+        right = [None] * n  # right[k] = Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ
+        right[-1] = np.reshape(dy, (np.shape(mats[0])[0], np.shape(mats[-1])[1]))
+        for k in range(n - 2, -1, -1):
+            right[k] = np.matmul(right[k + 1], mT(mats[k + 1]))
+        grads, prefix = [], None  # prefix = A₀ ⋯ Aₖ₋₁
+        for k in range(n):
+            g = right[k] if prefix is None else np.matmul(mT(prefix), right[k])
+            grads.append(like(np.reshape(g, np.shape(arrays[k])), arrays[k]))
+            prefix = mats[k] if prefix is None else np.matmul(prefix, mats[k])
+        return NO_TANGENT, type(arrays)(grads) if isinstance(arrays, (list, tuple)) else grads
+
+    return np.linalg.multi_dot(arrays, **kwargs), multi_dot_pullback
+
+
 # --- einsum ---
 
 
@@ -297,5 +328,6 @@ def trace_rrule(x, *rest, **kwargs):
     return np.trace(x, *rest, **kwargs), trace_pullback
 
 
-# written for complex values too (see the docstring); np.linalg.multi_dot is a chain of np.dot
-complex_rules(np.matmul, np.dot, np.vdot, np.inner, np.outer, np.kron, np.tensordot, np.einsum, np.trace)
+# written for complex values too (see the docstring)
+complex_rules(np.matmul, np.dot, np.vdot, np.inner, np.outer, np.kron, np.tensordot, np.einsum, np.trace,
+              np.linalg.multi_dot)
