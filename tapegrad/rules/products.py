@@ -138,9 +138,10 @@ def inner_rrule(x, y):
 
 @rrule(np.vdot)
 def vdot_rrule(x, y):
-    """vdot(x, y) = Σ conj(x)·y conjugates x, so it is not holomorphic in x. With autograd's
-    convention (df = Re Σ c·dx): dz = Σ conj(dx)·y + conj(x)·dy, and
-    Re(z̄ Σ conj(dx)·y) = Re Σ dx·conj(z̄ y), so x̄ = conj(z̄ y) and ȳ = z̄ conj(x)."""
+    """Conjugates its first operand: x̄ = conj(z̄·y) and ȳ = z̄·conj(x) (autograd's convention).
+
+    vdot(x, y) = Σ conj(x)·y is not holomorphic in x. With df = Re Σ c·dx:
+    dz = Σ conj(dx)·y + conj(x)·dy, and Re(z̄ Σ conj(dx)·y) = Re Σ dx·conj(z̄ y)."""
     def vdot_pullback(dz):
         # vdot flattens both operands: each tangent is the other operand in its own shape
         return (
@@ -193,9 +194,10 @@ def kron_rrule(x, y):
 
 @rrule(np.linalg.multi_dot)
 def multi_dot_rrule(arrays, **kwargs):
-    """multi_dot([A₀, ..., Aₙ]) = A₀ A₁ ⋯ Aₙ (a 1-d first array a row, a 1-d last one a
-    column): Āₖ = (A₀ ⋯ Aₖ₋₁)ᵀ Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ, holomorphic in each (transposes, no conjugates,
-    for complex values). The pullback walks the chain once from each end."""
+    """Āₖ = (A₀ ⋯ Aₖ₋₁)ᵀ Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ; a 1-d first array is a row, a 1-d last one a column.
+
+    multi_dot([A₀, ..., Aₙ]) = A₀ A₁ ⋯ Aₙ is holomorphic in each array (transposes, no
+    conjugates, for complex values). The pullback walks the chain once from each end."""
     reject(np.linalg.multi_dot, kwargs, ["out"])
     mats = list(arrays)
     if np.ndim(mats[0]) == 1:
