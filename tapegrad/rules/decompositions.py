@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 
-from ..errors import ComplexValueError, TapegradError, type_str, user_location
+from ..errors import TapegradError, user_location
 from ..registry import complex_rules, rrule, stand_in
 from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
-from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of, sym, tangent_float
+from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of, tangent_float
 
 
 def _eye_like(a, n=None):
@@ -252,10 +252,6 @@ def svd_rrule(a, *rest, **kwargs):
     nothing = tuple(NO_TANGENT for _ in rest)
 
     cplx = dtype_of(a).kind == "c"
-    if cplx and opts["hermitian"]:
-        raise ComplexValueError(
-            f"tapegrad has no gradient of numpy.linalg.svd(..., hermitian=True) of {type_str(a)} "
-            f"(at {user_location()}): the matrix is read as Hermitian; call svd without hermitian=True")
 
     def svd_pullback(dy):
         if not opts["compute_uv"]:
@@ -311,8 +307,8 @@ def svd_rrule(a, *rest, **kwargs):
         g = sum_of(ZERO if inner is ZERO else np.matmul(np.matmul(u, inner), vh), outer)
         if g is ZERO:
             return NO_TANGENT, ZERO, *nothing
-        if opts["hermitian"]:
-            g = sym(g)
+        if opts["hermitian"]:  # the symmetric gradient; the Hermitian one, (g + gᴴ)/2, if complex
+            g = 0.5 * (g + mH(g))
         return NO_TANGENT, like(conj(g) if cplx else g, a), *nothing
 
     return y, svd_pullback
@@ -390,7 +386,7 @@ def qr_rrule(a, *rest, **kwargs):
     return y, qr_pullback
 
 
-# complex (Hermitian / unitary) inputs: derived at each rule; svd(hermitian=True) of a complex
-# matrix is refused, and complex eigenvectors and singular vectors are differentiated only
-# through functions that do not depend on their phases (`check_phase_free`)
+# complex (Hermitian / unitary) inputs: derived at each rule; complex eigenvectors and
+# singular vectors are differentiated only through functions that do not depend on their
+# phases (`check_phase_free`)
 complex_rules(np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr)

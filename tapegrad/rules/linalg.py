@@ -8,13 +8,12 @@ Complex matrices, under autograd's convention (df = Re Σ c·dz): inv, solve, de
 matrix_power are holomorphic, so their pullbacks are the real formulas, transposes and no
 conjugates. slogdet, pinv and lstsq are not (a real log|det|, Aᴴ, |residual|², singular
 values): their derivations are at the rules. ``pinv(a, hermitian=True)`` of a complex matrix
-is refused (ComplexValueError).
+gets the Hermitian gradient (as a real one gets the symmetric one).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ComplexValueError, type_str, user_location
 from ..registry import complex_rules, rrule, stand_in
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of
@@ -150,15 +149,14 @@ def _pinv_grad(a, x, g):
 def pinv_rrule(a, *rest, **kwargs):
     x = np.linalg.pinv(a, *rest, **kwargs)
     hermitian = (rest[1] if len(rest) > 1 else kwargs.get("hermitian", False))
-    if hermitian and dtype_of(a).kind == "c":
-        raise ComplexValueError(
-            f"tapegrad has no gradient of numpy.linalg.pinv(..., hermitian=True) of {type_str(a)} "
-            f"(at {user_location()}): the matrix is read as Hermitian; call pinv without hermitian=True")
 
     def pinv_pullback(dx):
         g = _pinv_grad(a, x, dx)
-        if hermitian:  # only one triangle is read: the symmetric gradient, as for eigh
-            g = 0.5 * (g + mT(g))
+        if hermitian:
+            # only one triangle is read: the symmetric gradient, (g + gᵀ)/2; for a complex
+            # matrix the Hermitian one, (g + gᴴ)/2, since Re⟨gᴴ, dA⟩ = Re⟨g, dA⟩ along a
+            # Hermitian dA (its entries below the diagonal conjugates of those above)
+            g = 0.5 * (g + mH(g))
         return NO_TANGENT, like(g, a), *(NO_TANGENT for _ in rest)
 
     return x, pinv_pullback

@@ -495,13 +495,22 @@ def test_phase_dependent_functions_of_complex_vectors_are_refused(rng):
             check_grad(lambda x, y: f(x + 1j * y), a.real, a.imag, modes=("rev",))
 
 
-@pytest.mark.parametrize("fn", [L.pinv, L.svd])
-def test_hermitian_flag_of_complex_matrix_is_refused(fn, rng):
-    """pinv and svd with hermitian=True read one triangle of a Hermitian matrix: not derived."""
-    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
-    with pytest.raises(tapegrad.ComplexValueError, match=rf"numpy.linalg.{fn.__name__}\(..., hermitian=True\) of "
-                                                         r"complex128\[3,3\] \(at test_linalg.py:\d+\).*without hermitian=True"):
-        tapegrad.rrule(fn, a, hermitian=True)
+def _hermitian(x, y):
+    """A Hermitian matrix made of two real ones: (x + iy) + (x + iy)ᴴ."""
+    z = x + 1j * y
+    return z + np.conj(np.einsum("...ij->...ji", z))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, y: power(L.pinv(_hermitian(x, y), hermitian=True)),
+    lambda x, y: power(np.einsum("ik,k,kj->ij", *(lambda u, s, vh: (u, np.arange(1.0, 4.0), vh))(
+        *L.svd(_hermitian(x, y), hermitian=True)))),
+    lambda x, y: np.sum(L.svd(_hermitian(x, y), compute_uv=False, hermitian=True) * np.arange(3.0)),
+], ids=["pinv", "svd U diag(c) Vh", "svd values"])
+def test_hermitian_flag_gives_the_hermitian_gradient(f, rng):
+    """pinv and svd with hermitian=True of a complex Hermitian matrix: the Hermitian gradient
+    (g + gᴴ)/2, right along Hermitian directions (through the Hermitian x + iy ↦ H)."""
+    check_grad(f, rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), modes=("rev",))
 
 
 def test_sum_of_complex_eigenvalues_of_a_real_matrix_is_its_trace():
