@@ -7,15 +7,15 @@ Complex matrices, under autograd's convention (df = Re Σ c·dz): the solves are
 A and b, so the real formulas hold with transposes, except for a conjugate-transposed
 system (trans='C' / 2, `_op_pullback`); expm and lu_factor are holomorphic; the Cholesky
 factorizations read a Hermitian matrix and differ from the real case by conjugates (derived
-at `cholesky_grad` and `cho_solve_rrule`). ``solve(..., assume_a='sym' / 'her' / 'pos')`` of
-a complex matrix is refused (ComplexValueError).
+at `cholesky_grad` and `cho_solve_rrule`). ``solve(..., assume_a='her' / 'pos')`` of a
+complex matrix gives the Hermitian gradient, (g + gᴴ)/2, as 'sym' gives the symmetric one.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as _sl
 
-from ..errors import ComplexValueError, TapegradError, type_str, user_location
+from ..errors import TapegradError
 from ..registry import complex_rules, rrule, stand_in
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
@@ -248,6 +248,7 @@ def lu_solve_rrule(lu_and_piv, b, *rest, **kwargs):
 # --- general solve ---
 
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+_HERMITIAN = ("her", "hermitian", "pos", "positive definite")
 _TRANSPOSED = {"lower triangular": "upper triangular", "upper triangular": "lower triangular"}
 
 
@@ -269,18 +270,17 @@ def solve_rrule(a, b, *rest, **kwargs):
     o = _options(_sl.solve, (a, b, *rest), kwargs)
     assume_a, t = o["assume_a"], o["transposed"]
     cplx = dtype_of(a).kind == "c" or dtype_of(b).kind == "c"
-    if dtype_of(a).kind == "c" and assume_a in _SYMMETRIC:
-        raise ComplexValueError(
-            f"tapegrad has no complex gradient of scipy.linalg.solve(..., assume_a={assume_a!r}) with "
-            f"{type_str(a)} and {type_str(b)} (at {user_location()}): the matrix is read as symmetric or "
-            "Hermitian; pass assume_a='general' (the gradient of the full matrix)")
+    # a complex matrix read as Hermitian: Aᵀ = conj(A), and the gradient is the Hermitian one
+    hermitian = dtype_of(a).kind == "c" and assume_a in _HERMITIAN
     x = solve(a, b, lower=o["lower"], check_finite=o["check_finite"], assume_a=assume_a, transposed=t)
 
     def solve_pullback(dx):
         if assume_a == "banded":
             raise TapegradError("the gradient of solve(..., assume_a='banded') is not implemented")
         # x = op(A)⁻¹ b:  b̄ = op(A)⁻ᵀ x̄ (A itself when it is symmetric)
-        if assume_a in _SYMMETRIC:
+        if hermitian:  # b̄ = conj(A)⁻¹ x̄ = conj(A⁻¹ conj(x̄))
+            db = conj(solve(a, conj(dx), lower=o["lower"], assume_a=assume_a))
+        elif assume_a in _SYMMETRIC:
             db = solve(a, dx, lower=o["lower"], assume_a=assume_a)
         elif cplx:  # scipy solves no transposed complex system: transpose the matrix instead
             db = solve(a if t else mT(a), dx, assume_a=_TRANSPOSED.get(assume_a, assume_a))
@@ -290,6 +290,8 @@ def solve_rrule(a, b, *rest, **kwargs):
         def da():
             vector = np.ndim(b) == 1
             g = -_rank1(x, db, vector) if t else -_rank1(db, x, vector)
+            if hermitian:  # Re⟨gᴴ, dA⟩ = Re⟨g, dA⟩ along a Hermitian dA
+                return like(0.5 * (g + mH(g)), a)
             if assume_a in _SYMMETRIC:
                 return like(sym(g), a)
             mask = _read_mask(assume_a, np.shape(a)[-1], tangent_float(a))

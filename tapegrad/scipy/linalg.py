@@ -156,8 +156,9 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     """`scipy.linalg.solve` that traced values can go through.
 
     With ``assume_a`` 'sym', 'her' or 'pos' only one triangle of `a` is read and the gradient
-    is the symmetric one (a complex `a` is refused there: use 'general'); with a triangular or
-    diagonal ``assume_a`` only the entries read get a gradient. 'banded' has no gradient.
+    is the symmetric one (the Hermitian one, for a complex `a` read as 'her' or 'pos'); with a
+    triangular or diagonal ``assume_a`` only the entries read get a gradient. 'banded' has no
+    gradient.
 
     Examples
     --------

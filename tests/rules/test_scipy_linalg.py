@@ -268,13 +268,20 @@ def test_complex_factor_argument(fn, makes, kwargs, rng):
     assert np.real(np.sum(g * dy)) == pytest.approx(np.real(np.sum(c * v)), rel=1e-6, abs=1e-9)
 
 
-def test_complex_symmetric_solve_is_refused(rng):
-    """A complex matrix read as symmetric or Hermitian has no derived gradient: the error says so."""
-    a = CHPD(3)(rng)
-    with pytest.raises(tapegrad.ComplexValueError,
-                       match=r"scipy.linalg.solve\(..., assume_a='her'\) with complex128\[3,3\] and float64\[3\] "
-                             r"\(at test_scipy_linalg.py:\d+\).*assume_a='general'"):
-        tapegrad.rrule(tsl.solve, a, np.ones(3), assume_a="her")
+def _transposed(z):
+    return np.einsum("ij->ji", z)
+
+
+@pytest.mark.parametrize("assume_a, make", [
+    ("sym", lambda z: z + _transposed(z) + 6 * np.eye(3)),
+    ("her", lambda z: z + np.conj(_transposed(z)) + 6 * np.eye(3)),
+    ("pos", lambda z: z @ np.conj(_transposed(z)) + np.eye(3)),
+])
+def test_complex_symmetric_and_hermitian_solve(assume_a, make, rng):
+    """A complex matrix read as symmetric (holomorphic: the symmetric gradient) or Hermitian (the
+    Hermitian gradient (g + gᴴ)/2), checked along such directions, through x + iy."""
+    check_grad(lambda x, y, b: power(tsl.solve(make(x + 1j * y), b - 1j * b, assume_a=assume_a)),
+               rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), rng.standard_normal(3), modes=("rev",))
 
 
 def power(z):
