@@ -9,6 +9,14 @@ gradient (the same derivative spread evenly over both triangles, what JAX return
 opt-in: symmetrize the input inside the function, ``np.linalg.cholesky((a + a.T) / 2)``,
 and the chain rule gives it, exactly.
 
+Complex matrices, under autograd's convention (the cotangent of z is ∂f/∂Re z − i ∂f/∂Im z,
+df = Re Σ c·dz): none of these factorizations is holomorphic (Lᴴ, Vᴴ, Qᴴ appear), and each
+pullback is derived at its rule. A Hermitian input's triangle is read with the imaginary
+part of its diagonal ignored (`read_triangle`). Complex eigenvectors and singular vectors
+carry a free phase per column, LAPACK's choice: only functions that do not depend on it
+(|V|², V diag(w) Vᴴ, U diag(s) Vh) have a gradient, and a cotangent that depends on it
+raises (`check_phase_free`). QR's R has a real diagonal, so Q and R are unique.
+
 Functions returning several arrays (eigh, svd, qr) return numpy's named tuples, which the
 tracer splits into one traced value per element (so ``res.eigenvalues`` works on traced
 values too); their pullbacks receive one cotangent per element, any of which may be ZERO.
