@@ -447,6 +447,7 @@ END_TO_END = [
     pytest.param(lambda x: power(L.eigvals(x)), ((3, 3),), id="eigvals of a real matrix"),
     pytest.param(lambda x, y: np.sum(_abs2(L.eig(x + 1j * y).eigenvectors) * _W3) + power(L.eig(x + 1j * y)[0]),
                  ((3, 3), (3, 3)), id="eig |V|²"),
+    pytest.param(lambda x: np.sum(_abs2(L.eig(x).eigenvectors) * _W3), ((3, 3),), id="eig |V|² of a real matrix"),
 ]
 
 LATER_RULES = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
