@@ -128,6 +128,8 @@ def like(g, x):
     """`g` as the tangent of `x`: summed down to x's shape, in x's dtype, a scalar for a number."""
     g = unbroadcast(g, x)
     dt = getattr(x, "dtype", None)
+    if dtype_of(g).kind == "c" and dtype_of(x).kind != "c":
+        g = np.real(g)  # a real argument of a complex product: the real part (autograd's convention)
     if dt is not None and dt.kind in "fc":
         if g.dtype != dt:  # mixed precision: the product was promoted, the tangent is not
             g = g.astype(dt)
@@ -159,6 +161,16 @@ def sum_of(*terms):
         if t is not ZERO:
             out = t if out is ZERO else out + t
     return out
+
+
+def mH(a):
+    """The conjugate transpose of the last two axes (the transpose of a real matrix, no copy)."""
+    return np.conjugate(mT(a)) if dtype_of(a).kind == "c" else mT(a)
+
+
+def conj(a):
+    """The complex conjugate of a complex array; a real one as it is."""
+    return np.conjugate(a) if dtype_of(a).kind == "c" else a
 
 
 def sym(g):

@@ -9,6 +9,14 @@ gradient (the same derivative spread evenly over both triangles, what JAX return
 opt-in: symmetrize the input inside the function, ``np.linalg.cholesky((a + a.T) / 2)``,
 and the chain rule gives it, exactly.
 
+Complex matrices, under autograd's convention (the cotangent of z is ∂f/∂Re z − i ∂f/∂Im z,
+df = Re Σ c·dz): none of these factorizations is holomorphic (Lᴴ, Vᴴ, Qᴴ appear), and each
+pullback is derived at its rule. A Hermitian input's triangle is read with the imaginary
+part of its diagonal ignored (`read_triangle`). Complex eigenvectors and singular vectors
+carry a free phase per column, LAPACK's choice: only functions that do not depend on it
+(|V|², V diag(w) Vᴴ, U diag(s) Vh) have a gradient, and a cotangent that depends on it
+raises (`check_phase_free`). QR's R has a real diagonal, so Q and R are unique.
+
 Functions returning several arrays (eigh, svd, qr) return numpy's named tuples, which the
 tracer splits into one traced value per element (so ``res.eigenvalues`` works on traced
 values too); their pullbacks receive one cotangent per element, any of which may be ZERO.
@@ -18,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 
-from ..errors import TapegradError
-from ..registry import rrule, stand_in
+from ..errors import TapegradError, user_location
+from ..registry import complex_rules, rrule, stand_in
 from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
-from ._shapes import col, like, mT, row, sum_of, sym, tangent_float
+from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of, tangent_float
 
 
 def _eye_like(a, n=None):
@@ -44,10 +52,33 @@ def read_triangle(g, lower):
     dF = ⟨G, dT⟩ = ⟨G, tril(dA)⟩ + ⟨Gᵀ, tril(dA, -1)⟩, so Ā = tril(G) + tril(G, -1): the
     diagonal of G, twice G below it, zero above. That is tril(g + gᵀ) with its diagonal
     halved; `lower=False` gives the upper triangle the same way.
+
+    Complex (Hermitian) inputs: LAPACK reads T(A) = tril(A, -1) + tril(A, -1)ᴴ + diag(Re A),
+    the imaginary part of the diagonal ignored. With dT Hermitian and autograd's pairing
+    Re⟨G, dT⟩ (⟨P, Q⟩ = Σ P∘Q), an entry below the diagonal is met twice, as dA_ij and as
+    conj(dA_ij) above it: Re(G_ij dA_ij + G_ji conj(dA_ij)) = Re((G_ij + conj(G_ji)) dA_ij); the
+    diagonal gives Re(G_ii) Re(dA_ii). So Ā = tril(g + gᴴ) with its diagonal halved, which for
+    the diagonal is Re(g_ii): the same formula with the conjugate transpose.
     """
-    s = g + mT(g)
+    s = g + mH(g)
     s = s - 0.5 * _eye_like(g) * s
     return np.tril(s) if lower else np.triu(s)
+
+
+def check_phase_free(vtdv, fn, what):
+    """Refuse the cotangent of complex singular vectors or eigenvectors that depends on their
+    phases, which LAPACK picks arbitrarily: each column may be multiplied by e^{iθ}, and a
+    function f that does not depend on θ has Im((Vᵀ V̄)ⱼⱼ) = 0 (Re⟨V̄, i V⟩ = 0). Checked on
+    concrete values only (a traced pullback, in a second derivative, is not)."""
+    if type(vtdv) is not np.ndarray or vtdv.dtype.kind != "c":
+        return
+    d = np.diagonal(vtdv, axis1=-2, axis2=-1)
+    if np.any(np.abs(d.imag) > 1e-8 * (1 + np.abs(vtdv).max())):
+        raise TapegradError(
+            f"the gradient through the complex {what} of numpy.linalg.{fn} (at {user_location()}) "
+            f"depends on their phases, which LAPACK chooses arbitrarily (each column may be "
+            f"multiplied by e^(iθ)): differentiate a function that does not depend on them, such "
+            f"as np.real(v * np.conj(v)) or v @ v.conj().T")
 
 
 # --- cholesky ---
@@ -64,6 +95,14 @@ def cholesky_grad(l, dl, solve_lt=None, triangle=None):
     and `triangle` ("lower" or "upper": the one the factorization read) gives the gradient of
     the function of that triangle, `read_triangle` of S, instead.
 
+    Complex A = L Lᴴ (Hermitian, L with a real positive diagonal): L⁻¹ dA L⁻ᴴ = L⁻¹dL +
+    (L⁻¹dL)ᴴ, and L⁻¹dL, lower triangular with a real diagonal, is Φ(L⁻¹ dA L⁻ᴴ). Under
+    autograd's convention df = Re⟨L̄, dL⟩ (⟨P, Q⟩ = Σ P∘Q, no conjugate) = Re⟨Lᵀ L̄, Φ(Y)⟩ =
+    Re⟨Φ(Lᵀ L̄), Y⟩ with Y = L⁻¹ dA L⁻ᴴ Hermitian (the imaginary part of Φ's halved diagonal
+    meets a real Yᵢᵢ and drops out), = Re⟨L⁻ᵀ Φ(Lᵀ L̄) conj(L)⁻¹, dA⟩: S = L⁻ᵀ Φ(Lᵀ L̄) L̄⁻¹
+    where L̄⁻¹ is conj(L)⁻¹ (L⁻ᵀ and L⁻¹ for a real L), then the Hermitian `read_triangle`
+    (or (S + Sᴴ)/2 when `triangle` is None).
+
     The work is one triangular product and one pair of triangular solves with L, no inverse.
     `solve_lt(L, B)` computes L⁻ᵀ B (a triangular solve where one is at hand; a general solve
     by default, which works on stacks).
@@ -76,8 +115,8 @@ def cholesky_grad(l, dl, solve_lt=None, triangle=None):
     # only the lower triangle of L varies: the cotangent of the zeros above it is dropped
     p = np.tril(np.matmul(mT(l), np.tril(dl)))
     p = p - 0.5 * eye * p
-    s = solve_lt(l, mT(solve_lt(l, mT(p))))
-    return sym(s) if triangle is None else read_triangle(s, triangle == "lower")
+    s = solve_lt(l, mT(solve_lt(conj(l), mT(p))))  # L⁻ᵀ P conj(L)⁻¹ = L⁻ᵀ (L⁻ᴴ Pᵀ)ᵀ
+    return 0.5 * (s + mH(s)) if triangle is None else read_triangle(s, triangle == "lower")
 
 
 def _blas_ready(l, dl):
@@ -131,8 +170,8 @@ def cholesky_rrule(a, **kwargs):
     a = stand_in(a)  # only its shape and dtype are needed: the factor carries the rest
 
     def cholesky_pullback(dc):
-        # upper=True returns U = Lᵀ
-        l, dl = (mT(c), mT(dc)) if upper else (c, dc)
+        # upper=True returns U = Lᴴ: Re⟨Ū, dU⟩ = Re⟨Ū, conj(dL)ᵀ⟩ = Re⟨Ūᴴ, dL⟩, so L̄ = Ūᴴ
+        l, dl = (mH(c), mH(dc)) if upper else (c, dc)
         # one matrix: triangular solves (O(n²) a column), not general ones (an LU each)
         solve_lt = _triangular_lt if np.ndim(l) == 2 else None
         triangle = "upper" if upper else "lower"
@@ -166,12 +205,21 @@ def eigh_rrule(a, *rest, **kwargs):
         # Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1/(w_j - w_i): the eigenvectors' part
         # is infinite where eigenvalues repeat (their eigenvectors are not unique), as in
         # autograd and JAX; the eigenvalues' part alone is finite there.
+        # Complex Hermitian A = V diag(w) Vᴴ: with P = Vᴴ dA V (Hermitian), dw = diag(P) and
+        # dV = V (F ∘ P) + V diag(iφ), the last term the eigenvectors' free phases. Under
+        # autograd's convention, Re⟨V̄, V (F ∘ P)⟩ = Re⟨F ∘ (Vᵀ V̄), P⟩ and w̄ adds diag(w̄);
+        # Re⟨Q, Vᴴ dA V⟩ = Re⟨conj(V) Q Vᵀ, dA⟩, so g = conj(V) (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ, then
+        # the Hermitian `read_triangle`. The phase term pairs to Σ φⱼ Im((VᵀV̄)ⱼⱼ), zero for a
+        # function of the eigenvectors that does not depend on their phases (|V|², V Vᴴ, ...):
+        # only such functions have a gradient (`check_phase_free`).
         inner = ZERO if dw is ZERO else col(dw) * eye
         if dv is not ZERO:
-            inner = sum_of(inner, _inverse_gaps(w, eye) * np.matmul(mT(v), dv))
+            vtdv = np.matmul(mT(v), dv)
+            check_phase_free(vtdv, "eigh", "eigenvectors")
+            inner = sum_of(inner, _inverse_gaps(w, eye) * vtdv)
         if inner is ZERO:
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
-        g = np.matmul(np.matmul(v, inner), mT(v))
+        g = np.matmul(np.matmul(conj(v), inner), mT(v))
         return NO_TANGENT, like(read_triangle(g, lower), a), *(NO_TANGENT for _ in rest)
 
     return res, eigh_pullback
@@ -185,8 +233,8 @@ def eigvalsh_rrule(a, *rest, **kwargs):
     a = stand_in(a)  # only its shape and dtype are needed
 
     def eigvalsh_pullback(dw):
-        # d wᵢ = vᵢᵀ dA vᵢ, finite also where eigenvalues repeat
-        g = np.matmul(v * row(dw), mT(v))
+        # d wᵢ = vᵢᴴ dA vᵢ, finite also where eigenvalues repeat: g = conj(V) diag(w̄) Vᵀ
+        g = np.matmul(conj(v) * row(dw), mT(v))
         return NO_TANGENT, like(read_triangle(g, lower), a), *(NO_TANGENT for _ in rest)
 
     return w, eigvalsh_pullback
@@ -211,20 +259,34 @@ def svd_rrule(a, *rest, **kwargs):
         y = res if opts["compute_uv"] else s
     nothing = tuple(NO_TANGENT for _ in rest)
 
+    cplx = dtype_of(a).kind == "c"
+
     def svd_pullback(dy):
         if not opts["compute_uv"]:
             du, ds, dvh = ZERO, dy, ZERO
         else:
             du, ds, dvh = (ZERO,) * 3 if dy is ZERO else dy
+        # A complex A is worked in the conjugate convention (the cotangents conjugated: Ū* =
+        # ∂f/∂Re U + i ∂f/∂Im U), where the real formulas below hold with every transpose a
+        # conjugate transpose plus one diagonal term, and the result conjugated back (Wan and
+        # Zhang, "Automatic differentiation for complex valued SVD", 2019). Derivation: with
+        # dP = Uᴴ dA V, d s = Re diag(dP), and Uᴴ dU, Vᴴ dV skew-Hermitian, their off-diagonal
+        # parts are F ∘ (dP S + S dPᴴ) and F ∘ (S dP + dPᴴ S); their diagonals, imaginary, are
+        # tied only through Im diag(dP) = s ∘ (Im diag(Uᴴ dU) - Im diag(Vᴴ dV)): the pair of
+        # phases e^(iθ) on uⱼ and vⱼ is free. Transposing, the diagonal adds
+        # i Im diag(Uᴴ Ū*) / s, and a function that does not depend on the free phases has
+        # Im diag(Uᴴ Ū*) = Im diag(Vᴴ V̄*) (`check_phase_free`); for a real A all this is zero.
+        if cplx:
+            du, dvh = (ZERO if du is ZERO else conj(du)), (ZERO if dvh is ZERO else conj(dvh))
         if full:
             # The columns U₂ that full_matrices adds (rows of Vh) only span the complement of
             # U₁ and are not unique: they are taken to move only as orthogonality to U₁
-            # requires, dU₂ = -U₁ dU₁ᵀ U₂ (exact for functions of their span, U₂U₂ᵀ), which
-            # folds Ū₂ into Ū₁ as -U₂ Ū₂ᵀ U₁. JAX and autograd raise here instead.
+            # requires, dU₂ = -U₁ dU₁ᴴ U₂ (exact for functions of their span, U₂U₂ᴴ), which
+            # folds Ū₂ into Ū₁ as -U₂ Ū₂ᴴ U₁. JAX and autograd raise here instead.
             if du is not ZERO and m > k:
-                du = du[..., :, :k] - np.matmul(y[0][..., :, k:], np.matmul(mT(du[..., :, k:]), u))
+                du = du[..., :, :k] - np.matmul(y[0][..., :, k:], np.matmul(mH(du[..., :, k:]), u))
             if dvh is not ZERO and n > k:
-                dvh = dvh[..., :k, :] - np.matmul(np.matmul(vh, mT(dvh[..., k:, :])), y[2][..., k:, :])
+                dvh = dvh[..., :k, :] - np.matmul(np.matmul(vh, mH(dvh[..., k:, :])), y[2][..., k:, :])
         # Townsend, "Differentiating the singular value decomposition": with
         # F_ij = 1/(s_j² - s_i²), J = F ∘ (UᵀŪ - ŪᵀU), K = F ∘ (VᵀV̄ - V̄ᵀV),
         # Ā = U (J S + diag(s̄) + S K) Vᵀ + (I - UUᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I - VVᵀ).
@@ -236,21 +298,26 @@ def svd_rrule(a, *rest, **kwargs):
         if du is not ZERO or dvh is not ZERO:
             f = _inverse_gaps(s * s, eye)
         if du is not ZERO:
-            utdu = np.matmul(mT(u), du)
-            inner = sum_of(inner, f * (utdu - mT(utdu)) * row(s))
+            utdu = np.matmul(mH(u), du)
+            inner = sum_of(inner, f * (utdu - mH(utdu)) * row(s))
+            if cplx:
+                inner = inner + 1j * (eye * np.imag(utdu)) / row(s)
             if m > k:
                 outer = np.matmul((du - np.matmul(u, utdu)) / row(s), vh)
         if dvh is not ZERO:
-            vtdv = np.matmul(vh, mT(dvh))
-            inner = sum_of(inner, col(s) * (f * (vtdv - mT(vtdv))))
+            vtdv = np.matmul(vh, mH(dvh))
+            inner = sum_of(inner, col(s) * (f * (vtdv - mH(vtdv))))
             if n > k:
-                outer = sum_of(outer, np.matmul(u, (dvh - np.matmul(np.matmul(dvh, mT(vh)), vh)) / col(s)))
+                outer = sum_of(outer, np.matmul(u, (dvh - np.matmul(np.matmul(dvh, mH(vh)), vh)) / col(s)))
+        if cplx and (du is not ZERO or dvh is not ZERO):
+            phases = sum_of(ZERO if du is ZERO else utdu, ZERO if dvh is ZERO else vtdv)
+            check_phase_free(phases, "svd", "singular vectors")
         g = sum_of(ZERO if inner is ZERO else np.matmul(np.matmul(u, inner), vh), outer)
         if g is ZERO:
             return NO_TANGENT, ZERO, *nothing
-        if opts["hermitian"]:
-            g = sym(g)
-        return NO_TANGENT, like(g, a), *nothing
+        if opts["hermitian"]:  # the symmetric gradient; the Hermitian one, (g + gᴴ)/2, if complex
+            g = 0.5 * (g + mH(g))
+        return NO_TANGENT, like(conj(g) if cplx else g, a), *nothing
 
     return y, svd_pullback
 
@@ -258,17 +325,30 @@ def svd_rrule(a, *rest, **kwargs):
 # --- qr ---
 
 
-def _copyltu(m):
-    """The symmetric matrix whose lower triangle is that of m."""
-    return np.tril(m) + mT(np.tril(m, -1))
+def _copyutu(n):
+    """The Hermitian matrix whose upper triangle is that of n, with the real part of its
+    diagonal (the symmetric one, for a real n)."""
+    upper = np.triu(n, 1)
+    diag = _eye_like(n) * (np.real(n) if dtype_of(n).kind == "c" else n)
+    return upper + mH(upper) + diag
 
 
 def _qr_grad(q, r, dq, dr):
-    """Ā of A = QR (A m×n with m ≥ n, R square): M = R R̄ᵀ - Q̄ᵀ Q, Ā = (Q̄ + Q copyltu(M)) R⁻ᵀ."""
-    mm = sum_of(ZERO if dr is ZERO else np.matmul(r, mT(dr)), ZERO if dq is ZERO else -np.matmul(mT(dq), q))
-    if mm is ZERO:
+    """Ā of A = QR (A m×n with m ≥ n, R square): N = R̄ Rᵀ - Qᵀ Q̄, Ā = (Q̄ + conj(Q) B) R⁻ᵀ
+    with B = copyutu(N), the Hermitian matrix of N's upper triangle and the real part of its
+    diagonal (for a real A, B = copyltu(R R̄ᵀ - Q̄ᵀ Q), the usual formula).
+
+    Derivation (autograd's convention, ⟨P, Q⟩ = Σ P∘Q): LAPACK's R has a real diagonal. With
+    X = Qᴴ dA R⁻¹ and C = Qᴴ dQ (skew-Hermitian), dR R⁻¹ = X - C is upper triangular with a
+    real diagonal, so C = tril(X, -1) - tril(X, -1)ᴴ + i Im diag(X), and
+    dQ = Q C + dA R⁻¹ - Q X. Then df = Re⟨Q̄, dQ⟩ + Re⟨R̄, dR⟩ = Re⟨Q̄ R⁻ᵀ, dA⟩ + Re⟨P, C - X⟩
+    with P = Qᵀ Q̄ - R̄ Rᵀ = -N, and Re⟨P, C⟩ = Re⟨K, X⟩ for K lower triangular with
+    K_ij = P_ij - conj(P_ji) below the diagonal and i Im P_ii on it: K - P = copyutu(N).
+    Re⟨B, Qᴴ dA R⁻¹⟩ = Re⟨conj(Q) B R⁻ᵀ, dA⟩ gives the formula."""
+    nn = sum_of(ZERO if dr is ZERO else np.matmul(dr, mT(r)), ZERO if dq is ZERO else -np.matmul(mT(q), dq))
+    if nn is ZERO:
         return ZERO
-    b = sum_of(dq, np.matmul(q, _copyltu(mm)))
+    b = sum_of(dq, np.matmul(conj(q), _copyutu(nn)))
     return mT(np.linalg.solve(r, mT(b)))  # B R⁻ᵀ = (R⁻¹ Bᵀ)ᵀ
 
 
@@ -294,12 +374,13 @@ def qr_rrule(a, *rest, **kwargs):
             g = _qr_grad(q, r, dq, dr)
         else:
             # a wide A = [X | Y] is X = Q R₁ (square) and Y = Q R₂ with R = [R₁ | R₂]:
-            # Ȳ = Q R̄₂ and X̄ = the square gradient with Q̄ + Y R̄₂ᵀ in place of Q̄
+            # Ȳ = Q R̄₂ and X̄ = the square gradient with Q̄ + Y R̄₂ᵀ in place of Q̄; complex,
+            # R₂ = Qᴴ Y: Re⟨R̄₂, Qᴴ dY⟩ gives Ȳ = conj(Q) R̄₂ and Re⟨R̄₂, dQᴴ Y⟩ adds conj(Y) R̄₂ᴴ to Q̄
             y2 = a[..., :, m:]
             dr1, dr2 = (ZERO, ZERO) if dr is ZERO else (dr[..., :, :m], dr[..., :, m:])
-            dq1 = dq if dr2 is ZERO else sum_of(dq, np.matmul(y2, mT(dr2)))
+            dq1 = dq if dr2 is ZERO else sum_of(dq, np.matmul(conj(y2), mH(dr2)))
             gx = _qr_grad(q, r[..., :, :m], dq1, dr1)
-            gy = ZERO if dr2 is ZERO else np.matmul(q, dr2)
+            gy = ZERO if dr2 is ZERO else np.matmul(conj(q), dr2)
             if gx is ZERO and gy is ZERO:
                 g = ZERO
             else:
@@ -311,3 +392,9 @@ def qr_rrule(a, *rest, **kwargs):
         return NO_TANGENT, like(g, a), *(NO_TANGENT for _ in rest)
 
     return y, qr_pullback
+
+
+# complex (Hermitian / unitary) inputs: derived at each rule; complex eigenvectors and
+# singular vectors are differentiated only through functions that do not depend on their
+# phases (`check_phase_free`)
+complex_rules(np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr)

@@ -5,26 +5,27 @@ dV = V (F ∘ P), F_ij = 1/(w_j - w_i) off the diagonal and 0 on it; numpy then 
 eigenvector to unit 2-norm, which removes the component of dvⱼ along vⱼ. Transposed:
 V̄' = V̄ - V diag(diag(VᵀV̄)), P̄ = diag(w̄) + F ∘ (VᵀV̄'), Ā = V⁻ᵀ P̄ Vᵀ.
 
-The gradient is defined where the eigenvalues are real and distinct (the gaps are inf at a
-repeated eigenvalue). Complex eigenvalues make complex results, which need complex support:
-the rule refuses them with an error rather than return the gradient of a real part.
+The gradient is defined where the eigenvalues are distinct (the gaps are inf at a repeated
+eigenvalue).
+
+Complex values (a complex matrix, or a real one with complex eigenvalues), under autograd's
+convention (df = Re Σ c·dz): w and the unnormalized eigenvectors are holomorphic in A, so
+their part of the pullback is the formula above, transposes and no conjugates. The
+normalization is not: numpy's eigenvectors have unit 2-norm and a phase LAPACK fixes (the
+largest component real), and d(u/‖u‖) = du - v Re(vᴴ du) at ‖u‖ = 1, whose transpose is
+V̄' = V̄ - conj(V) diag(Re diag(Vᵀ V̄)) (V̄ - V diag(diag(VᵀV̄)) for real vectors). The phase
+is not differentiated: the gradient through complex eigenvectors is that of functions that do
+not depend on their phases (|V|², V diag(w) V⁻¹, ...); a cotangent that depends on them is
+refused (`check_phase_free`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import user_location
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, ZERO
-from ._shapes import col, like, mT, row, tangent_float
-
-
-def _check_real(w, fn):
-    if np.iscomplexobj(w):
-        raise NotImplementedError(
-            f"tapegrad differentiates numpy.linalg.{fn} where the eigenvalues are real (at "
-            f"{user_location()}); this matrix has complex eigenvalues, whose gradient needs complex "
-            "support. For a symmetric matrix use numpy.linalg.eigh")
+from ._shapes import col, conj, dtype_of, like, mT, row, tangent_float
+from .decompositions import check_phase_free
 
 
 def _eig_grad(a, w, v, dw, dv):
@@ -38,7 +39,12 @@ def _eig_grad(a, w, v, dw, dv):
         f = (1 - eye) / (gaps + eye)  # F_ij = 1 / (w_j - w_i), 0 on the diagonal
         vt = mT(v)
         # the normalization takes out of dv_j its part along v_j
-        dv = dv - v * np.sum(v * dv, axis=-2, keepdims=True)
+        along = np.sum(v * dv, axis=-2, keepdims=True)
+        if dtype_of(along).kind == "c":
+            check_phase_free(np.matmul(vt, dv), "eig", "eigenvectors")
+            dv = dv - conj(v) * np.real(along)
+        else:
+            dv = dv - v * along
         pbar = pbar + f * np.matmul(vt, dv)
     return like(np.linalg.solve(mT(v), np.matmul(pbar, mT(v))), a)
 
@@ -47,7 +53,6 @@ def _eig_grad(a, w, v, dw, dv):
 def eig_rrule(a):
     res = np.linalg.eig(a)
     w, v = res
-    _check_real(w, "eig")
 
     def eig_pullback(dy):
         dw, dv = (ZERO, ZERO) if dy is ZERO else dy
@@ -61,9 +66,11 @@ def eig_rrule(a):
 @rrule(np.linalg.eigvals)
 def eigvals_rrule(a):
     w, v = np.linalg.eig(a)  # the eigenvectors are the gradient's basis
-    _check_real(w, "eigvals")
 
     def eigvals_pullback(dw):
         return NO_TANGENT, _eig_grad(a, w, v, dw, ZERO)
 
     return w, eigvals_pullback
+
+
+complex_rules(np.linalg.eig, np.linalg.eigvals)  # complex values: see the docstring

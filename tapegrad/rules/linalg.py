@@ -3,14 +3,20 @@
 Matrices may come in stacks (``(..., n, n)``): the pullbacks are matmuls and solves over the
 last two axes, so they broadcast over the leading ones. The factorizations (cholesky, eigh,
 svd, qr) are in `decompositions`, the norms in `norms`.
+
+Complex matrices, under autograd's convention (df = Re Σ c·dz): inv, solve, det and
+matrix_power are holomorphic, so their pullbacks are the real formulas, transposes and no
+conjugates. slogdet, pinv and lstsq are not (a real log|det|, Aᴴ, |residual|², singular
+values): their derivations are at the rules. ``pinv(a, hermitian=True)`` of a complex matrix
+gets the Hermitian gradient (as a real one gets the symmetric one).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, stand_in
+from ..registry import complex_rules, rrule, stand_in
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from ._shapes import col, like, mT, row, sum_of
+from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of
 
 
 def _add2(a):
@@ -76,13 +82,20 @@ def det_rrule(a):
 def slogdet_rrule(a):
     res = np.linalg.slogdet(a)
     sign, logdet = res
+    complex_sign = dtype_of(a).kind == "c"
 
     def slogdet_pullback(dy):
-        # the sign is piecewise constant: only log|det A| has a derivative, tr(A⁻¹ dA)
-        dlogdet = ZERO if dy is ZERO else dy[1]
-        if dlogdet is ZERO:
+        # With t = d log det A = tr(A⁻¹ dA): d logabsdet = Re t and, for a complex A, the sign
+        # det/|det| = exp(i Im log det) moves too, d sign = sign·i·Im t (for a real A it is
+        # piecewise constant). Re(s̄·d sign) + l̄·Re t = Re(α t) with α = l̄ + i·Im(s̄·sign), and
+        # t is holomorphic in A with cotangent A⁻ᵀ: Ā = α A⁻ᵀ (α = l̄ for a real A).
+        dsign, dlogdet = (ZERO, ZERO) if dy is ZERO else dy
+        alpha = dlogdet
+        if complex_sign and dsign is not ZERO:
+            alpha = sum_of(alpha, 1j * np.imag(dsign * sign))
+        if alpha is ZERO:
             return NO_TANGENT, ZERO
-        return NO_TANGENT, _add2(dlogdet) * mT(np.linalg.inv(a))
+        return NO_TANGENT, like(_add2(alpha) * mT(np.linalg.inv(a)), a)
 
     return res, slogdet_pullback  # numpy's SlogdetResult: .sign and .logabsdet work when traced
 
@@ -117,13 +130,18 @@ def matrix_power_rrule(a, *rest, **kwargs):
 
 def _pinv_grad(a, x, g):
     """Ā for X = A⁺ and X̄ = g, where A's rank is constant nearby (Golub and Pereyra):
-    Ā = -Xᵀ g Xᵀ + (I - A X) gᵀ X Xᵀ + Xᵀ X gᵀ (I - X A)."""
-    xt, gt = mT(x), mT(g)
+    dX = -X dA X + (I - X A) dAᴴ Xᴴ X + X Xᴴ dAᴴ (I - A X).
+
+    The first term is holomorphic: -Xᵀ g Xᵀ. A term M dAᴴ N pairs as Re⟨g, M dAᴴ N⟩ =
+    Re⟨N gᵀ M, conj(dA)⟩ = Re⟨conj(N gᵀ M), dA⟩ (⟨P, Q⟩ = Σ P∘Q, no conjugate), so
+    Ā = -Xᵀ g Xᵀ + (I - conj(A X)) gᴴ conj(X) Xᵀ + Xᵀ conj(X) gᴴ (I - conj(X A)); for a real A
+    the conjugates drop out: -Xᵀ g Xᵀ + (I - A X) gᵀ X Xᵀ + Xᵀ X gᵀ (I - X A)."""
+    xt, gh, ac, xc = mT(x), mH(g), conj(a), conj(x)
     t1 = -np.matmul(np.matmul(xt, g), xt)
-    t2 = np.matmul(np.matmul(gt, x), xt)
-    t2 = t2 - np.matmul(a, np.matmul(x, t2))  # (I - A X) M = M - A (X M)
-    t3 = np.matmul(np.matmul(xt, x), gt)
-    t3 = t3 - np.matmul(np.matmul(t3, x), a)  # M (I - X A) = M - (M X) A
+    t2 = np.matmul(np.matmul(gh, xc), xt)
+    t2 = t2 - np.matmul(ac, np.matmul(xc, t2))  # (I - Ā X̄) M = M - Ā (X̄ M)
+    t3 = np.matmul(np.matmul(xt, xc), gh)
+    t3 = t3 - np.matmul(np.matmul(t3, xc), ac)  # M (I - X̄ Ā) = M - (M X̄) Ā
     return t1 + t2 + t3
 
 
@@ -134,8 +152,11 @@ def pinv_rrule(a, *rest, **kwargs):
 
     def pinv_pullback(dx):
         g = _pinv_grad(a, x, dx)
-        if hermitian:  # only one triangle is read: the symmetric gradient, as for eigh
-            g = 0.5 * (g + mT(g))
+        if hermitian:
+            # only one triangle is read: the symmetric gradient, (g + gᵀ)/2; for a complex
+            # matrix the Hermitian one, (g + gᴴ)/2, since Re⟨gᴴ, dA⟩ = Re⟨g, dA⟩ along a
+            # Hermitian dA (its entries below the diagonal conjugates of those above)
+            g = 0.5 * (g + mH(g))
         return NO_TANGENT, like(g, a), *(NO_TANGENT for _ in rest)
 
     return x, pinv_pullback
@@ -155,15 +176,15 @@ def lstsq_rrule(a, b, *rest, **kwargs):
             da = _pinv_grad(a, p, col(dx) * row(b) if vector else np.matmul(dx, mT(b)))
         if dres is not ZERO and np.size(res):
             # res = min over x of |b - A x|², so at the minimum (envelope theorem)
-            # d res = 2 eᵀ (db - dA x) with e = b - A x
+            # d res = 2 Re eᴴ (db - dA x) with e = b - A x (eᵀ for a real e)
             e = b - np.matmul(a, x)
-            we = 2 * e * dres
+            we = 2 * conj(e) * dres
             db = sum_of(db, we)
             da = sum_of(da, -(col(we) * row(x) if vector else np.matmul(we, mT(x))))
         if ds is not ZERO:
-            # singular values: d sᵢ = uᵢᵀ dA vᵢ
+            # singular values: d sᵢ = Re uᵢᴴ dA vᵢ, so Ā = conj(U diag(s̄) Vh)
             u, _, vh = np.linalg.svd(a, full_matrices=False)
-            da = sum_of(da, np.matmul(u * row(ds), vh))
+            da = sum_of(da, conj(np.matmul(u * row(ds), vh)))
         return (
             NO_TANGENT,
             ZERO if da is ZERO else like(da, a),
@@ -172,3 +193,8 @@ def lstsq_rrule(a, b, *rest, **kwargs):
         )
 
     return (x, res, rank, s), lstsq_pullback
+
+
+# written for complex values too (see the docstring)
+complex_rules(np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.matrix_power,
+              np.linalg.pinv, np.linalg.lstsq)

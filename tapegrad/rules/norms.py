@@ -5,14 +5,21 @@ the 2-norm, the Frobenius norm and the p-norms have a nan gradient at 0 (0/0); |
 sign(x), so 0 where x is 0 (1-norm, inf-norm); max and min (inf-norms, matrix 1- and
 inf-norms) split the gradient evenly among tied entries; the matrix 2-norm and the nuclear
 norm use the singular vectors LAPACK returns where singular values repeat or vanish.
+
+Complex x (the norm is real): each norm is a function of |xᵢ| = sqrt(xᵢ conj(xᵢ)), with
+d|xᵢ| = Re(conj(sign(xᵢ)) dxᵢ), sign(x) = x/|x| as numpy 2 computes it, and, for the
+matrix 2- and nuclear norms, d sᵢ = Re(uᵢᴴ dX vᵢ) = Re⟨conj(uᵢ vhᵢ), dX⟩. Under autograd's
+convention (df = Re Σ c·dx) every cotangent is therefore the conjugate of the real formula
+(which is written with sign(x), x/‖x‖ and U Vh): conj(x)/‖x‖, conj(sign(x)) |x|^(p-1)/‖x‖^(p-1),
+conj(U Vh), ...
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, ZERO
-from ._shapes import like, perm_back
+from ._shapes import conj, like, perm_back
 
 
 def _norm_args(x, rest, kwargs):
@@ -85,6 +92,10 @@ def norm_rrule(x, *rest, **kwargs):
         g = _matrix_norm_grad(x, n, ord, axes, svd) if matrix else _vector_norm_grad(x, n, ord, axes)
         if g is ZERO:
             return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
+        g = conj(g)  # complex x: see the module's docstring
         return NO_TANGENT, like(np.reshape(dy, kept) * g, x), *(NO_TANGENT for _ in rest)
 
     return y, norm_pullback
+
+
+complex_rules(np.linalg.norm)  # complex x: the conjugate of the real formula (see the docstring)

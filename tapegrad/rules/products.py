@@ -1,7 +1,12 @@
-"""Rules for products of arrays: matmul, dot, vdot, inner, outer, kron, tensordot, einsum, trace.
+"""Rules for products of arrays: matmul, dot, vdot, inner, outer, kron, tensordot, multi_dot, einsum, trace.
 
 Every pullback is itself a product (matmul, tensordot or einsum) of the cotangent with the
 other operands, so that a Tracer can record it again.
+
+Complex values, under autograd's convention (the cotangent of z is c = ∂f/∂Re z - i ∂f/∂Im z,
+df = Re Σ c·dz): every product here but vdot is holomorphic in each operand, so its pullback is
+the real formula, with transposes and never conjugates; a real operand of a complex product
+gets the real part of its cotangent (`like`). vdot conjugates its first operand (see there).
 """
 from __future__ import annotations
 
@@ -11,9 +16,9 @@ import string
 import numpy as np
 
 from ..errors import user_location
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, Thunk
-from ._shapes import like, mT, perm_back, tangent_float
+from ._shapes import conj, like, mT, perm_back, reject, tangent_float
 
 # --- helpers shared with the linalg rules ---
 
@@ -133,12 +138,16 @@ def inner_rrule(x, y):
 
 @rrule(np.vdot)
 def vdot_rrule(x, y):
+    """Conjugates its first operand: x̄ = conj(z̄·y) and ȳ = z̄·conj(x) (autograd's convention).
+
+    vdot(x, y) = Σ conj(x)·y is not holomorphic in x. With df = Re Σ c·dx:
+    dz = Σ conj(dx)·y + conj(x)·dy, and Re(z̄ Σ conj(dx)·y) = Re Σ dx·conj(z̄ y)."""
     def vdot_pullback(dz):
         # vdot flattens both operands: each tangent is the other operand in its own shape
         return (
             NO_TANGENT,
-            Thunk(lambda: like(dz * np.reshape(y, np.shape(x)), x)),
-            Thunk(lambda: like(dz * np.reshape(x, np.shape(y)), y)),
+            Thunk(lambda: like(conj(dz * np.reshape(y, np.shape(x))), x)),
+            Thunk(lambda: like(dz * conj(np.reshape(x, np.shape(y))), y)),
         )
 
     return np.vdot(x, y), vdot_pullback
@@ -178,6 +187,38 @@ def kron_rrule(x, y):
         )
 
     return np.kron(x, y), kron_pullback
+
+
+# --- chains of products ---
+
+
+@rrule(np.linalg.multi_dot)
+def multi_dot_rrule(arrays, **kwargs):
+    """Āₖ = (A₀ ⋯ Aₖ₋₁)ᵀ Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ; a 1-d first array is a row, a 1-d last one a column.
+
+    multi_dot([A₀, ..., Aₙ]) = A₀ A₁ ⋯ Aₙ is holomorphic in each array (transposes, no
+    conjugates, for complex values). The pullback walks the chain once from each end."""
+    reject(np.linalg.multi_dot, kwargs, ["out"])
+    mats = list(arrays)
+    if np.ndim(mats[0]) == 1:
+        mats[0] = np.reshape(mats[0], (1, -1))
+    if np.ndim(mats[-1]) == 1:
+        mats[-1] = np.reshape(mats[-1], (-1, 1))
+
+    def multi_dot_pullback(dy):
+        n = len(mats)
+        right = [None] * n  # right[k] = Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ
+        right[-1] = np.reshape(dy, (np.shape(mats[0])[0], np.shape(mats[-1])[1]))
+        for k in range(n - 2, -1, -1):
+            right[k] = np.matmul(right[k + 1], mT(mats[k + 1]))
+        grads, prefix = [], None  # prefix = A₀ ⋯ Aₖ₋₁
+        for k in range(n):
+            g = right[k] if prefix is None else np.matmul(mT(prefix), right[k])
+            grads.append(like(np.reshape(g, np.shape(arrays[k])), arrays[k]))
+            prefix = mats[k] if prefix is None else np.matmul(prefix, mats[k])
+        return NO_TANGENT, type(arrays)(grads) if isinstance(arrays, (list, tuple)) else grads
+
+    return np.linalg.multi_dot(arrays, **kwargs), multi_dot_pullback
 
 
 # --- einsum ---
@@ -287,3 +328,8 @@ def trace_rrule(x, *rest, **kwargs):
         return NO_TANGENT, like(perm_back(dx, [a1, a2] + others), x), *(NO_TANGENT for _ in rest)
 
     return np.trace(x, *rest, **kwargs), trace_pullback
+
+
+# written for complex values too (see the docstring)
+complex_rules(np.matmul, np.dot, np.vdot, np.inner, np.outer, np.kron, np.tensordot, np.einsum, np.trace,
+              np.linalg.multi_dot)

@@ -2,6 +2,13 @@
 
 The rules and their pullbacks call the replacements, not scipy, so that a Tracer can record
 them again. The ``overwrite_*`` flags are dropped: the pullbacks need the inputs intact.
+
+Complex matrices, under autograd's convention (df = Re Σ c·dz): the solves are holomorphic in
+A and b, so the real formulas hold with transposes, except for a conjugate-transposed
+system (trans='C' / 2, `_op_pullback`); expm and lu_factor are holomorphic; the Cholesky
+factorizations read a Hermitian matrix and differ from the real case by conjugates (derived
+at `cholesky_grad` and `cho_solve_rrule`). ``solve(..., assume_a='her' / 'pos')`` of a
+complex matrix gives the Hermitian gradient, (g + gᴴ)/2, as 'sym' gives the symmetric one.
 """
 from __future__ import annotations
 
@@ -9,11 +16,11 @@ import numpy as np
 import scipy.linalg as _sl
 
 from ..errors import TapegradError
-from ..registry import rrule, stand_in
+from ..registry import complex_rules, rrule, stand_in
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from .decompositions import cholesky_grad
-from ._shapes import cached_signature, col, like, mT, row, sym, tangent_float
+from ._shapes import cached_signature, col, conj, dtype_of, like, mH, mT, row, sym, tangent_float
 
 
 def _options(fn, args, kwargs):
@@ -32,6 +39,28 @@ def _transposed(trans):
     return trans in (1, 2, "T", "C")
 
 
+def _conjugated(trans, a):
+    """True when `trans` asks for the conjugate transpose of a complex `a` (for a real one it
+    is the transpose)."""
+    return trans in (2, "C") and dtype_of(a).kind == "c"
+
+
+def _op_pullback(solve_op, dx, x, vector, t, conjugated):
+    """(b̄, a thunk of Ā) for x = op(A)⁻¹ b, op(A) = A, Aᵀ (`t`) or Aᴴ (`conjugated`), given
+    `solve_op(r, trans)`, which solves A (trans 0) or Aᵀ (trans 1) for r.
+
+    x is holomorphic in b and in M = op(A): b̄ = M⁻ᵀ x̄, M̄ = -b̄ xᵀ (autograd's convention: the
+    real formulas, transposes). For op(A) = A, Ā = M̄; for Aᵀ, Ā = M̄ᵀ; for Aᴴ = conj(A)ᵀ,
+    M⁻ᵀ = conj(A)⁻¹ so b̄ = conj(A⁻¹ conj(x̄)), and Re⟨M̄, conj(dA)ᵀ⟩ = Re⟨conj(M̄ᵀ), dA⟩
+    gives Ā = conj(M̄ᵀ) = conj(-x b̄ᵀ)."""
+    if conjugated:
+        db = conj(solve_op(conj(dx), 0))
+        return db, lambda: conj(_rank1(-x, db, vector))
+    db = solve_op(dx, 0 if t else 1)
+    # the minus on the vector, not on the matrix the product makes
+    return db, (lambda: _rank1(-x, db, vector)) if t else (lambda: _rank1(-db, x, vector))
+
+
 def _solve_lt(l, b):
     """L⁻ᵀ B for a lower-triangular L."""
     return solve_triangular(l, b, trans="T", lower=True)
@@ -44,16 +73,17 @@ def _solve_lt(l, b):
 def solve_triangular_rrule(a, b, *rest, **kwargs):
     o = _options(_sl.solve_triangular, (a, b, *rest), kwargs)
     t, lower, unit = _transposed(o["trans"]), o["lower"], o["unit_diagonal"]
+    conjugated = _conjugated(o["trans"], a)
     x = solve_triangular(a, b, trans=o["trans"], lower=lower, unit_diagonal=unit, check_finite=o["check_finite"])
     b = stand_in(b)  # only its shape and dtype are needed
 
     def solve_triangular_pullback(dx):
         # x = op(A)⁻¹ b:  b̄ = op(A)⁻ᵀ x̄,  op(A)̄ = -b̄ xᵀ; only the triangle read varies
-        db = solve_triangular(a, dx, trans=0 if t else 1, lower=lower, unit_diagonal=unit)
+        solve_op = lambda r, trans: solve_triangular(a, r, trans=trans, lower=lower, unit_diagonal=unit)
+        db, grad_a = _op_pullback(solve_op, dx, x, np.ndim(b) == 1, t, conjugated)
 
         def da():
-            # the minus on the vector, not on the matrix the product makes
-            g = _rank1(-x, db, np.ndim(b) == 1) if t else _rank1(-db, x, np.ndim(b) == 1)
+            g = grad_a()
             k = -1 if unit else 0
             return like(np.tril(g, k) if lower else np.triu(g, -k), a)
 
@@ -72,7 +102,8 @@ def _chol_factor_grad(c, dc, lower):
     ``(a + a.T) / 2``."""
     if lower:
         return cholesky_grad(np.tril(c), np.tril(dc), _solve_lt, "lower")
-    return cholesky_grad(mT(np.triu(c)), mT(np.triu(dc)), _solve_lt, "upper")  # A = UᵀU: L = Uᵀ
+    # A = UᴴU: L = Uᴴ, and L̄ = Ūᴴ (as for numpy's cholesky(a, upper=True))
+    return cholesky_grad(mH(np.triu(c)), mH(np.triu(dc)), _solve_lt, "upper")
 
 
 @rrule(cholesky)
@@ -106,8 +137,8 @@ def cho_factor_rrule(a, *rest, **kwargs):
 
 
 def _factor_of(c, lower):
-    """The lower-triangular L with A = L Lᵀ stored in `c`."""
-    return np.tril(c) if lower else mT(np.triu(c))
+    """The lower-triangular L with A = L Lᴴ stored in `c` (Lᵀ for a real one)."""
+    return np.tril(c) if lower else mH(np.triu(c))
 
 
 @rrule(cho_solve)
@@ -116,13 +147,17 @@ def cho_solve_rrule(c_and_lower, b, *rest, **kwargs):
     x = cho_solve((c, lower), b, check_finite=_options(_sl.cho_solve, (c_and_lower, b, *rest), kwargs)["check_finite"])
 
     def cho_solve_pullback(dx):
-        # x = A⁻¹ b with A = L Lᵀ symmetric:  b̄ = A⁻¹ x̄,  Ā = -b̄ xᵀ,  L̄ = (Ā + Āᵀ) L
-        db = cho_solve((c, lower), dx)
+        # x = A⁻¹ b with A = L Lᵀ symmetric:  b̄ = A⁻¹ x̄,  Ā = -b̄ xᵀ,  L̄ = (Ā + Āᵀ) L.
+        # Complex A = L Lᴴ (Hermitian, so A⁻ᵀ = conj(A)⁻¹): b̄ = conj(A⁻¹ conj(x̄)), Ā = -b̄ xᵀ
+        # as for any matrix, and dA = dL Lᴴ + L dLᴴ pairs as Re⟨Ā, dL Lᴴ⟩ = Re⟨Ā conj(L), dL⟩
+        # and Re⟨Ā, L dLᴴ⟩ = Re⟨conj(Āᵀ L), dL⟩ = Re⟨Āᴴ conj(L), dL⟩: L̄ = (Ā + Āᴴ) conj(L);
+        # the factor stored as U = Lᴴ (lower=False) gets Ū = L̄ᴴ.
+        db = conj(cho_solve((c, lower), conj(dx)))
 
         da = -_rank1(db, x, np.ndim(b) == 1)
-        dl = np.tril(np.matmul(da + mT(da), _factor_of(c, lower)))
+        dl = np.tril(np.matmul(da + mH(da), conj(_factor_of(c, lower))))
         # computed eagerly: a Thunk inside the (c, lower) tuple would not be evaluated
-        dc = like(dl if lower else mT(dl), c)
+        dc = like(dl if lower else mH(dl), c)
         return NO_TANGENT, (dc, NO_TANGENT), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, cho_solve_pullback
@@ -194,13 +229,14 @@ def lu_solve_rrule(lu_and_piv, b, *rest, **kwargs):
     x = lu_solve((lu, piv), b, trans=o["trans"], check_finite=o["check_finite"])
 
     def lu_solve_pullback(dx):
-        # x = op(A)⁻¹ b:  b̄ = op(A)⁻ᵀ x̄, and Ā = -b̄ xᵀ (op(A) = A) or -x b̄ᵀ (op(A) = Aᵀ)
-        db = lu_solve((lu, piv), dx, trans=0 if t else 1)
+        # x = op(A)⁻¹ b:  b̄ = op(A)⁻ᵀ x̄, and Ā = -b̄ xᵀ (op(A) = A), -x b̄ᵀ (op(A) = Aᵀ)
+        # or conj(-x b̄ᵀ) (op(A) = Aᴴ, see `_op_pullback`)
+        solve_op = lambda r, trans: lu_solve((lu, piv), r, trans=trans)
+        db, grad_a = _op_pullback(solve_op, dx, x, np.ndim(b) == 1, t, _conjugated(o["trans"], lu))
 
         _check_square(lu)
         l, u, perm = _lu_parts(lu, piv)
-        vector = np.ndim(b) == 1
-        da = -_rank1(x, db, vector) if t else -_rank1(db, x, vector)
+        da = grad_a()
         # through A[perm] = L U:  L̄ = Ã̄ Uᵀ,  Ū = Lᵀ Ã̄ (eager: no Thunk inside the (lu, piv) tuple)
         dp = da[perm]
         dlu = like(np.tril(np.matmul(dp, mT(u)), -1) + np.triu(np.matmul(mT(l), dp)), lu)
@@ -212,6 +248,8 @@ def lu_solve_rrule(lu_and_piv, b, *rest, **kwargs):
 # --- general solve ---
 
 _SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+_HERMITIAN = ("her", "hermitian", "pos", "positive definite")
+_TRANSPOSED = {"lower triangular": "upper triangular", "upper triangular": "lower triangular"}
 
 
 def _read_mask(assume_a, n, dtype):
@@ -231,20 +269,29 @@ def _read_mask(assume_a, n, dtype):
 def solve_rrule(a, b, *rest, **kwargs):
     o = _options(_sl.solve, (a, b, *rest), kwargs)
     assume_a, t = o["assume_a"], o["transposed"]
+    cplx = dtype_of(a).kind == "c" or dtype_of(b).kind == "c"
+    # a complex matrix read as Hermitian: Aᵀ = conj(A), and the gradient is the Hermitian one
+    hermitian = dtype_of(a).kind == "c" and assume_a in _HERMITIAN
     x = solve(a, b, lower=o["lower"], check_finite=o["check_finite"], assume_a=assume_a, transposed=t)
 
     def solve_pullback(dx):
         if assume_a == "banded":
             raise TapegradError("the gradient of solve(..., assume_a='banded') is not implemented")
         # x = op(A)⁻¹ b:  b̄ = op(A)⁻ᵀ x̄ (A itself when it is symmetric)
-        if assume_a in _SYMMETRIC:
+        if hermitian:  # b̄ = conj(A)⁻¹ x̄ = conj(A⁻¹ conj(x̄))
+            db = conj(solve(a, conj(dx), lower=o["lower"], assume_a=assume_a))
+        elif assume_a in _SYMMETRIC:
             db = solve(a, dx, lower=o["lower"], assume_a=assume_a)
+        elif cplx:  # scipy solves no transposed complex system: transpose the matrix instead
+            db = solve(a if t else mT(a), dx, assume_a=_TRANSPOSED.get(assume_a, assume_a))
         else:
             db = solve(a, dx, assume_a=assume_a, transposed=not t)
 
         def da():
             vector = np.ndim(b) == 1
             g = -_rank1(x, db, vector) if t else -_rank1(db, x, vector)
+            if hermitian:  # Re⟨gᴴ, dA⟩ = Re⟨g, dA⟩ along a Hermitian dA
+                return like(0.5 * (g + mH(g)), a)
             if assume_a in _SYMMETRIC:
                 return like(sym(g), a)
             mask = _read_mask(assume_a, np.shape(a)[-1], tangent_float(a))
@@ -253,3 +300,7 @@ def solve_rrule(a, b, *rest, **kwargs):
         return NO_TANGENT, Thunk(da), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, solve_pullback
+
+
+# written for complex values too (see the docstring)
+complex_rules(solve_triangular, cholesky, cho_factor, cho_solve, expm, lu_factor, lu_solve, solve)

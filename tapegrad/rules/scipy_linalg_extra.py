@@ -9,13 +9,17 @@
   scipy does not read get 0.
 
 Each pullback calls the replacements again, so second derivatives trace through them.
+
+All three are holomorphic in their matrix arguments, so under autograd's complex convention
+(df = Re Σ c·dz) the same formulas hold for complex matrices, transposes and no conjugates;
+a real argument of a complex result (a real matrix with a complex square root) gets the real
+part of its cotangent.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import user_location
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..scipy.linalg import solve_banded, solve_sylvester, sqrtm
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import like, mT
@@ -40,12 +44,7 @@ def solve_sylvester_rrule(a, b, q):
 
 @rrule(sqrtm)
 def sqrtm_rrule(a, **kwargs):
-    x = sqrtm(a, **kwargs)
-    if np.iscomplexobj(x) and not np.iscomplexobj(a):
-        raise NotImplementedError(
-            f"tapegrad differentiates scipy.linalg.sqrtm where the square root is real (at "
-            f"{user_location()}); this matrix has an eigenvalue on the negative real axis, so its "
-            "root is complex, which needs complex support")
+    x = sqrtm(a, **kwargs)  # complex for a real matrix with an eigenvalue on the negative axis
 
     def sqrtm_pullback(dx):
         xt = mT(x)
@@ -97,3 +96,7 @@ def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
         return NO_TANGENT, NO_TANGENT, Thunk(dab), like(db, b), *(NO_TANGENT for _ in args)
 
     return x, solve_banded_pullback
+
+
+# holomorphic: the formulas above hold for complex values (see the docstring)
+complex_rules(solve_sylvester, sqrtm, solve_banded)

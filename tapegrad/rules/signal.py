@@ -5,12 +5,16 @@ convolution of ȳ with b flipped along every axis (and b̄ likewise with a). The
 'valid' modes crop the full result around its centre, as scipy does; their pullback first puts
 ȳ back into a zero full-size array at the same place. The pullback calls the replacement
 again, so second derivatives trace through it.
+
+The convolution is bilinear (holomorphic in each argument), so under autograd's complex
+convention (df = Re Σ c·dz) the same pullback holds for complex arrays: a correlation, with
+no conjugate; a real argument convolved with a complex one gets the real part.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule
+from ..registry import complex_rules, rrule
 from ..scipy.signal import convolve
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import bind, like, no_tangents
@@ -38,3 +42,6 @@ def convolve_rrule(in1, in2, *args, **kwargs):
         )
 
     return y, convolve_pullback
+
+
+complex_rules(convolve)  # bilinear: the pullback holds for complex values (see the docstring)

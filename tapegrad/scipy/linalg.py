@@ -156,8 +156,9 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     """`scipy.linalg.solve` that traced values can go through.
 
     With ``assume_a`` 'sym', 'her' or 'pos' only one triangle of `a` is read and the gradient
-    is the symmetric one; with a triangular or diagonal ``assume_a`` only the entries read
-    get a gradient. 'banded' has no gradient.
+    is the symmetric one (the Hermitian one, for a complex `a` read as 'her' or 'pos'); with a
+    triangular or diagonal ``assume_a`` only the entries read get a gradient. 'banded' has no
+    gradient.
 
     Examples
     --------
@@ -175,8 +176,10 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 def sqrtm(A, **kwargs):
     """`scipy.linalg.sqrtm` that traced values can go through: the principal square root X, X @ X = A.
 
-    Differentiable where the root is real (no eigenvalue of `A` on the closed negative real
-    axis); the rule is in ``tapegrad.rules.scipy_linalg_extra``.
+    Differentiable wherever the principal root is (no eigenvalue of `A` at 0), for complex
+    matrices too; a real matrix with an eigenvalue on the negative real axis has a complex
+    root, and gets the real part of its cotangent (autograd's convention). The rule is in
+    ``tapegrad.rules.scipy_linalg_extra``.
 
     Examples
     --------

@@ -17,10 +17,15 @@ from tapegrad import jvp, rrule
 from tapegrad.tangents import NO_TANGENT, ZERO, getitem
 
 
+def _same_kind(seq, items):
+    """`items` in a sequence of `seq`'s type (a named tuple such as slogdet's takes them by position)."""
+    return type(seq)(*items) if hasattr(seq, "_fields") else type(seq)(items)
+
+
 def random_like(rng, x):
     """A random value of `x`'s shape: complex for a complex `x`, real otherwise."""
     if isinstance(x, (tuple, list)):
-        return type(x)(random_like(rng, v) for v in x)
+        return _same_kind(x, [random_like(rng, v) for v in x])
     shape = np.shape(x)
     v = rng.standard_normal(shape)
     if np.iscomplexobj(x):
@@ -51,8 +56,16 @@ def _central(fn, args, kwargs, i, v, h):
     minus[i] = np.asarray(args[i]) - h * np.asarray(v)
     yp, ym = fn(*plus, **kwargs), fn(*minus, **kwargs)
     if isinstance(yp, (tuple, list)):
-        return type(yp)((np.asarray(p) - np.asarray(m)) / (2 * h) for p, m in zip(yp, ym))
-    return (np.asarray(yp) - np.asarray(ym)) / (2 * h)
+        return _same_kind(yp, [_difference(p, m, h) for p, m in zip(yp, ym)])
+    return _difference(yp, ym, h)
+
+
+def _difference(yp, ym, h):
+    """(yp - ym) / 2h; zero for an integer or boolean part of a result (cho_factor's flag)."""
+    yp, ym = np.asarray(yp), np.asarray(ym)
+    if yp.dtype.kind not in "fc":
+        return np.zeros(yp.shape)
+    return (yp - ym) / (2 * h)
 
 
 def check_complex_rule(fn, *args, rng, kwargs=None, wrt=None, h=1e-6, rtol=1e-6, atol=1e-9):

@@ -128,12 +128,6 @@ def test_cross_of_2_vectors_is_refused():
         gradient(lambda a: np.cross(a, np.ones(2)), np.ones(2))
 
 
-def test_eig_of_complex_eigenvalues_is_refused():
-    """A rotation has complex eigenvalues: differentiating eig of it raises, pointing to eigh."""
-    with pytest.raises(NotImplementedError, match=r"complex eigenvalues.*numpy.linalg.eigh"):
-        gradient(lambda a: np.sum(np.linalg.eigvals(a)), np.array([[0.0, 1.0], [-1.0, 0.0]]))
-
-
 def test_eig_trace_identity():
     """Σ eigenvalues = trace: the gradient of their sum is the identity."""
     a = well_separated(np.ones((3, 3)))
