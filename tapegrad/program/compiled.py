@@ -188,7 +188,7 @@ class CompiledGrad:
         call, so a lookup runs only the programs on its own path, never every program in turn."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
-            program = node.compile()
+            program = node.program or node.compile()
             token = route_warnings()  # numpy's warnings point at the user's line
             try:
                 return program(_gradient_program, *leaves), program, None, None
