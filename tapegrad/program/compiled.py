@@ -6,12 +6,12 @@ values of the leaves that are not differentiated) goes through three tiers, so t
 call pays for everything:
 
 1. its first call is an eager ``grad``, no dearer than one: a signature may never come again
-   (an integer argument that changes from call to call);
+   (an array whose length changes from call to call);
 2. its second call traces the whole gradient computation, ``grad`` itself included, into a
-   tape of plain numpy calls, and returns the traced result;
-3. its third call, the program's first use, simplifies that tape, removes common
-   subexpressions and dead code, compiles it to Python source and runs it. Later calls with
-   the same signature run that function directly.
+   tape of plain numpy calls; simplifies it, removes common subexpressions and dead code;
+   writes it as Python source (the tape is then dropped); and returns the traced result;
+3. its third call, the program's first use, compiles the source and runs it. Later calls
+   with the same signature run that function directly.
 
 A path traced again after a failed guard (below) skips the first tier: it is traced at once
 and compiled on its first use.
@@ -50,7 +50,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .codegen import compile_tape
+from .codegen import compile_source, source_and_namespace
 from ..grad import grad
 from .passes import optimize
 from ..pytree import Spec, build, finalize, flatten, spec_key, spec_leaves, unflatten
@@ -69,25 +69,31 @@ def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
 class _Node:
     """A program of one path, and the programs traced after it failed, by where and how it failed.
 
-    A node is made from the tape of a trace (`pending`) and compiled on its first use
-    (`compile`): the call that traced it returned the traced result, so the Python source and
-    ``compile()`` are paid only by a path that is taken again.
+    A node is made by the call that traced its path, which optimizes the tape and writes the
+    program's source (`pending`: the text, the namespace its names are bound in, and what
+    `CompiledGrad._finish` puts back); the tape and its values go with that call. ``compile()``
+    of the source, as costly as the trace on a long program, waits for the program's first use
+    (`compile`), so that it is paid only by a path taken again and never in the same call as
+    the trace.
     """
 
     __slots__ = ("program", "children", "pending")
 
     def __init__(self, pending):
         self.program = None
-        self.pending = pending  # (tape, names, assume_finite) until compiled
+        self.pending = pending  # (source, namespace, drops_df, df) until compiled
         self.children = {}  # (line of the program, exception type, outcome) -> _Node
 
     def compile(self):
-        """The compiled program (made now from the traced tape if it is the first use)."""
+        """The compiled program (compiled now from its source if this is its first use)."""
         if self.program is None:
-            tape, names, assume_finite = self.pending
+            src, namespace, drops_df, df = self.pending
             with paused_gc():
-                self.program = _compile(tape, names, assume_finite)
-            self.pending = None  # the tape and the values it holds go
+                program = compile_source(src, namespace, "gradient_program")
+            program.__drops_df__ = drops_df
+            program.__df__ = df
+            self.program = program
+            self.pending = None
         return self.program
 
     def compile_all(self):
@@ -98,15 +104,13 @@ class _Node:
             stack.extend(node.children.values())
 
 
-def _compile(tape, names, assume_finite):
-    """The gradient program of a traced tape: optimized, then compiled to Python."""
+def _program_source(tape, names, assume_finite):
+    """The gradient program of a traced tape, optimized, as `_Node` keeps it until compiled."""
     optimized = optimize(tape, assume_finite=assume_finite)
     drops_df, df = _drop_function_tangent(optimized)
     chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
-    program = compile_tape(optimized, "gradient_program", names=chosen)
-    program.__drops_df__ = drops_df
-    program.__df__ = df
-    return program
+    src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
+    return src, namespace, drops_df, df
 
 
 def _outcome(program, exc):
@@ -143,9 +147,9 @@ class CompiledGrad:
 
     A signature goes through three tiers, so that no call pays every cost at once: its first
     call is an eager `grad` (``cache_info()["eager"]``); its second is traced into the
-    gradient program (``"misses"``) and returns the traced result; the program is optimized
-    and compiled on its first use, the third call, which runs it (``"hits"``), as do the
-    calls after it.
+    gradient program (``"misses"``), which is optimized and written as source, and returns
+    the traced result; the source is compiled on the program's first use, the third call,
+    which runs it (``"hits"``), as do the calls after it.
     """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
@@ -246,7 +250,9 @@ class CompiledGrad:
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
                 return self._finish(out, args)
-        self._insert(key, parent, outcome, _Node((tape, names, self.assume_finite)))
+            pending = _program_source(tape, names, self.assume_finite)
+            del tape  # its ops and values: freed here, while the collector is paused
+        self._insert(key, parent, outcome, _Node(pending))
         return self._finish(out, args)  # the traced call returned the whole result
 
     def _insert(self, key, parent, outcome, node):
@@ -410,7 +416,7 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
     `grad`; `maxsize` bounds the number of compiled programs kept (all paths of all
     signatures). A signature's first call is an eager ``grad``, its second traces the
-    gradient program, its third compiles and runs it (each of these costs about as much as
+    gradient program and writes its source, its third compiles and runs it (each of these costs about as much as
     one to four eager gradients, benchmarks/README.md); later calls run the program. See the
     module docstring for what is cached and when a call traces again.
 
