@@ -2,19 +2,22 @@
 
 ``g = tapegrad.compiled_grad(f)`` behaves like ``lambda *args: tapegrad.grad(f, *args)``. A
 *signature* (the structure of the arguments, the shapes and dtypes of their leaves, and the
-values of the leaves that are not differentiated) goes through three tiers, so that no one
-call pays for everything:
+values of the leaves that are not differentiated) goes through tiers, one costly stage per
+call, so that no call pays for them all (on a long program, each stage costs several eager
+gradients):
 
 1. its first call is an eager ``grad``, no dearer than one: a signature may never come again
    (an array whose length changes from call to call);
 2. its second call traces the whole gradient computation, ``grad`` itself included, into a
-   tape of plain numpy calls; simplifies it, removes common subexpressions and dead code;
-   writes it as Python source (the tape is then dropped); and returns the traced result;
-3. its third call, the program's first use, compiles the source and runs it. Later calls
-   with the same signature run that function directly.
+   tape of plain numpy calls, and returns the traced result;
+3. its third call simplifies that tape, removes common subexpressions and dead code and
+   writes it as Python source (the tape and its values are then dropped), and is answered by
+   an eager ``grad``;
+4. its fourth call compiles the source and runs it. Later calls with the same signature run
+   that function directly.
 
 A path traced again after a failed guard (below) skips the first tier: it is traced at once
-and compiled on its first use.
+and goes through the others on its next calls.
 
 The program records the path the first call took: control flow on traced values leaves
 guards in it, and so does a call that raised while traced (``try: np.linalg.cholesky(a)
@@ -37,8 +40,8 @@ state and show warnings it silenced) and an argument that holds itself (its grad
 itself too, which no program returns).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
-send functions), compiled programs included (a program traced but not yet used is compiled
-as it is pickled), so the receiver runs them without tracing. The programs are functions made
+send functions), compiled programs included (a program traced but not yet compiled is
+compiled as it is pickled), so the receiver runs them without tracing. The programs are functions made
 by exec, which the standard pickle cannot find by name: it pickles a compiled gradient only
 before a program has been traced (or after ``cache_clear()``), and its function only by
 reference.
@@ -69,25 +72,37 @@ def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
 class _Node:
     """A program of one path, and the programs traced after it failed, by where and how it failed.
 
-    A node is made by the call that traced its path, which optimizes the tape and writes the
-    program's source (`pending`: the text, the namespace its names are bound in, and what
-    `CompiledGrad._finish` puts back); the tape and its values go with that call. ``compile()``
-    of the source, as costly as the trace on a long program, waits for the program's first use
-    (`compile`), so that it is paid only by a path taken again and never in the same call as
-    the trace.
+    A node goes through the stages of its program one call at a time, so that no call pays
+    for two of the costly ones (each about as dear as several eager gradients on a long
+    program): the call that traced the path leaves its tape (`pending` is ``("tape", tape,
+    names, assume_finite)``); the next call that reaches the node optimizes the tape and writes
+    the program's source (`write_source`: ``("source", text, namespace, drops_df, df)``; the
+    tape and its values go) and is answered by an eager grad; the one after compiles the source
+    (`compile`) and runs the program, as every later call does.
     """
 
     __slots__ = ("program", "children", "pending")
 
     def __init__(self, pending):
         self.program = None
-        self.pending = pending  # (source, namespace, drops_df, df) until compiled
+        self.pending = pending
         self.children = {}  # (line of the program, exception type, outcome) -> _Node
 
+    def has_tape(self) -> bool:
+        return self.program is None and self.pending[0] == "tape"
+
+    def write_source(self):
+        _, tape, names, assume_finite = self.pending
+        with paused_gc():
+            self.pending = ("source", *_program_source(tape, names, assume_finite))
+            del tape  # its ops and values: freed here, while the collector is paused
+
     def compile(self):
-        """The compiled program (compiled now from its source if this is its first use)."""
+        """The compiled program (made now, from the tape or the source, if this is its first use)."""
         if self.program is None:
-            src, namespace, drops_df, df = self.pending
+            if self.pending[0] == "tape":
+                self.write_source()
+            _, src, namespace, drops_df, df = self.pending
             with paused_gc():
                 program = compile_source(src, namespace, "gradient_program")
             program.__drops_df__ = drops_df
@@ -145,11 +160,11 @@ def _writes_into_a_constant(tape) -> bool:
 class CompiledGrad:
     """``grad(f, *args, seed=None, **kwargs)`` traced once per path and replayed as compiled Python.
 
-    A signature goes through three tiers, so that no call pays every cost at once: its first
-    call is an eager `grad` (``cache_info()["eager"]``); its second is traced into the
-    gradient program (``"misses"``), which is optimized and written as source, and returns
-    the traced result; the source is compiled on the program's first use, the third call,
-    which runs it (``"hits"``), as do the calls after it.
+    A signature goes through tiers, so that no call pays every cost at once: its first call
+    is an eager `grad` (``cache_info()["eager"]``); its second is traced into the gradient
+    program (``"misses"``) and returns the traced result; its third writes the program's
+    source and is answered by an eager grad (``"eager"`` too); its fourth compiles and runs
+    the program (``"hits"``), as do the calls after it.
     """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
@@ -186,12 +201,19 @@ class CompiledGrad:
         kw = tuple(sorted((k, key_of(v)) for k, v in kwargs.items()))
         return (positional, kw, len(leaves)), leaves, not unkeyed
 
-    def _lookup(self, key, leaves):
+    def _lookup(self, key, leaves, step=False):
         """``(out, program, None, None)`` from the program for these inputs, or ``(None, None, parent, outcome)``:
         where a program for them belongs. Each step follows the outcome of the failed guard or
-        call, so a lookup runs only the programs on its own path, never every program in turn."""
+        call, so a lookup runs only the programs on its own path, never every program in turn.
+
+        With `step`, a node that still holds its traced tape is taken one stage on (its source
+        written) and the lookup ends there: ``(None, None, None, None)``, for an eager grad to
+        answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
+            if step and node.has_tape():
+                node.write_source()
+                return None, None, None, None
             program = node.program or node.compile()
             token = route_warnings()  # numpy's warnings point at the user's line
             try:
@@ -219,10 +241,14 @@ class CompiledGrad:
             return plain_scalar(value), grads
         if key in self._cache:
             self._cache.move_to_end(key)
-            out, program, parent, outcome = self._lookup(key, leaves)
-            if parent is None:
+            out, program, parent, outcome = self._lookup(key, leaves, step=eager_first)
+            if program is not None:
                 self.hits += 1
                 return self._finish(out, args, program)
+            if parent is None:  # a program's source was written: an eager grad answers
+                self.eager += 1
+                value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+                return plain_scalar(value), grads
             self.retraces += 1
         elif eager_first and key not in self._seen:
             # the first call of a signature: an eager grad, as cheap as the program's first call
@@ -250,9 +276,7 @@ class CompiledGrad:
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
                 return self._finish(out, args)
-            pending = _program_source(tape, names, self.assume_finite)
-            del tape  # its ops and values: freed here, while the collector is paused
-        self._insert(key, parent, outcome, _Node(pending))
+        self._insert(key, parent, outcome, _Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args)  # the traced call returned the whole result
 
     def _insert(self, key, parent, outcome, node):
@@ -281,10 +305,11 @@ class CompiledGrad:
         return plain_scalar(value), finalize(grads, (self.f, *args))
 
     def cache_info(self) -> dict:
-        """Calls answered by an eager grad (``eager``: a signature's first call), by tracing a new
-        signature (``misses``: its second call) or a new path (``retraces``), by a program
-        (``hits``), calls traced without a program (``traced``); the numbers of signatures
-        traced and of programs held (compiled, or traced and compiled on first use)."""
+        """Calls answered by an eager grad (``eager``: a signature's first call, and a call that
+        wrote a program's source), by tracing a new signature (``misses``: its second call) or a
+        new path (``retraces``), by a program (``hits``), calls traced without a program
+        (``traced``); the numbers of signatures traced and of programs held (compiled, or on
+        their way to it)."""
         return {"hits": self.hits, "misses": self.misses, "retraces": self.retraces,
                 "traced": self.traced, "eager": self.eager, "signatures": len(self._cache),
                 "programs": self._programs, "maxsize": self.maxsize}
@@ -416,8 +441,9 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
     `grad`; `maxsize` bounds the number of compiled programs kept (all paths of all
     signatures). A signature's first call is an eager ``grad``, its second traces the
-    gradient program and writes its source, its third compiles and runs it (each of these costs about as much as
-    one to four eager gradients, benchmarks/README.md); later calls run the program. See the
+    gradient program, its third writes the program's source (answered by an eager ``grad``),
+    its fourth compiles and runs it (benchmarks/README.md has what each costs); later calls
+    run the program. See the
     module docstring for what is cached and when a call traces again.
 
     Examples
@@ -426,12 +452,12 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     >>> @tapegrad.compiled_grad
     ... def f(x):
     ...     return np.sin(x) * x if x > 0 else -x
-    >>> [f(1.0)[1][1] == tapegrad.grad(lambda x: np.sin(x) * x, 1.0)[1][1] for _ in range(3)]
-    [True, True, True]
+    >>> [f(1.0)[1][1] == tapegrad.grad(lambda x: np.sin(x) * x, 1.0)[1][1] for _ in range(4)]
+    [True, True, True, True]
     >>> f(-2.0)      # another branch: traced again, both programs kept
     (2.0, (ZeroTangent(), -1.0))
     >>> f.cache_info()
-    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 1, 'signatures': 1, 'programs': 2, 'maxsize': 64}
+    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 2, 'signatures': 1, 'programs': 2, 'maxsize': 64}
     """
     if f is None:
         return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)

@@ -45,13 +45,13 @@ def test_compiled_equals_fresh_grad_across_branch_changes(rng):
 def test_new_signature_traces_again():
     """A new shape, dtype or container structure is a new signature with its own program."""
     g = compiled_grad(lambda p: np.sum(p["w"] ** 2) * p["s"])
-    for _ in range(3):  # an eager grad, the trace, the program
+    for _ in range(4):  # an eager grad, the trace, an eager grad (the source written), the program
         r1 = g({"w": np.ones(2), "s": 2.0})
         r2 = g({"w": np.ones(3, dtype=np.float32), "s": 2.0})
         assert r1[1][1]["w"].tolist() == [4.0, 4.0]
         assert r2[1][1]["w"].dtype == np.float32 and r2[1][1]["w"].shape == (3,)
     info = g.cache_info()
-    assert (info["signatures"], info["eager"], info["misses"], info["hits"]) == (2, 2, 2, 2)
+    assert (info["signatures"], info["eager"], info["misses"], info["hits"]) == (2, 4, 2, 2)
 
 
 def test_cache_is_bounded_and_can_be_cleared():
@@ -77,6 +77,7 @@ def test_globals_are_baked_in_until_the_cache_is_cleared():
     g = compiled_grad(scaled)
     assert g(1.0)[1][1] == 2.0  # an eager grad
     assert g(1.0)[1][1] == 2.0  # the trace of the program
+    assert g(1.0)[1][1] == 2.0  # its source written, an eager grad
     SCALE = 5.0
     try:
         assert g(1.0)[1][1] == 2.0  # still the traced program
@@ -125,11 +126,12 @@ def test_a_path_chosen_by_an_exception_is_guarded_both_ways():
     """A call that raised while traced is a guard: either path first, the other is traced and each stays right."""
     for first, second in [(np.eye(2), -np.eye(2)), (-np.eye(2), np.eye(2))]:
         g = compiled_grad(cholesky_or_square)
-        # eager, traced (the second's path), retraced (the first's), then the two programs
-        for a in (first, second, first, second, first, second):
+        # eager, traced (the second's path), eager (its source written), its program, retraced
+        # (the first's path: its program fails), ..., then the two programs
+        for a in (first, second) * 5:
             assert_same(g(a), grad(cholesky_or_square, a))
         info = g.cache_info()
-        assert (info["programs"], info["misses"], info["retraces"], info["hits"]) == (2, 1, 1, 3)
+        assert (info["programs"], info["misses"], info["retraces"], info["eager"], info["hits"]) == (2, 1, 1, 3, 5)
     assert "guard_raises(np.linalg.cholesky, np.linalg.LinAlgError, a)" in g.source(-np.eye(2))
 
 
@@ -180,13 +182,15 @@ def test_maxsize_bounds_the_programs_and_a_lookup_follows_only_its_path(rng):
     signs = [np.array([1.0 if (k >> i) & 1 else -1.0 for i in range(6)]) for k in range(64)]
     small = compiled_grad(six_signs, maxsize=8)
     big = compiled_grad(six_signs, maxsize=100)
-    for s in signs + signs:
+    for s in signs * 4:  # paths reached by an eager grad in a round are traced in the next
         x = s * rng.uniform(0.5, 1.5, 6)
         assert_same(small(x), grad(six_signs, x))
         assert_same(big(x), grad(six_signs, x))
         assert small.cache_info()["programs"] <= 8
-    # the first path's first call was an eager grad: traced in the second round
-    assert big.cache_info()["programs"] == 64 and big.cache_info()["hits"] == 63
+    hits = big.cache_info()["hits"]
+    for s in signs:
+        assert_same(big(s), grad(six_signs, s))
+    assert big.cache_info()["programs"] == 64 and big.cache_info()["hits"] == hits + 64
     assert depth(next(iter(big._cache.values()))) <= 7
 
 
@@ -209,18 +213,20 @@ def chain(x, c):
     return x
 
 
-def test_a_signature_goes_eager_then_traced_then_compiled():
-    """First call an eager grad (no program), second a trace (a program not yet compiled), third
-    the compiled program; each returns grad's value and gradient exactly."""
+def test_a_signature_goes_eager_then_traced_then_written_then_compiled():
+    """First call an eager grad (no program), second a trace (its tape kept), third an eager grad
+    (the tape made into source and dropped), fourth the compiled program; each returns grad's
+    value and gradient exactly."""
     g = compiled_grad(chain)
     states = []
-    for x in (0.3, 0.4, 0.5, 0.6):
+    for x in (0.3, 0.4, 0.5, 0.6, 0.7):
         assert_same(g(x, 1.0001), grad(chain, x, 1.0001))
         info = g.cache_info()
         node = next(iter(g._cache.values()), None)
         states.append((info["eager"], info["misses"], info["hits"], info["programs"],
-                       None if node is None else node.program is not None))
-    assert states == [(1, 0, 0, 0, None), (1, 1, 0, 1, False), (1, 1, 1, 1, True), (1, 1, 2, 1, True)]
+                       None if node is None else node.program is not None or node.pending[0]))
+    assert states == [(1, 0, 0, 0, None), (1, 1, 0, 1, "tape"), (2, 1, 0, 1, "source"),
+                      (2, 1, 1, 1, True), (2, 1, 2, 1, True)]
 
 
 def test_a_signature_called_once_is_never_traced():
