@@ -5,11 +5,13 @@
     python benchmarks/compile.py --against 69f38e8 --cached W1,W1c,W5,W3 --repeats 9
 
 For each case, a fresh ``compiled_grad`` is called five times on the same arguments and each
-call is divided by one eager ``grad`` of the same function timed just before it (the median of
-the repeats is printed): call 1, call 2, ... A signature's first call is an eager grad, its
-second traces the gradient program, its third compiles and runs it, and the later ones run
-the program (before the tiers, the first call did all of it). ``--cached`` times the
-steady-state cached calls of the workloads named.
+call is divided by one eager ``grad`` of the same function timed just before it, in CPU time
+of the process (``time.process_time``: on a shared machine, the time other processes take
+stays out), the median of the repeats printed: call 1, call 2, ... A signature's first call is
+an eager grad, its second traces the gradient program, its third writes the program's source
+(and runs an eager grad), its fourth compiles and runs it, and the later ones run the program
+(before the tiers, the first call did all of it). ``--cached`` times the steady-state cached
+calls of the workloads named (wall-clock, paired).
 
 With ``--against REV`` the commit is checked out into a temporary git worktree and one child
 process per side (its own tapegrad, this tree's workloads) takes the same orders in
@@ -53,9 +55,9 @@ def _case(name):
 
 
 def _timed(fn):
-    start = time.perf_counter()
+    start = time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def first_calls(name):
