@@ -4,12 +4,13 @@
     python benchmarks/compile.py --against 69f38e8      # the same, side by side with a commit
     python benchmarks/compile.py --against 69f38e8 --cached W1,W1c,W5,W3 --repeats 9
 
-For each case, a fresh ``compiled_grad`` is called five times on the same arguments and each
+For each case, a fresh ``compiled_grad`` is called six times on the same arguments and each
 call is divided by one eager ``grad`` of the same function timed just before it, in CPU time
 of the process (``time.process_time``: on a shared machine, the time other processes take
 stays out), the median of the repeats printed: call 1, call 2, ... A signature's first call is
-an eager grad, its second traces the gradient program, its third writes the program's source
-(and runs an eager grad), its fourth compiles and runs it, and the later ones run the program
+an eager grad, its second traces the gradient program, its third optimizes it and its fourth
+writes its source (each also runs an eager grad), its fifth compiles and runs it, and the
+later ones run the program
 (before the tiers, the first call did all of it). ``--cached`` times the steady-state cached
 calls of the workloads named (wall-clock, paired).
 
@@ -34,7 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-CALLS = 5
+CALLS = 6
 
 
 def _case(name):
@@ -79,7 +80,7 @@ def cached(name, calls):
     if key not in _READY:
         f, args, wrt = _case(name)
         g = tapegrad.compiled_grad(f, wrt=wrt)
-        for _ in range(4):
+        for _ in range(6):
             g(*args)
         _READY[key] = lambda: g(*args)
     run = _READY[key]

@@ -170,7 +170,7 @@ class Tapegrad(Framework):
 
 
 class TapegradCompiled(Tapegrad):
-    """``tapegrad.compiled_grad(f, wrt=...)``: traced and compiled in its first three calls, timed after them."""
+    """``tapegrad.compiled_grad(f, wrt=...)``: traced and compiled in its first five calls, timed after them."""
 
     name = "tapegrad-compiled"
     label = "tapegrad (compiled)"
@@ -183,7 +183,7 @@ class TapegradCompiled(Tapegrad):
         f = workload.build(np, **extra)
         wrt = workload.wrt
         g = self.tg.compiled_grad(f, wrt=wrt if len(wrt) > 1 else wrt[0])
-        for _ in range(3):  # an eager grad, the trace, the compile: outside the timing
+        for _ in range(5):  # an eager grad, the trace, optimize, source, compile: outside the timing
             g(*args)
 
         def gradient():

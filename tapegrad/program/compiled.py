@@ -10,10 +10,10 @@ gradients):
    (an array whose length changes from call to call);
 2. its second call traces the whole gradient computation, ``grad`` itself included, into a
    tape of plain numpy calls, and returns the traced result;
-3. its third call simplifies that tape, removes common subexpressions and dead code and
-   writes it as Python source (the tape and its values are then dropped), and is answered by
-   an eager ``grad``;
-4. its fourth call compiles the source and runs it. Later calls with the same signature run
+3. its third call simplifies that tape and removes common subexpressions and dead code, its
+   fourth writes the program as Python source (the tapes and their values are then
+   dropped); each of them is answered by an eager ``grad``;
+4. its fifth call compiles the source and runs it. Later calls with the same signature run
    that function directly.
 
 A path traced again after a failed guard (below) skips the first tier: it is traced at once
@@ -74,11 +74,11 @@ class _Node:
 
     A node goes through the stages of its program one call at a time, so that no call pays
     for two of the costly ones (each about as dear as several eager gradients on a long
-    program): the call that traced the path leaves its tape (`pending` is ``("tape", tape,
-    names, assume_finite)``); the next call that reaches the node optimizes the tape and writes
-    the program's source (`write_source`: ``("source", text, namespace, drops_df, df)``; the
-    tape and its values go) and is answered by an eager grad; the one after compiles the source
-    (`compile`) and runs the program, as every later call does.
+    program): the call that traced the path leaves its tape (`pending` is ``("tape", ...)``);
+    the next call that reaches the node optimizes the tape (``("optimized", ...)``), the one
+    after writes the program's source (``("source", ...)``, a string: the tapes and their
+    values are gone), each answered by an eager grad (`advance`); the next compiles the source
+    and runs the program, as every later call does.
     """
 
     __slots__ = ("program", "children", "pending")
@@ -88,27 +88,35 @@ class _Node:
         self.pending = pending
         self.children = {}  # (line of the program, exception type, outcome) -> _Node
 
-    def has_tape(self) -> bool:
-        return self.program is None and self.pending[0] == "tape"
+    def unwritten(self) -> bool:
+        """True while the program is a tape (traced, or optimized): not yet source or code."""
+        return self.program is None and self.pending[0] != "source"
 
-    def write_source(self):
-        _, tape, names, assume_finite = self.pending
-        with paused_gc():
-            self.pending = ("source", *_program_source(tape, names, assume_finite))
-            del tape  # its ops and values: freed here, while the collector is paused
+    def advance(self):
+        """Take the program one stage on: traced tape -> optimized tape -> source -> compiled."""
+        stage = self.pending[0]
+        with paused_gc():  # each stage makes and drops objects by the hundred thousand
+            if stage == "tape":
+                _, tape, names, assume_finite = self.pending
+                self.pending = ("optimized", *_optimized(tape, names, assume_finite))
+                del tape  # its ops and values go here, while the collector is paused
+            elif stage == "optimized":
+                _, optimized, chosen, drops_df, df = self.pending
+                src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
+                self.pending = ("source", src, namespace, drops_df, df)
+                del optimized
+            else:
+                _, src, namespace, drops_df, df = self.pending
+                program = compile_source(src, namespace, "gradient_program")
+                program.__drops_df__ = drops_df
+                program.__df__ = df
+                self.program = program
+                self.pending = None
 
     def compile(self):
-        """The compiled program (made now, from the tape or the source, if this is its first use)."""
-        if self.program is None:
-            if self.pending[0] == "tape":
-                self.write_source()
-            _, src, namespace, drops_df, df = self.pending
-            with paused_gc():
-                program = compile_source(src, namespace, "gradient_program")
-            program.__drops_df__ = drops_df
-            program.__df__ = df
-            self.program = program
-            self.pending = None
+        """The compiled program (made now, through the stages left, if this is its first use)."""
+        while self.program is None:
+            self.advance()
         return self.program
 
     def compile_all(self):
@@ -119,13 +127,13 @@ class _Node:
             stack.extend(node.children.values())
 
 
-def _program_source(tape, names, assume_finite):
-    """The gradient program of a traced tape, optimized, as `_Node` keeps it until compiled."""
+def _optimized(tape, names, assume_finite):
+    """The traced tape optimized, with the names of the values it returns and the gradient
+    with respect to `f` left out of it when constant (`_drop_function_tangent`)."""
     optimized = optimize(tape, assume_finite=assume_finite)
     drops_df, df = _drop_function_tangent(optimized)
     chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
-    src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
-    return src, namespace, drops_df, df
+    return optimized, chosen, drops_df, df
 
 
 def _outcome(program, exc):
@@ -162,9 +170,9 @@ class CompiledGrad:
 
     A signature goes through tiers, so that no call pays every cost at once: its first call
     is an eager `grad` (``cache_info()["eager"]``); its second is traced into the gradient
-    program (``"misses"``) and returns the traced result; its third writes the program's
-    source and is answered by an eager grad (``"eager"`` too); its fourth compiles and runs
-    the program (``"hits"``), as do the calls after it.
+    program (``"misses"``) and returns the traced result; its third optimizes the program and
+    its fourth writes its source, each answered by an eager grad (``"eager"`` too); its fifth
+    compiles and runs the program (``"hits"``), as do the calls after it.
     """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
@@ -211,8 +219,8 @@ class CompiledGrad:
         answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
-            if step and node.has_tape():
-                node.write_source()
+            if step and node.unwritten():
+                node.advance()
                 return None, None, None, None
             program = node.program or node.compile()
             token = route_warnings()  # numpy's warnings point at the user's line
@@ -441,9 +449,9 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
     `grad`; `maxsize` bounds the number of compiled programs kept (all paths of all
     signatures). A signature's first call is an eager ``grad``, its second traces the
-    gradient program, its third writes the program's source (answered by an eager ``grad``),
-    its fourth compiles and runs it (benchmarks/README.md has what each costs); later calls
-    run the program. See the
+    gradient program, its third optimizes the program and its fourth writes its source
+    (both answered by an eager ``grad``), its fifth compiles and runs it
+    (benchmarks/README.md has what each costs); later calls run the program. See the
     module docstring for what is cached and when a call traces again.
 
     Examples
@@ -452,12 +460,12 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     >>> @tapegrad.compiled_grad
     ... def f(x):
     ...     return np.sin(x) * x if x > 0 else -x
-    >>> [f(1.0)[1][1] == tapegrad.grad(lambda x: np.sin(x) * x, 1.0)[1][1] for _ in range(4)]
-    [True, True, True, True]
+    >>> [f(1.0)[1][1] == tapegrad.grad(lambda x: np.sin(x) * x, 1.0)[1][1] for _ in range(5)]
+    [True, True, True, True, True]
     >>> f(-2.0)      # another branch: traced again, both programs kept
     (2.0, (ZeroTangent(), -1.0))
     >>> f.cache_info()
-    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 2, 'signatures': 1, 'programs': 2, 'maxsize': 64}
+    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 3, 'signatures': 1, 'programs': 2, 'maxsize': 64}
     """
     if f is None:
         return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)
