@@ -41,10 +41,10 @@ itself too, which no program returns).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
 send functions), compiled programs included (a program traced but not yet compiled is
-compiled as it is pickled), so the receiver runs them without tracing. The programs are functions made
-by exec, which the standard pickle cannot find by name: it pickles a compiled gradient only
-before a program has been traced (or after ``cache_clear()``), and its function only by
-reference.
+compiled as it is pickled), so the receiver runs them without tracing. The programs are
+functions made by exec, which the standard pickle cannot find by name: it pickles a compiled
+gradient only before a program has been traced (or after ``cache_clear()``), and its
+function only by reference.
 """
 from __future__ import annotations
 
@@ -214,8 +214,8 @@ class CompiledGrad:
         where a program for them belongs. Each step follows the outcome of the failed guard or
         call, so a lookup runs only the programs on its own path, never every program in turn.
 
-        With `step`, a node that still holds its traced tape is taken one stage on (its source
-        written) and the lookup ends there: ``(None, None, None, None)``, for an eager grad to
+        With `step`, a node whose program is still a tape (traced, or optimized) is taken one
+        stage on and the lookup ends there: ``(None, None, None, None)``, for an eager grad to
         answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
@@ -253,14 +253,14 @@ class CompiledGrad:
             if program is not None:
                 self.hits += 1
                 return self._finish(out, args, program)
-            if parent is None:  # a program's source was written: an eager grad answers
+            if parent is None:  # a program was taken one stage on: an eager grad answers
                 self.eager += 1
                 value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
                 return plain_scalar(value), grads
             self.retraces += 1
         elif eager_first and key not in self._seen:
             # the first call of a signature: an eager grad, as cheap as the program's first call
-            # can be; a signature seen once may never come again (a count that changes)
+            # can be; a signature seen once may never come again (an array length that changes)
             self.eager += 1
             self._seen[key] = True
             while len(self._seen) > self.maxsize:
@@ -313,8 +313,8 @@ class CompiledGrad:
         return plain_scalar(value), finalize(grads, (self.f, *args))
 
     def cache_info(self) -> dict:
-        """Calls answered by an eager grad (``eager``: a signature's first call, and a call that
-        wrote a program's source), by tracing a new signature (``misses``: its second call) or a
+        """Calls answered by an eager grad (``eager``: a signature's first call, and the calls
+        that optimized a program or wrote its source), by tracing a new signature (``misses``: its second call) or a
         new path (``retraces``), by a program (``hits``), calls traced without a program
         (``traced``); the numbers of signatures traced and of programs held (compiled, or on
         their way to it)."""
