@@ -47,8 +47,10 @@ class _Writer:
         self.objects = {}  # id(obj) -> name
 
     def fresh(self, base):
-        if base not in self.taken and base.isascii() and base.isidentifier() and base[0] != "_" and base[-1] != "_":
-            self.taken.add(base)  # already a name (``v12``, most of a program): as the loop below would give it
+        if (base not in self.taken and base.isascii() and base.isidentifier()
+                and base[0] != "_" and base[-1] != "_"):
+            # already a name (``v12``, most of a program): what the lines below would make of it
+            self.taken.add(base)
             return base
         base = re.sub(r"\W+", "_", base).strip("_") or "v"
         if base[0].isdigit():

@@ -314,10 +314,10 @@ class CompiledGrad:
 
     def cache_info(self) -> dict:
         """Calls answered by an eager grad (``eager``: a signature's first call, and the calls
-        that optimized a program or wrote its source), by tracing a new signature (``misses``: its second call) or a
-        new path (``retraces``), by a program (``hits``), calls traced without a program
-        (``traced``); the numbers of signatures traced and of programs held (compiled, or on
-        their way to it)."""
+        that optimized a program or wrote its source), by tracing a new signature (``misses``:
+        its second call) or a new path (``retraces``), by a program (``hits``), calls traced
+        without a program (``traced``); the numbers of signatures traced and of programs held
+        (compiled, or on their way to it)."""
         return {"hits": self.hits, "misses": self.misses, "retraces": self.retraces,
                 "traced": self.traced, "eager": self.eager, "signatures": len(self._cache),
                 "programs": self._programs, "maxsize": self.maxsize}
