@@ -37,7 +37,8 @@ def test_sum_of_shard_gradients_equals_the_whole_gradient(rng):
     whole_loss, (_, want, *_) = tapegrad.grad(loss, params, X, y)
     parts = [(X[i], y[i]) for i in np.array_split(np.arange(len(y)), 6)]
     g = tapegrad.compiled_grad(loss)
-    g(params, *parts[0])  # compiled here: the workers get the program and do not trace
+    g(params, *parts[0])  # an eager grad
+    g(params, *parts[0])  # traced here, compiled as g is sent: the workers get the program and do not trace
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.ERROR) as cluster, \

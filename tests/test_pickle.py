@@ -37,12 +37,15 @@ def test_compiled_grad_pickles_with_its_programs(data):
     """Through cloudpickle, a compiled gradient runs the programs compiled before, for both paths, without tracing."""
     w, X, y = data
     g = tapegrad.compiled_grad(branchy_loss)
-    g(w, X, y)
-    g(-w, X, y)
-    g2 = pickle.loads(cloudpickle.dumps(g))
+    g(w, X, y)  # an eager grad
+    g(-w, X, y)  # traced: the program of -w's path
+    g(w, X, y)  # the program optimized, an eager grad
+    g(w, X, y)  # its source written, an eager grad
+    g(w, X, y)  # the program fails a guard: w's path traced
+    g2 = pickle.loads(cloudpickle.dumps(g))  # both programs compiled and sent
     _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
     _assert_same_grad(g2(-w, X, y), tapegrad.grad(branchy_loss, -w, X, y))
-    assert g2.cache_info() == {"hits": 2, "misses": 1, "retraces": 1, "traced": 0,
+    assert g2.cache_info() == {"hits": 2, "misses": 1, "retraces": 1, "traced": 0, "eager": 3,
                                  "signatures": 1, "programs": 2, "maxsize": 64}
     assert g2.source(w, X, y) == g.source(w, X, y)
 
@@ -53,7 +56,8 @@ def test_compiled_grad_of_a_closure_pickles_by_value(data):
     w, X, y = data
     scale = 3.0
     g = tapegrad.compiled_grad(lambda w: scale * np.sum(np.sin(X @ w)))
-    want = g(w)
+    g(w)  # an eager grad
+    want = g(w)  # traced
     g2 = pickle.loads(cloudpickle.dumps(g))
     got = g2(w)
     assert got[0] == want[0] and np.array_equal(got[1][1], want[1][1])
@@ -63,15 +67,16 @@ def test_compiled_grad_of_a_closure_pickles_by_value(data):
 
 def test_plain_pickle_takes_a_compiled_grad_without_programs(data):
     """The standard pickle takes a compiled gradient of a module-level function before its first
-    call or after cache_clear(); the copy traces once and gives the same gradient."""
+    call or after cache_clear(); the copy's first call is an eager grad, the same gradient."""
     w, X, y = data
     g = tapegrad.compiled_grad(branchy_loss)
     g(w, X, y)
+    g(w, X, y)  # traced: a program made by exec, which the standard pickle cannot take
     g.cache_clear()
     g2 = pickle.loads(pickle.dumps(g))
     _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
-    assert g2.cache_info() == {"hits": 0, "misses": 2, "retraces": 0, "traced": 0,
-                                 "signatures": 1, "programs": 1, "maxsize": 64}
+    assert g2.cache_info() == {"hits": 0, "misses": 1, "retraces": 0, "traced": 0, "eager": 2,
+                                 "signatures": 0, "programs": 0, "maxsize": 64}
 
 
 def test_tape_round_trips_and_replays(data):

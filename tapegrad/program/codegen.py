@@ -47,6 +47,11 @@ class _Writer:
         self.objects = {}  # id(obj) -> name
 
     def fresh(self, base):
+        if (base not in self.taken and base.isascii() and base.isidentifier()
+                and base[0] != "_" and base[-1] != "_"):
+            # already a name (``v12``, most of a program): what the lines below would make of it
+            self.taken.add(base)
+            return base
         base = re.sub(r"\W+", "_", base).strip("_") or "v"
         if base[0].isdigit():
             base = "v" + base
@@ -286,9 +291,20 @@ def compile_tape(tape, name: str = "replay", outputs=None, names=None):
     >>> bool(fn(None, 1.0) == np.sin(1.0) * 2)
     True
     """
+    return compile_source(*source_and_namespace(tape, name, outputs, names), name)
+
+
+def source_and_namespace(tape, name: str = "replay", outputs=None, names=None):
+    """``(source, namespace)``: `to_source`'s text and the objects its names are bound to, the
+    first half of `compile_tape` (the second is `compile_source`). Neither holds the tape:
+    a program can wait for its compile without keeping the tape's values alive."""
     w = _Writer(tape)
     src = to_source(tape, name, outputs, _writer=w, names=names)
-    namespace = dict(w.namespace)
+    return src, dict(w.namespace)
+
+
+def compile_source(src: str, namespace: dict, name: str = "replay"):
+    """The function `name` that `src` defines, run in `namespace`; ``fn.__source__`` is `src`."""
     exec(compile(src, f"<tapegrad {name}>", "exec"), namespace)  # noqa: S102 - our own generated source
     fn = namespace[name]
     fn.__source__ = src

@@ -1,11 +1,23 @@
 """Compiled, cached gradients: trace the gradient program once per input signature, replay it as Python.
 
-``g = tapegrad.compiled_grad(f)`` behaves like ``lambda *args: tapegrad.grad(f, *args)``. On a
-call with a new *signature* (the structure of the arguments, the shapes and dtypes of their
-leaves, and the values of the leaves that are not differentiated) it traces the whole
-gradient computation, ``grad`` itself included, into a tape of plain numpy calls; simplifies
-it, removes common subexpressions and dead code; and compiles it to Python source. Later calls
-with the same signature run that function directly.
+``g = tapegrad.compiled_grad(f)`` behaves like ``lambda *args: tapegrad.grad(f, *args)``. A
+*signature* (the structure of the arguments, the shapes and dtypes of their leaves, and the
+values of the leaves that are not differentiated) goes through tiers, one costly stage per
+call, so that no call pays for them all (on a long program, each stage costs several eager
+gradients):
+
+1. its first call is an eager ``grad``, no dearer than one: a signature may never come again
+   (an array whose length changes from call to call);
+2. its second call traces the whole gradient computation, ``grad`` itself included, into a
+   tape of plain numpy calls, and returns the traced result;
+3. its third call simplifies that tape and removes common subexpressions and dead code, its
+   fourth writes the program as Python source (the tapes and their values are then
+   dropped); each of them is answered by an eager ``grad``;
+4. its fifth call compiles the source and runs it. Later calls with the same signature run
+   that function directly.
+
+A path traced again after a failed guard (below) skips the first tier: it is traced at once
+and goes through the others on its next calls.
 
 The program records the path the first call took: control flow on traced values leaves
 guards in it, and so does a call that raised while traced (``try: np.linalg.cholesky(a)
@@ -28,9 +40,11 @@ state and show warnings it silenced) and an argument that holds itself (its grad
 itself too, which no program returns).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
-send functions), compiled programs included, so the receiver runs them without tracing. The
-programs are functions made by exec, which the standard pickle cannot find by name: it
-pickles a compiled gradient only before its first call, and its function only by reference.
+send functions), compiled programs included (a program traced but not yet compiled is
+compiled as it is pickled), so the receiver runs them without tracing. The programs are
+functions made by exec, which the standard pickle cannot find by name: it pickles a compiled
+gradient only before a program has been traced (or after ``cache_clear()``), and its
+function only by reference.
 """
 from __future__ import annotations
 
@@ -39,7 +53,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .codegen import compile_tape
+from .codegen import compile_source, source_and_namespace
 from ..grad import grad
 from .passes import optimize
 from ..pytree import Spec, build, finalize, flatten, spec_key, spec_leaves, unflatten
@@ -56,13 +70,70 @@ def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
 
 
 class _Node:
-    """A compiled program, and the programs traced after it failed, by where and how it failed."""
+    """A program of one path, and the programs traced after it failed, by where and how it failed.
 
-    __slots__ = ("program", "children")
+    A node goes through the stages of its program one call at a time, so that no call pays
+    for two of the costly ones (each about as dear as several eager gradients on a long
+    program): the call that traced the path leaves its tape (`pending` is ``("tape", ...)``);
+    the next call that reaches the node optimizes the tape (``("optimized", ...)``), the one
+    after writes the program's source (``("source", ...)``, a string: the tapes and their
+    values are gone), each answered by an eager grad (`advance`); the next compiles the source
+    and runs the program, as every later call does.
+    """
 
-    def __init__(self, program):
-        self.program = program
+    __slots__ = ("program", "children", "pending")
+
+    def __init__(self, pending):
+        self.program = None
+        self.pending = pending
         self.children = {}  # (line of the program, exception type, outcome) -> _Node
+
+    def unwritten(self) -> bool:
+        """True while the program is a tape (traced, or optimized): not yet source or code."""
+        return self.program is None and self.pending[0] != "source"
+
+    def advance(self):
+        """Take the program one stage on: traced tape -> optimized tape -> source -> compiled."""
+        stage = self.pending[0]
+        with paused_gc():  # each stage makes and drops objects by the hundred thousand
+            if stage == "tape":
+                _, tape, names, assume_finite = self.pending
+                self.pending = ("optimized", *_optimized(tape, names, assume_finite))
+                del tape  # its ops and values go here, while the collector is paused
+            elif stage == "optimized":
+                _, optimized, chosen, drops_df, df = self.pending
+                src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
+                self.pending = ("source", src, namespace, drops_df, df)
+                del optimized
+            else:
+                _, src, namespace, drops_df, df = self.pending
+                program = compile_source(src, namespace, "gradient_program")
+                program.__drops_df__ = drops_df
+                program.__df__ = df
+                self.program = program
+                self.pending = None
+
+    def compile(self):
+        """The compiled program (made now, through the stages left, if this is its first use)."""
+        while self.program is None:
+            self.advance()
+        return self.program
+
+    def compile_all(self):
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            node.compile()
+            stack.extend(node.children.values())
+
+
+def _optimized(tape, names, assume_finite):
+    """The traced tape optimized, with the names of the values it returns and the gradient
+    with respect to `f` left out of it when constant (`_drop_function_tangent`)."""
+    optimized = optimize(tape, assume_finite=assume_finite)
+    drops_df, df = _drop_function_tangent(optimized)
+    chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
+    return optimized, chosen, drops_df, df
 
 
 def _outcome(program, exc):
@@ -95,7 +166,14 @@ def _writes_into_a_constant(tape) -> bool:
 
 
 class CompiledGrad:
-    """``grad(f, *args, seed=None, **kwargs)`` traced once per path and replayed as compiled Python."""
+    """``grad(f, *args, seed=None, **kwargs)`` traced once per path and replayed as compiled Python.
+
+    A signature goes through tiers, so that no call pays every cost at once: its first call
+    is an eager `grad` (``cache_info()["eager"]``); its second is traced into the gradient
+    program (``"misses"``) and returns the traced result; its third optimizes the program and
+    its fourth writes its source, each answered by an eager grad (``"eager"`` too); its fifth
+    compiles and runs the program (``"hits"``), as do the calls after it.
+    """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
         self.f = f
@@ -105,8 +183,16 @@ class CompiledGrad:
         self._cache = OrderedDict()  # signature -> _Node (the first program; the others below it)
         self._sizes = {}  # signature -> number of programs
         self._programs = 0
+        self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
         self._uncompiled = OrderedDict()  # signatures whose programs would be stale: traced each call
-        self.hits = self.misses = self.retraces = self.traced = 0
+        self.hits = self.misses = self.retraces = self.traced = self.eager = 0
+
+    def __getstate__(self):
+        # the programs of the paths traced but not yet used are compiled now, so that a copy
+        # (a Dask worker) runs them without tracing; the tapes are not sent
+        for node in self._cache.values():
+            node.compile_all()
+        return self.__dict__
 
     def _signature(self, args, seed, kwargs):
         memo, leaves, unkeyed = {}, [], []
@@ -123,23 +209,34 @@ class CompiledGrad:
         kw = tuple(sorted((k, key_of(v)) for k, v in kwargs.items()))
         return (positional, kw, len(leaves)), leaves, not unkeyed
 
-    def _lookup(self, key, leaves):
+    def _lookup(self, key, leaves, step=False):
         """``(out, program, None, None)`` from the program for these inputs, or ``(None, None, parent, outcome)``:
         where a program for them belongs. Each step follows the outcome of the failed guard or
-        call, so a lookup runs only the programs on its own path, never every program in turn."""
+        call, so a lookup runs only the programs on its own path, never every program in turn.
+
+        With `step`, a node whose program is still a tape (traced, or optimized) is taken one
+        stage on and the lookup ends there: ``(None, None, None, None)``, for an eager grad to
+        answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
+            if step and node.unwritten():
+                node.advance()
+                return None, None, None, None
+            program = node.program or node.compile()
             token = route_warnings()  # numpy's warnings point at the user's line
             try:
-                return node.program(_gradient_program, *leaves), node.program, None, None
+                return program(_gradient_program, *leaves), program, None, None
             except Exception as exc:  # a guard, or a call that raises on these inputs
-                parent, outcome = node, _outcome(node.program, exc)
+                parent, outcome = node, _outcome(program, exc)
                 node = node.children.get(outcome)
             finally:
                 restore_warnings(token)
         return None, None, parent, outcome
 
     def __call__(self, *args, seed=None, **kwargs):
+        return self._call(args, seed, kwargs)
+
+    def _call(self, args, seed, kwargs, eager_first=True):
         try:
             key, leaves, keyed = self._signature(args, seed, kwargs)
         except RecursionError:
@@ -152,12 +249,26 @@ class CompiledGrad:
             return plain_scalar(value), grads
         if key in self._cache:
             self._cache.move_to_end(key)
-            out, program, parent, outcome = self._lookup(key, leaves)
-            if parent is None:
+            out, program, parent, outcome = self._lookup(key, leaves, step=eager_first)
+            if program is not None:
                 self.hits += 1
                 return self._finish(out, args, program)
+            if parent is None:  # a program was taken one stage on: an eager grad answers
+                self.eager += 1
+                value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+                return plain_scalar(value), grads
             self.retraces += 1
+        elif eager_first and key not in self._seen:
+            # the first call of a signature: an eager grad, as cheap as the program's first call
+            # can be; a signature seen once may never come again (an array length that changes)
+            self.eager += 1
+            self._seen[key] = True
+            while len(self._seen) > self.maxsize:
+                self._seen.popitem(last=False)
+            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+            return plain_scalar(value), grads
         else:
+            self._seen.pop(key, None)
             parent = outcome = None
             self.misses += 1
         names = ["f", "seed"] + param_names(self.f, len(args))
@@ -173,13 +284,7 @@ class CompiledGrad:
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
                 return self._finish(out, args)
-            optimized = optimize(tape, assume_finite=self.assume_finite)
-            drops_df, df = _drop_function_tangent(optimized)
-            chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
-            program = compile_tape(optimized, "gradient_program", names=chosen)
-        program.__drops_df__ = drops_df
-        program.__df__ = df
-        self._insert(key, parent, outcome, _Node(program))
+        self._insert(key, parent, outcome, _Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args)  # the traced call returned the whole result
 
     def _insert(self, key, parent, outcome, node):
@@ -208,22 +313,27 @@ class CompiledGrad:
         return plain_scalar(value), finalize(grads, (self.f, *args))
 
     def cache_info(self) -> dict:
-        """Hits, misses (a new signature), retraces (a new path), calls traced without a
-        program (``traced``), and the numbers of signatures and of programs held."""
+        """Calls answered by an eager grad (``eager``: a signature's first call, and the calls
+        that optimized a program or wrote its source), by tracing a new signature (``misses``:
+        its second call) or a new path (``retraces``), by a program (``hits``), calls traced
+        without a program (``traced``); the numbers of signatures traced and of programs held
+        (compiled, or on their way to it)."""
         return {"hits": self.hits, "misses": self.misses, "retraces": self.retraces,
-                "traced": self.traced, "signatures": len(self._cache), "programs": self._programs,
-                "maxsize": self.maxsize}
+                "traced": self.traced, "eager": self.eager, "signatures": len(self._cache),
+                "programs": self._programs, "maxsize": self.maxsize}
 
     def cache_clear(self) -> None:
         """Forget every compiled program (after changing a global the function reads)."""
         self._cache.clear()
         self._sizes.clear()
+        self._seen.clear()
         self._uncompiled.clear()
         self._programs = 0
 
     def source(self, *args, seed=None, **kwargs) -> str:
-        """The Python source of the program that a call with these arguments runs."""
-        self(*args, seed=seed, **kwargs)
+        """The Python source of the program that a call with these arguments runs (traced and
+        compiled now if no call has made it yet)."""
+        self._call(args, seed, kwargs, eager_first=False)
         key, leaves, keyed = self._signature(args, seed, kwargs)
         if not keyed or key in self._uncompiled:
             raise ValueError("these arguments are traced on every call: there is no program to show")
@@ -338,7 +448,11 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
 
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
     `grad`; `maxsize` bounds the number of compiled programs kept (all paths of all
-    signatures). See the module docstring for what is cached and when a call traces again.
+    signatures). A signature's first call is an eager ``grad``, its second traces the
+    gradient program, its third optimizes the program and its fourth writes its source
+    (both answered by an eager ``grad``), its fifth compiles and runs it
+    (benchmarks/README.md has what each costs); later calls run the program. See the
+    module docstring for what is cached and when a call traces again.
 
     Examples
     --------
@@ -346,12 +460,12 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     >>> @tapegrad.compiled_grad
     ... def f(x):
     ...     return np.sin(x) * x if x > 0 else -x
-    >>> f(1.0)[1][1] == tapegrad.grad(lambda x: np.sin(x) * x, 1.0)[1][1]
-    True
+    >>> [f(1.0)[1][1] == tapegrad.grad(lambda x: np.sin(x) * x, 1.0)[1][1] for _ in range(5)]
+    [True, True, True, True, True]
     >>> f(-2.0)      # another branch: traced again, both programs kept
     (2.0, (ZeroTangent(), -1.0))
-    >>> f.cache_info()["retraces"]
-    1
+    >>> f.cache_info()
+    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 3, 'signatures': 1, 'programs': 2, 'maxsize': 64}
     """
     if f is None:
         return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)

@@ -45,17 +45,19 @@ def test_compiled_equals_fresh_grad_across_branch_changes(rng):
 def test_new_signature_traces_again():
     """A new shape, dtype or container structure is a new signature with its own program."""
     g = compiled_grad(lambda p: np.sum(p["w"] ** 2) * p["s"])
-    r1 = g({"w": np.ones(2), "s": 2.0})
-    r2 = g({"w": np.ones(3, dtype=np.float32), "s": 2.0})
-    assert r1[1][1]["w"].tolist() == [4.0, 4.0]
-    assert r2[1][1]["w"].dtype == np.float32 and r2[1][1]["w"].shape == (3,)
-    assert g.cache_info()["signatures"] == 2
+    for _ in range(5):  # an eager grad, the trace, two eager grads (optimized, source), the program
+        r1 = g({"w": np.ones(2), "s": 2.0})
+        r2 = g({"w": np.ones(3, dtype=np.float32), "s": 2.0})
+        assert r1[1][1]["w"].tolist() == [4.0, 4.0]
+        assert r2[1][1]["w"].dtype == np.float32 and r2[1][1]["w"].shape == (3,)
+    info = g.cache_info()
+    assert (info["signatures"], info["eager"], info["misses"], info["hits"]) == (2, 6, 2, 2)
 
 
 def test_cache_is_bounded_and_can_be_cleared():
     """Least recently used signatures are dropped past maxsize; cache_clear empties the cache."""
     g = compiled_grad(lambda x: np.sum(np.tanh(x)), maxsize=2)
-    for n in (1, 2, 3):
+    for n in (1, 1, 2, 2, 3, 3):  # each signature's second call traces its program
         g(np.ones(n))
     assert g.cache_info()["signatures"] == 2 and g.cache_info()["programs"] == 2
     g.cache_clear()
@@ -73,7 +75,10 @@ def test_globals_are_baked_in_until_the_cache_is_cleared():
     """A global read by f is a constant of the compiled program, as in jax.jit."""
     global SCALE
     g = compiled_grad(scaled)
-    assert g(1.0)[1][1] == 2.0
+    assert g(1.0)[1][1] == 2.0  # an eager grad
+    assert g(1.0)[1][1] == 2.0  # the trace of the program
+    assert g(1.0)[1][1] == 2.0  # the program optimized, an eager grad
+    assert g(1.0)[1][1] == 2.0  # its source written, an eager grad
     SCALE = 5.0
     try:
         assert g(1.0)[1][1] == 2.0  # still the traced program
@@ -122,9 +127,12 @@ def test_a_path_chosen_by_an_exception_is_guarded_both_ways():
     """A call that raised while traced is a guard: either path first, the other is traced and each stays right."""
     for first, second in [(np.eye(2), -np.eye(2)), (-np.eye(2), np.eye(2))]:
         g = compiled_grad(cholesky_or_square)
-        for a in (first, second, first, second):
+        # eager, traced (the second's path), eager twice (optimized, source), its program fails
+        # on the first: retraced, ..., then the two programs
+        for a in (first, second) * 6:
             assert_same(g(a), grad(cholesky_or_square, a))
-        assert g.cache_info()["programs"] == 2 and g.cache_info()["hits"] == 2
+        info = g.cache_info()
+        assert (info["programs"], info["misses"], info["retraces"], info["eager"], info["hits"]) == (2, 1, 1, 5, 5)
     assert "guard_raises(np.linalg.cholesky, np.linalg.LinAlgError, a)" in g.source(-np.eye(2))
 
 
@@ -175,12 +183,15 @@ def test_maxsize_bounds_the_programs_and_a_lookup_follows_only_its_path(rng):
     signs = [np.array([1.0 if (k >> i) & 1 else -1.0 for i in range(6)]) for k in range(64)]
     small = compiled_grad(six_signs, maxsize=8)
     big = compiled_grad(six_signs, maxsize=100)
-    for s in signs + signs:
+    for s in signs * 6:  # a path answered by an eager grad in one round goes on in the next
         x = s * rng.uniform(0.5, 1.5, 6)
         assert_same(small(x), grad(six_signs, x))
         assert_same(big(x), grad(six_signs, x))
         assert small.cache_info()["programs"] <= 8
-    assert big.cache_info()["programs"] == 64 and big.cache_info()["hits"] == 64
+    hits = big.cache_info()["hits"]
+    for s in signs:
+        assert_same(big(s), grad(six_signs, s))
+    assert big.cache_info()["programs"] == 64 and big.cache_info()["hits"] == hits + 64
     assert depth(next(iter(big._cache.values()))) <= 7
 
 
@@ -195,3 +206,45 @@ def test_a_write_into_a_traced_array_compiles():
     g = compiled_grad(writes_into_a_copy)
     for x in (np.array([0.5, 1.0, 2.0]), np.array([-1.0, 3.0, 0.25])):
         assert_same(g(x), grad(writes_into_a_copy, x))
+
+
+def chain(x, c):
+    for _ in range(50):
+        x = np.sin(x) * c + 0.1 * x
+    return x
+
+
+def test_a_signature_goes_eager_then_traced_then_written_then_compiled():
+    """First call an eager grad (no program), second a trace (its tape kept), third and fourth
+    eager grads (the tape optimized, then written as source and dropped), fifth the compiled
+    program; each returns grad's value and gradient exactly."""
+    g = compiled_grad(chain)
+    states = []
+    for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        assert_same(g(x, 1.0001), grad(chain, x, 1.0001))
+        info = g.cache_info()
+        node = next(iter(g._cache.values()), None)
+        states.append((info["eager"], info["misses"], info["hits"], info["programs"],
+                       None if node is None else node.program is not None or node.pending[0]))
+    assert states == [(1, 0, 0, 0, None), (1, 1, 0, 1, "tape"), (2, 1, 0, 1, "optimized"),
+                      (3, 1, 0, 1, "source"), (3, 1, 1, 1, True), (3, 1, 2, 1, True)]
+
+
+def test_a_signature_called_once_is_never_traced():
+    """An array whose length changes on every call (a new signature each time): each call is one
+    eager grad, nothing traced."""
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    g = compiled_grad(f)
+    for n in range(1, 6):
+        assert_same(g(np.linspace(0.0, 1.0, n)), grad(f, np.linspace(0.0, 1.0, n)))
+    info = g.cache_info()
+    assert (info["eager"], info["misses"], info["programs"]) == (5, 0, 0)
+
+
+def test_source_of_a_signature_not_yet_called_compiles_it():
+    """g.source(*args) skips the eager tier: the program is traced and compiled for it."""
+    g = compiled_grad(lambda a, b: a * b)
+    assert g.source(2.0, 3.0).startswith("def gradient_program(fn, a, b):\n")
+    assert g(2.0, 3.0) == (6.0, (tapegrad.ZERO, 3.0, 2.0)) and g.cache_info()["hits"] == 1
