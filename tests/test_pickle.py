@@ -119,3 +119,21 @@ def test_a_traced_value_refuses_to_pickle(how):
         "Inside the function, use x.copy() or copy.copy(x) for a copy; to send work elsewhere, pickle "
         "plain values, the tape (tapegrad.trace(f, *args)[1]) or the gradient function "
         "(tapegrad.compiled_grad(f))")
+
+
+@needs_cloudpickle
+def test_a_compiled_program_keeps_the_structural_zeros_of_an_index_after_pickling():
+    """sqrt(x)[[1, 2, 1]] reads no square root at 0: the program holds the marked cotangent as a
+    constant (written out as values, it lost its mark and gave 0 · inf = nan), also once sent."""
+    f = lambda x: np.sum(np.sqrt(x)[[1, 2, 1]])  # noqa: E731
+    x = np.array([0.0, 4.0, 1.0])
+    g = tapegrad.compiled_grad(f, tiers=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g(x)  # traced
+        assert "c_branchcotangent / " in g.source(x)
+        g2 = pickle.loads(cloudpickle.dumps(g))
+        before = g2.cache_info()
+        for h in (g, g2):
+            np.testing.assert_array_equal(h(x)[1][1], [0.0, 0.5, 0.5])
+        after = g2.cache_info()
+        assert after["hits"] == before["hits"] + 1 and after["misses"] == before["misses"]

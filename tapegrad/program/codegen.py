@@ -110,7 +110,9 @@ class _Writer:
             return self.bind(v, "ZERO" if v is ZERO else "NO_TANGENT")
         if isinstance(v, Spec):
             return self.bind(v, "result_structure")
-        if isinstance(v, np.ndarray) and v.dtype.kind in "biufc" and v.size:
+        if type(v) is np.ndarray and v.dtype.kind in "biufc" and v.size:
+            # (an ndarray subclass, a cotangent marked with its structural zeros, is bound as
+            # the object itself: its values written out would lose the mark)
             dtype = "" if v.dtype == np.float64 else f", dtype=np.{v.dtype.name}"
             first = v.flat[0]
             if 0 in v.strides and np.all(v == first) and np.isfinite(first):

@@ -172,11 +172,13 @@ class CompiledGrad:
     is an eager `grad` (``cache_info()["eager"]``); its second is traced into the gradient
     program (``"misses"``) and returns the traced result; its third optimizes the program and
     its fourth writes its source, each answered by an eager grad (``"eager"`` too); its fifth
-    compiles and runs the program (``"hits"``), as do the calls after it.
+    compiles and runs the program (``"hits"``), as do the calls after it. With ``tiers=False``
+    the first call traces and the second runs the program, made through every stage at once.
     """
 
-    def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None):
+    def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
         self.f = f
+        self.tiers = tiers
         self.wrt = wrt
         self.maxsize = maxsize
         self.assume_finite = assume_finite
@@ -234,7 +236,7 @@ class CompiledGrad:
         return None, None, parent, outcome
 
     def __call__(self, *args, seed=None, **kwargs):
-        return self._call(args, seed, kwargs)
+        return self._call(args, seed, kwargs, self.tiers)
 
     def _call(self, args, seed, kwargs, eager_first=True):
         try:
@@ -443,7 +445,7 @@ def _leaf_paths(spec, seen):
             stack.extend(reversed([(c, path + [k]) for k, c in zip(s.keys, s.children)]))
 
 
-def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None):
+def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
     """Compiled, cached ``grad``: ``compiled_grad(f)(*args)`` returns what ``grad(f, *args)`` does.
 
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
@@ -451,8 +453,11 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     signatures). A signature's first call is an eager ``grad``, its second traces the
     gradient program, its third optimizes the program and its fourth writes its source
     (both answered by an eager ``grad``), its fifth compiles and runs it
-    (benchmarks/README.md has what each costs); later calls run the program. See the
-    module docstring for what is cached and when a call traces again.
+    (benchmarks/README.md has what each costs); later calls run the program. With
+    ``tiers=False`` the first call traces the program and the second compiles and runs it
+    (for a function called many times, where one dear first call does not matter, and in
+    tests that must reach the program). See the module docstring for what is cached and
+    when a call traces again.
 
     Examples
     --------
@@ -468,5 +473,5 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 3, 'signatures': 1, 'programs': 2, 'maxsize': 64}
     """
     if f is None:
-        return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)
-    return CompiledGrad(f, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt)
+        return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt, tiers=tiers)
+    return CompiledGrad(f, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt, tiers=tiers)

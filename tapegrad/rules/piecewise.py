@@ -153,6 +153,10 @@ class BranchCotangent(np.ndarray):
 
     untaken = None  # bool array of the same shape: True where the branch was not taken
 
+    def __reduce__(self):
+        # pickled with its mark (a compiled gradient holding one as a constant, sent to a worker)
+        return branch_cotangent, (self.view(np.ndarray).copy(), np.array(self.untaken))
+
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if out is None and method == "__call__":
             boxed = next((v for v in inputs if isinstance(v, ArrayLike)), None)
