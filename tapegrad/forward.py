@@ -31,9 +31,12 @@ from .arraylike import VIEWS, ArrayLike, new_epoch, note_view
 from .context import describe_call, is_marked_primitive, positional
 from .grad import grad, gradient, pullback
 from .errors import (
+    COMPLEX_FIX,
+    ComplexValueError,
     ConcreteValueError,
     NoRuleError,
     filler_hint,
+    is_complex_value,
     too_deep_error,
     StaleViewError,
     qualified_name,
@@ -42,7 +45,7 @@ from .errors import (
 )
 from .literals import dual_literals
 from .pytree import any_nested, flatten, map_nested, nested, rebuild_object, unflatten
-from .registry import FRULES, NONDIFF, RULES, frule
+from .registry import COMPLEX, FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, Tangent, getitem
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
@@ -218,13 +221,18 @@ def dual_call(fn, args, kwargs):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
     tag = _top_tag(args)
     vals, dargs = _split(args, tag)
+    if fn not in COMPLEX and fn not in NONDIFF and any(map(_complex_kind, vals)):
+        _refuse_complex(fn, args, kwargs, vals, dargs, None)  # (before its rule runs on them)
     rule = FRULES.get(fn)
     if rule is not None:
         y, dy = rule(dargs, *vals, **kwargs)
     elif fn in RULES:
         y, dy = derived_frule(fn, vals, dargs, kwargs)
     elif fn in NONDIFF:
-        return fn(*vals, **kwargs)
+        out = fn(*vals, **kwargs)
+        if fn not in COMPLEX and is_complex_value(out) and any(d is not ZERO for d in dargs):
+            _refuse_complex(fn, args, kwargs, vals, dargs, out)  # np.sign(z) = z/|z| is not flat
+        return out
     elif is_marked_primitive(fn):
         return fn.__wrapped__(*args, **kwargs)  # no rule: run its body on the Duals
     else:
@@ -233,10 +241,31 @@ def dual_call(fn, args, kwargs):
             f"neither @tapegrad.frule({qualified_name(fn)}) nor @tapegrad.rrule({qualified_name(fn)}); "
             f"register one (a reverse rule gives forward mode too)"
         )
+    if fn not in COMPLEX and is_complex_value(y):
+        _refuse_complex(fn, args, kwargs, vals, dargs, y)
     out = _wrap(y, dy, tag)
     if fn in VIEWS and type(args[0]) is Dual:
         note_view(out, fn, args, kwargs)
     return out
+
+
+def _refuse_complex(fn, args, kwargs, vals, dargs, y):
+    """A complex value met by a rule not written for complex values (`registry.COMPLEX`): as in
+    a gradient, raise rather than give a variation that may be silently wrong. A
+    non-differentiable function (a comparison, isnan) may take complex values: only a complex
+    result of one (np.sign(z) = z/|z|) is refused."""
+    if y is None:  # before the rule: a complex value that varies (a complex constant beside
+        # the dual values is not differentiated; a complex result is checked after the rule)
+        complex_varying = [v for v, d in zip(vals, dargs) if d is not ZERO and _complex_kind(v)]
+        if not complex_varying:
+            return
+        culprit = complex_varying[0]
+    else:
+        culprit = y
+    verb = "gives" if culprit is y else "takes"
+    raise ComplexValueError(
+        f"{describe_call(fn, args, kwargs)} at {user_location()} {verb} "
+        f"{type_str(culprit) if not isinstance(culprit, (tuple, list)) else 'a complex value'}: {COMPLEX_FIX}")
 
 
 def _like_seq(seq, items):
@@ -271,7 +300,9 @@ def zero_tangent(y):
 
 
 def _pair(t, d):
-    """<t, d>: the sum of the elementwise product (over nested lists for sequence arguments)."""
+    """<t, d> = Re Σ t·d: the real part of the sum of the elementwise product (over nested lists
+    for sequence arguments), with no conjugate. Under autograd's convention (see the README) a
+    cotangent t of z pairs with a variation d of z so: ``df = Re Σ t·dz``."""
     if type(t) in (list, tuple):
         total = 0.0
         for a, b in zip(t, d):
@@ -279,7 +310,18 @@ def _pair(t, d):
                 continue
             total = total + _pair(a, b)
         return total
-    return np.sum(t * d)
+    p = t * d
+    if _complex_kind(p):
+        p = np.real(p)  # (real before the sum: a sum of real numbers is all a pairing needs)
+    return np.sum(p)
+
+
+def _complex_kind(v) -> bool:
+    """Whether `v`, a value, Tracer or Dual, holds complex numbers."""
+    if type(v) is complex:
+        return True
+    dt = getattr(v, "dtype", None)
+    return dt is not None and dt.kind == "c"
 
 
 def derived_frule(fn, vals, dargs, kwargs):
@@ -300,6 +342,8 @@ def derived_frule(fn, vals, dargs, kwargs):
         return total
 
     _, (_, dy) = grad(pairing, _zeros_like(y), wrt=0)
+    # the gradient of u -> Re Σ u·(J d) under autograd's convention is J d itself, also for
+    # a complex u (see _pair)
     return y, dy
 
 

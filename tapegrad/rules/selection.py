@@ -11,8 +11,8 @@ import operator
 
 import numpy as np
 
-from ..errors import user_location
-from ..registry import nondifferentiable, rrule, unbroadcast
+from ..errors import is_complex_value
+from ..registry import complex_rules, nondifferentiable, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, no_tangents
 
@@ -133,10 +133,16 @@ def real_if_close_rrule(a, *args, **kwargs):
 
 @rrule(np.angle)
 def angle_rrule(z, *args, **kwargs):
-    if np.iscomplexobj(z):
-        raise NotImplementedError(
-            f"tapegrad differentiates numpy.angle of real input only (at {user_location()}): "
-            "for a complex z, write np.arctan2(np.imag(z), np.real(z)) of its real and imaginary parts")
+    if is_complex_value(z):
+        scale = -1j * (180 / np.pi if bind(np.angle, (z, *args), kwargs).get("deg") else 1.0)
+
+        def angle_pullback(dy):
+            # angle z = Im log z, real and not holomorphic: dθ = Im(dz / z) = Re(-i dz / z), so
+            # the cotangent (autograd's convention) is -i dy / z; nan at 0, where the angle has
+            # no limit (as arctan2 at the origin)
+            return NO_TANGENT, np.divide(dy * scale, z), *no_tangents(args)
+
+        return np.angle(z, *args, **kwargs), angle_pullback
 
     def angle_pullback(dy):
         # a real number's angle is 0 or π: flat away from 0
@@ -144,6 +150,8 @@ def angle_rrule(z, *args, **kwargs):
 
     return np.angle(z, *args, **kwargs), angle_pullback
 
+
+complex_rules(np.angle)  # (a real result of a complex argument, derived above)
 
 # --- comparisons of closeness ---
 

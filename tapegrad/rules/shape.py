@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, dtype_of, no_tangents
 
@@ -200,3 +200,9 @@ def astype_rrule(x, dtype, *args, **kwargs):
         return NO_TANGENT, dx, NO_TANGENT, *no_tangents(args)
 
     return np.astype(x, dtype, *args, **kwargs), astype_pullback
+
+
+# astype(complex) of a real x gives x the real part of its cotangent (cast_like); astype(float)
+# of a complex x drops the imaginary part, as numpy does (with its ComplexWarning), and x gets
+# the real cotangent: both are autograd's convention (see the README)
+complex_rules(np.astype)

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..errors import is_complex_value
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import divide
 
@@ -290,7 +291,10 @@ def arcsinh_rrule(x):
 @rrule(np.arccosh)
 def arccosh_rrule(x):
     def arccosh_pullback(dy):
-        # d/dx arccosh = 1 / √(x² - 1); inf at 1
+        # d/dx arccosh = 1 / √(x² - 1); inf at 1. For complex x, 1 / (√(x - 1) √(x + 1)): the
+        # two agree for real x > 1, and only the product has numpy's branch cut (x < 1)
+        if is_complex_value(x):
+            return NO_TANGENT, dy / (np.sqrt(x - 1) * np.sqrt(x + 1))
         return NO_TANGENT, dy / np.sqrt(x * x - 1)
 
     return np.arccosh(x), arccosh_pullback
@@ -324,3 +328,13 @@ def rad2deg_rrule(x):
         return NO_TANGENT, dy * (1 / _DEG)
 
     return np.rad2deg(x), rad2deg_pullback
+
+
+# Holomorphic: under autograd's convention (see the README) the pullback of a complex argument
+# is the real rule's formula, with no conjugate (g·f'(z)), and numpy's principal branches agree
+# with these formulas off the branch cuts; checked in tests/rules/test_elementwise.py
+# (COMPLEX_TABLE). cbrt, the angle conversions, logaddexp, arctan2, hypot and sinc stay out
+# (numpy has no complex loop for the first ones; sinc of a complex value is not yet checked).
+complex_rules(np.sqrt, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p,
+              np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
+              np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh)
