@@ -466,7 +466,7 @@ def _plain(out):
     return plain_scalar(out) if not isinstance(out, (tuple, list)) else out
 
 
-def jacobian(f, x, mode: str = "rev"):
+def jacobian(f, x, mode: str = "rev", holomorphic: bool = False):
     """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
 
     ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
@@ -478,6 +478,12 @@ def jacobian(f, x, mode: str = "rev"):
     structure of the result, and in place of each of its leaves the structure of `x` (a
     `Tangent` for an object), holding the block ``d result_leaf / d x_leaf`` shaped
     ``result_leaf.shape + x_leaf.shape`` (JAX's convention).
+
+    Complex values (autograd's convention, see the README): a complex result of a real `x` gives
+    the complex Jacobian ``df/dx`` in both modes. A complex `x` needs ``holomorphic=True``
+    (JAX's rule): the Jacobian is then ``df/dz``, the same in both modes; for a function that is
+    not holomorphic no complex matrix is its derivative, and it raises `ComplexValueError`.
+    `hessian` of a real function of a complex `x` raises too: use `hvp`.
 
     Examples
     --------
@@ -494,6 +500,14 @@ def jacobian(f, x, mode: str = "rev"):
     if mode not in ("fwd", "rev"):
         raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
     spec, leaves = flatten(x, argument=True)
+    if not holomorphic and any(map(_complex_kind, leaves)):
+        raise ComplexValueError(
+            f"the Jacobian taken at {user_location()} is with respect to a complex "
+            f"{type_str(next(v for v in leaves if _complex_kind(v)))}: a complex Jacobian matrix "
+            f"(df/dz) exists only for a holomorphic function; pass holomorphic=True if it is "
+            f"(as JAX's jacfwd/jacrev ask), or take real and imaginary parts as two real "
+            f"arguments, f(x + 1j*y), for the full real Jacobian"
+        )
     if spec.kind == "leaf" and isinstance(x, (np.ndarray, ArrayLike)):
         out = _array_jacobian(f, x, mode)
         if out is not None:
@@ -589,13 +603,19 @@ def _array_jacobian(f, x, mode, structured=False):
     if not structured and _is_structure(y):
         return None
     m = int(np.prod(np.shape(y)))
+    real_x_complex_y = is_complex_value(y) and not _complex_kind(x)
     rows = []
     for j in range(m):
         e = np.zeros(m, dtype=np.result_type(_inner_dtype(y), float))
         e[j] = 1.0
         seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
         g = back(seed)[1]
-        rows.append(np.reshape(zero_tangent(x) if g is ZERO else g, -1))
+        g = zero_tangent(x) if g is ZERO else g
+        if real_x_complex_y:
+            # the seed 1 gives the gradient of Re y_j, and -1j that of Im y_j: together dy_j/dx
+            g_im = back(-1j * seed)[1]
+            g = g + 1j * (zero_tangent(x) if g_im is ZERO else g_im)
+        rows.append(np.reshape(g, -1))
     if m == 0:
         return np.zeros(np.shape(y) + np.shape(x))
     return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
@@ -642,6 +662,16 @@ def hessian(f, x, mode: str = HESSIAN_MODE):
     >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
     (4.0, 2.0, 0.0)
     """
+    leaves = flatten(x, argument=True)[1]
+    if any(map(_complex_kind, leaves)):
+        raise ComplexValueError(
+            f"the Hessian taken at {user_location()} is with respect to a complex "
+            f"{type_str(next(v for v in leaves if _complex_kind(v)))}: the gradient of a real "
+            f"function of complex values is not holomorphic, so no complex matrix is its "
+            f"derivative; use hvp(f, x, v) for H v (the gradient of the derivative along v), "
+            f"or take real and imaginary parts as two real arguments, f(x + 1j*y), for the "
+            f"real Hessian"
+        )
     return jacobian(_gradient_of(f), x, mode=mode)
 
 
@@ -651,7 +681,9 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE):
     ``mode="rev"`` (the default): the gradient of ``<grad f(x), v>`` (reverse over reverse);
     ``mode="fwd"``: the forward-mode derivative of the gradient along `v` (forward over
     reverse), the same numbers. `x` and `v` may be structures of the same shape, as for `grad`; the result has
-    the structure of the gradient.
+    the structure of the gradient. For a complex `x` (autograd's convention, see the README)
+    ``H v`` is the gradient of ``Re Σ grad f(x)·v``, the derivative of f along v, and both
+    modes agree.
 
     Examples
     --------
@@ -672,7 +704,9 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE):
             f, spec, vs = _c
             gs = []
             _tangent_leaves(spec, gradient(f, x)[0], "the gradient", gs)
-            return sum(np.sum(g * d) for g, d in zip(gs, vs))
+            # Re Σ g·v, the pairing of autograd's convention: for a complex x too, both modes
+            # give the same H v (the gradient of the directional derivative along v)
+            return sum(_pair(g, d) for g, d in zip(gs, vs))
 
         return gradient(along_v, x)[0]
     raise ValueError(f"hvp mode is 'fwd' or 'rev', not {mode!r}")

@@ -25,11 +25,6 @@ def real_to(t, x):
     return t
 
 
-def _complex_result(z) -> bool:
-    """Whether a rule's result is complex (the ndarray case first: it is on every array op's path)."""
-    return z.dtype.kind == "c" if type(z) is np.ndarray else is_complex_value(z)
-
-
 def _complex_pullback(name, *parts):
     """The pullback of a binary rule with a complex result: ``parts`` are (argument, function of
     the cotangent giving that argument's holomorphic share), one per argument, None for a
@@ -76,7 +71,7 @@ def add_rrule(x, y):
         return x + y, add_pullback
 
     z = np.add(x, y)
-    if _complex_result(z):
+    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
         return z, _complex_pullback("add", (stand_in(x), lambda dz: dz), (stand_in(y), lambda dz: dz))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         def add_pullback(dz):  # nothing was broadcast: both tangents are dz, and nothing is kept
@@ -101,7 +96,7 @@ def subtract_rrule(x, y):
         return x - y, subtract_pullback
 
     z = np.subtract(x, y)
-    if _complex_result(z):
+    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
         return z, _complex_pullback("subtract", (stand_in(x), lambda dz: dz), (stand_in(y), np.negative))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         def subtract_pullback(dz):  # nothing was broadcast, and nothing is kept
@@ -153,7 +148,7 @@ def multiply_rrule(x, y, needs=None):
 def _multiply_arrays(x, y, needs):
     z = np.multiply(x, y)
     need_x, need_y, large = _needed(needs, z)
-    if _complex_result(z):  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
+    if z.dtype.kind == "c":  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
         return z, _complex_pullback("multiply", (x, (lambda dz: dz * y) if need_x else None),
                                     (y, (lambda dz: dz * x) if need_y else None))
     if large:  # dx = dz y and dy = dz x: a constant's partner is needed only for its shape
@@ -195,7 +190,7 @@ def _divide_arrays(x, y, needs):
     out = z = np.divide(x, y)
     x = stand_in(x)  # only its shape is needed
     need_x, need_y, large = _needed(needs, z)
-    if _complex_result(z):  # d(x/y) = dx/y - z dy/y
+    if z.dtype.kind == "c":  # d(x/y) = dx/y - z dy/y
         return z, _complex_pullback("divide", (x, (lambda dz: np.divide(dz, y)) if need_x else None),
                                     (y, (lambda dz: np.divide(-dz * z, y)) if need_y else None))
     if large and not need_y:
@@ -290,7 +285,7 @@ def power_rrule(x, y, needs=None):
         return _power_scalars(x, y)
     out = z = np.power(x, y)
     need_x, need_y, large = _needed(needs, z)
-    if _complex_result(z):
+    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
         # d(x**y) = y x**(y-1) dx + log(x) x**y dy (principal log; the same 0 at x == 0)
         return z, _complex_pullback(
             "power",
