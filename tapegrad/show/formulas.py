@@ -245,7 +245,7 @@ partials(np.fmod, "1", "(-trunc({a[0]}/{a[1]}))")
 partials(np.remainder, "1", "(-floor({a[0]}/{a[1]}))")
 formulas(np.divmod, "{dy}[1]", "-{dy}[1] · floor({a[0]}/{a[1]})")
 partials(np.hypot, "{a[0]}/{y}", "{a[1]}/{y}")
-partials(np.absolute, "sign({a[0]})")
+partials(np.absolute, "sign({a[0]}) (conj({a[0]})/|{a[0]}| for a complex {a[0]}, 0 at 0)")
 partials(np.fabs, "sign({a[0]})")
 partials(np.copysign, "sign({a[0]})·sign({a[1]})", "0")
 formulas(np.conjugate, "conj({dy})")
@@ -399,7 +399,8 @@ formulas(np.select, "{dy} where this choice's condition is the first true one (f
          "none is), else 0")  # condlist and choicelist are lists: one template for all their entries
 formulas(np.nan_to_num, "{dy} where {a[0]} is finite, 0 at nan and ±inf", None)
 formulas(np.real_if_close, "{dy} (the imaginary parts it dropped were within tolerance of 0)", None)
-formulas(np.angle, "0 (the angle of a real number is 0 or π, flat on either side)", None)
+formulas(np.angle, "-i·{dy}/{a[0]} for a complex {a[0]}; 0 for a real one (its angle is 0 or π, flat on "
+         "either side)", None)
 
 # --- indexing ---
 formulas(operator.getitem, "{dy} scattered into zeros shaped like {a[0]} at [{ix[1]}]", None)
