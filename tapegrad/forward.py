@@ -321,7 +321,7 @@ def _complex_kind(v) -> bool:
     if type(v) is complex:
         return True
     dt = getattr(v, "dtype", None)
-    return dt is not None and dt.kind == "c"
+    return isinstance(dt, np.dtype) and dt.kind == "c"  # (a dtype class passed as an argument has none)
 
 
 def derived_frule(fn, vals, dargs, kwargs):

@@ -95,7 +95,7 @@ def _kind(v) -> str:
     if type(v) is complex:
         return "c"
     dt = getattr(v, "dtype", None)
-    return "" if dt is None else dt.kind
+    return dt.kind if isinstance(dt, np.dtype) else ""
 
 
 def real_part_for(dval, xval):
