@@ -262,8 +262,9 @@ def _default_seed(y, where):
 def _complex_seed(y, seed):
     """A real seed of a complex result, as a complex value of the result's dtype: the rules'
     pullbacks see cotangents of their values' dtype."""
-    if np.iscomplexobj(seed) or not is_complex_value(y):
-        return seed
+    if not isinstance(seed, (float, int, np.ndarray, np.generic)) or np.iscomplexobj(seed) \
+            or not is_complex_value(y):
+        return seed  # (a traced seed, of an enclosing trace, is left as it is)
     dtype = np.result_type(y)
     return np.asarray(seed, dtype=dtype) if isinstance(seed, np.ndarray) else dtype.type(seed)
 

@@ -187,3 +187,21 @@ def test_real_argument_with_complex_intermediates_gets_a_real_gradient():
         _, (_, gx, gz) = cg(params["x"], params["z"])
         np.testing.assert_allclose(gx, g["x"])
         np.testing.assert_allclose(gz, g["z"])
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_casts_between_real_and_complex_follow_numpy():
+    """x.astype(complex), np.astype(x, complex) and x + 0j make the same complex value, and x
+    gets the real part of its cotangent; astype(float) of a complex z drops the imaginary part
+    as numpy does (with its ComplexWarning), so z's cotangent is the real cotangent."""
+    x = np.array([0.5, -1.5])
+    w = np.array([1 + 2j, 0.5 - 1j])
+    want = 2 * x * np.abs(w) ** 2
+    for cast in (lambda x: x.astype(complex), lambda x: np.astype(x, np.complex128), lambda x: x + 0j):
+        g = tapegrad.gradient(lambda x: np.sum(np.abs(cast(x) * w) ** 2), x)[0]
+        assert g.dtype == np.float64
+        np.testing.assert_allclose(g, want)
+    z = np.array([1 + 2j, -3 + 0.5j])
+    g = tapegrad.gradient(lambda z: np.sum(z.astype(np.float64) ** 2), z)[0]
+    assert g.dtype == np.complex128
+    np.testing.assert_array_equal(g, 2 * np.real(z))

@@ -321,6 +321,9 @@ def _power_scalars(x, y):
 
 @rrule(np.float_power)
 def float_power_rrule(x, y, needs=None):
+    """Real values only: not in registry.COMPLEX (complex float_power is not yet checked).
+
+    A gradient raises ComplexValueError on a complex value here; np.power takes them."""
     # float_power computes in float64 (at least), so its tangents are float64 too
     out = z = np.float_power(x, y)
     need_x, need_y, large = _needed(needs, z)

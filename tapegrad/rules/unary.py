@@ -236,6 +236,9 @@ def hypot_rrule(x, y):
 
 @rrule(np.sinc)
 def sinc_rrule(x):
+    """Real values only: not in registry.COMPLEX (complex sinc is not yet checked).
+
+    A gradient raises ComplexValueError on a complex value here."""
     y = np.sinc(x)
 
     def sinc_pullback(dy):
