@@ -321,12 +321,14 @@ def _power_scalars(x, y):
 
 @rrule(np.float_power)
 def float_power_rrule(x, y, needs=None):
-    """Real values only: not in registry.COMPLEX (complex float_power is not yet checked).
-
-    A gradient raises ComplexValueError on a complex value here; np.power takes them."""
     # float_power computes in float64 (at least), so its tangents are float64 too
     out = z = np.float_power(x, y)
     need_x, need_y, large = _needed(needs, z)
+    if z.dtype.kind == "c":  # complex128 inside: power's complex branch, with float_power
+        return z, _complex_pullback(
+            "float_power",
+            (x, (lambda dz: dz * _power_slope(np.float_power, x, y)) if need_x else None),
+            (y, (lambda dz: dz * z * _log_base(x)) if need_y and not _is_integer(y) else None))
     if large and not need_y:
         z = None  # only the exponent's tangent reads z
 
@@ -389,6 +391,6 @@ def divmod_rrule(x, y):
 # Under autograd's convention (see the README) a holomorphic rule's pullback is the real rule's
 # formula, with no conjugate, and a real argument of a complex result takes its real part (the
 # complex branches above); checked in tests/rules/test_elementwise.py (COMPLEX_TABLE).
-# float_power (complex128 inside), the remainders and divmod (no complex loops in numpy) stay out.
+# The remainders and divmod (no complex loops in numpy) stay out.
 complex_rules(np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.square,
-              np.reciprocal, np.power)
+              np.reciprocal, np.power, np.float_power)

@@ -501,7 +501,7 @@ COMPLEX_UNARY = [np.negative, np.positive, np.square, np.reciprocal, np.sqrt, np
                  np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin,
                  np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
                  np.arctanh, np.absolute, np.angle, np.real, np.imag, np.conjugate]
-COMPLEX_BINARY = [np.add, np.subtract, np.multiply, np.divide, np.power]
+COMPLEX_BINARY = [np.add, np.subtract, np.multiply, np.divide, np.power, np.float_power]
 
 
 def _complex_rows():
