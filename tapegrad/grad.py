@@ -93,10 +93,10 @@ class GradContext(BaseContext):
         if fn not in RULES:
             if fn in NONDIFF:
                 out = BaseContext.record_primitive(self, tape, fn, *args, **kwargs)
-                if self.complex_seen and fn not in COMPLEX and is_complex_value(getattr(out, "_val", out)):
+                if self.complex_seen and fn not in COMPLEX and is_complex_value(out):
                     # np.sign of a complex z is z/|z|, not piecewise constant: a derivative
                     # that stops here would be silently wrong
-                    raise complex_error(describe_call(fn, args, kwargs), out._val)
+                    raise complex_error(describe_call(fn, args, kwargs), getattr(out, "_val", out))
                 return out
             raise NoRuleError(
                 f"no rrule for {describe_call(fn, args, kwargs)} at {user_location()}; register "
