@@ -245,7 +245,9 @@ def test_a_complex_value_reaching_a_rule_not_written_for_it_is_refused_in_forwar
 
 def test_real_arguments_get_real_gradients_through_complex_intermediates():
     """A real argument gets a real gradient, however complex values pass between it and the
-    result, also through a rule of the user's own that forgets the real part (the sweep takes it)."""
+    result, also through a rule of the user's own that forgets the real part: the sweep takes
+    it, so the real rules before it (np.maximum here) see real cotangents, also when their
+    pullbacks are recorded (pullback) or traced (second order)."""
     def f(x, w):
         z = np.exp(1j * x) * w + x.astype(complex)
         return np.sum(np.abs(z) ** 2 + np.angle(z))
@@ -254,6 +256,33 @@ def test_real_arguments_get_real_gradients_through_complex_intermediates():
     for g in (gradient(f, x, w)[0], pullback(f, x, w)[1](1.0)[1], tapegrad.compiled_grad(f)(x, w)[1][1]):
         assert g.dtype == np.float64 and g.shape == (2,)
     tapegrad.check_grad(lambda x: f(x, w), x, order=2)
+
+    from tapegrad.extend import NO_TANGENT, complex_rules, primitive, rrule
+    from tapegrad.registry import COMPLEX, RULES
+
+    @primitive
+    def rotate(x):
+        return x * np.exp(0.5j)
+
+    @rrule(rotate)
+    def rotate_rrule(x):
+        def rotate_pullback(dz):
+            return NO_TANGENT, dz * np.exp(0.5j)  # the holomorphic formula, its real part forgotten
+        return rotate(x), rotate_pullback
+
+    complex_rules(rotate)
+    try:
+        # the complex cotangent rotate gives the real maximum(x, 0.1) must reach maximum's
+        # pullback real: traced at second order, its np.where takes no complex value
+        h = lambda x: np.sum(np.real(rotate(np.maximum(x, 0.1))) + np.imag(rotate(x)) ** 2)  # noqa: E731
+        want = np.where(x > 0.1, np.cos(0.5), 0.0) + 2 * x * np.sin(0.5) ** 2
+        for g in (gradient(h, x)[0], pullback(h, x)[1](1.0)[1]):
+            assert g.dtype == np.float64
+            np.testing.assert_allclose(g, want)
+        tapegrad.check_grad(h, x, order=2)
+    finally:
+        RULES.pop(rotate, None)
+        COMPLEX.discard(rotate)
 
 
 def test_numpy_warnings_inside_rules_point_at_the_users_line():
