@@ -236,10 +236,15 @@ def hypot_rrule(x, y):
 
 @rrule(np.sinc)
 def sinc_rrule(x):
-    """Real values only: not in registry.COMPLEX (complex sinc is not yet checked).
-
-    A gradient raises ComplexValueError on a complex value here."""
     y = np.sinc(x)
+    if is_complex_value(x):
+        def sinc_pullback(dy):
+            # the same slope, holomorphic (no conjugate), written without np.where, which takes
+            # no complex values (a traced pullback at second order)
+            safe = x + (x == 0)
+            return NO_TANGENT, dy * ((np.cos(np.pi * safe) - y) / safe * (x != 0))
+
+        return y, sinc_pullback
 
     def sinc_pullback(dy):
         # sinc x = sin(πx) / (πx): d/dx = (cos(πx) - sinc x) / x, and 0 at x == 0 (its limit,
@@ -336,8 +341,8 @@ def rad2deg_rrule(x):
 # Holomorphic: under autograd's convention (see the README) the pullback of a complex argument
 # is the real rule's formula, with no conjugate (g·f'(z)), and numpy's principal branches agree
 # with these formulas off the branch cuts; checked in tests/rules/test_elementwise.py
-# (COMPLEX_TABLE). cbrt, the angle conversions, logaddexp, arctan2, hypot and sinc stay out
-# (numpy has no complex loop for the first ones; sinc of a complex value is not yet checked).
+# (COMPLEX_TABLE). cbrt, the angle conversions, logaddexp, arctan2 and hypot stay out (numpy
+# has no complex loop for them).
 complex_rules(np.sqrt, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p,
               np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
-              np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh)
+              np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.sinc)

@@ -500,7 +500,7 @@ def rx(*shape):
 COMPLEX_UNARY = [np.negative, np.positive, np.square, np.reciprocal, np.sqrt, np.exp, np.exp2,
                  np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin,
                  np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
-                 np.arctanh, np.absolute, np.angle, np.real, np.imag, np.conjugate]
+                 np.arctanh, np.sinc, np.absolute, np.angle, np.real, np.imag, np.conjugate]
 COMPLEX_BINARY = [np.add, np.subtract, np.multiply, np.divide, np.power, np.float_power]
 
 
@@ -576,6 +576,12 @@ def test_complex_power_at_base_zero():
         _, back = rrule(np.power, 0j, y)
         _, dx, dy = back(1 + 0j)
         assert getitem((dx,), 0) == slope and getitem((dy,), 0) == 0
+
+
+def test_complex_sinc_at_zero_is_zero():
+    """sinc'(0) = 0 for a complex 0 too (its limit, as for real x)."""
+    _, (_, d) = grad(lambda z: np.sinc(z), 0j, seed=1.0)
+    assert d == 0
 
 
 def test_complex_abs_at_zero_is_zero():
