@@ -15,9 +15,9 @@ __all__ = ["ngradient", "check_grad"]
 def _is_diff_arg(x):
     if isinstance(x, bool):
         return False
-    if isinstance(x, (float, int, np.floating)):
+    if isinstance(x, (float, int, complex, np.floating, np.complexfloating)):
         return True
-    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
 def _with(args, i, value):
@@ -189,8 +189,8 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     derivative ``x -> <grad f(x), v>`` (``"rev"``) or ``x -> <u, jvp(f, x, v)>`` (``"fwd"``),
     along fixed random `v` and `u`, is checked in every mode at one order less. With both modes
     and ``order=2`` that covers reverse over reverse, forward over reverse, reverse over
-    forward and forward over forward. The derivative functions take the positional float
-    arguments (numbers and float arrays); other arguments are held fixed.
+    forward and forward over forward. The derivative functions take the positional float and
+    complex arguments (numbers and arrays); other arguments are held fixed.
 
     Examples
     --------
@@ -215,7 +215,7 @@ def _derivative(f, args, seed, rng, mode):
         raise ValueError(f"check_grad modes are 'rev' and 'fwd', not {mode!r}")
     where = [i for i, a in enumerate(args) if _is_diff_arg(a)]
     if not where:
-        raise ValueError("check_grad(order > 1) needs a positional float argument to differentiate")
+        raise ValueError("check_grad(order > 1) needs a positional float or complex argument to differentiate")
     y0 = f(*args)
     if seed is None and np.ndim(y0) != 0:
         seed = rng.standard_normal(np.shape(y0))
@@ -229,7 +229,7 @@ def _derivative(f, args, seed, rng, mode):
         for i in where:
             g = grads[i + 1]
             if g is not ZERO and g is not NO_TANGENT:
-                total = total + np.sum(g * directions[i])
+                total = total + np.sum(_real_part(g * directions[i]))
         return total
 
     def forward_derivative(*a, _c=(f, where, seed, directions)):
@@ -241,14 +241,23 @@ def _derivative(f, args, seed, rng, mode):
                 full[i] = x
             return f(*full)
         _, dy = jvp(of_floats, tuple(a[i] for i in where), tuple(directions[i] for i in where))
-        return np.sum(dy * seed) if seed is not None else dy
+        return np.sum(_real_part(dy * seed)) if seed is not None else dy
 
     return reverse_derivative if mode == "rev" else forward_derivative
+
+
+def _real_part(p):
+    """Re p for a complex product (the pairing Re Σ a·b of autograd's convention), taken before
+    the sum; a real one as it is."""
+    return np.real(p) if np.iscomplexobj(p) else p
 
 
 def _direction(rng, x):
     """A random direction with the shape and float dtype of argument `x`."""
     v = rng.standard_normal(np.shape(x))
+    if np.iscomplexobj(x):  # both parts move
+        v = v + 1j * rng.standard_normal(np.shape(x))
+        return v.astype(x.dtype) if isinstance(x, np.ndarray) else complex(v)
     return v.astype(x.dtype) if isinstance(x, np.ndarray) else float(v)
 
 

@@ -79,8 +79,8 @@ def test_check_grad_of_order_two_catches_a_rule_right_only_at_first_order():
 
 
 def test_check_grad_order_needs_a_float_argument():
-    """order > 1 differentiates the positional float arguments; with none it says so."""
-    with pytest.raises(ValueError, match="needs a positional float argument"):
+    """order > 1 differentiates the positional float and complex arguments; with none it says so."""
+    with pytest.raises(ValueError, match="needs a positional float or complex argument"):
         check_grad(lambda p: p["a"] ** 2, {"a": 1.5}, order=2)
 
 
@@ -121,6 +121,8 @@ def test_check_grad_moves_complex_arguments_in_both_parts():
     tapegrad.check_grad(lambda z: np.sum(np.abs(z) ** 2 + np.real(z ** 3)), z)
     tapegrad.check_grad(lambda z: np.abs(z) ** 2, 1 + 2j)
     tapegrad.check_grad(lambda z, x: np.exp(z) * x, z, np.array([0.3, 2.0]))
+    # and at second order, in the four combinations of modes
+    tapegrad.check_grad(lambda z: np.sum(np.abs(z) ** 2 + np.real(z ** 3) + np.imag(np.sin(z))), z, order=2)
 
     @primitive
     def cube(z):
