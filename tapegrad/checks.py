@@ -15,9 +15,9 @@ __all__ = ["ngradient", "check_grad"]
 def _is_diff_arg(x):
     if isinstance(x, bool):
         return False
-    if isinstance(x, (float, int, np.floating)):
+    if isinstance(x, (float, int, complex, np.floating, np.complexfloating)):
         return True
-    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
 def _with(args, i, value):
@@ -77,7 +77,7 @@ def _leaves(x, path=(), out=None, seen=None):
     out = {} if out is None else out
     seen = set() if seen is None else seen
     if is_differentiable_leaf(x):
-        if np.asarray(x).dtype.kind == "f":  # integers cannot be moved by small steps
+        if np.asarray(x).dtype.kind in "fc":  # integers cannot be moved by small steps
             key = id(x) if isinstance(x, np.ndarray) else path
             out.setdefault(key, (path, x))
         return out
@@ -176,7 +176,9 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     tuples, lists, dicts, dataclasses, objects and the closure of `f`) a random direction is
     drawn; the directional derivative ``(g(x + h v) - g(x - h v)) / 2h`` is compared with
     ``<grad, v>``, where ``g`` is `f` for a scalar result and ``<u, f>`` for a random `u` (or
-    `seed`) otherwise, which checks the vector-Jacobian product. The differences are taken in
+    `seed`) otherwise, which checks the vector-Jacobian product. A complex leaf moves along a
+    random complex direction and ``<a, b>`` is ``Re Σ a·b`` (autograd's convention, see the
+    README). The differences are taken in
     float64; tolerances follow the leaves' dtype (float32 is looser). Also checks that each
     array gradient has its leaf's shape and dtype, and (with ``"fwd"`` in `modes`, the
     default) that forward mode, a dual-number pass along the same direction, agrees too.
@@ -187,8 +189,8 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     derivative ``x -> <grad f(x), v>`` (``"rev"``) or ``x -> <u, jvp(f, x, v)>`` (``"fwd"``),
     along fixed random `v` and `u`, is checked in every mode at one order less. With both modes
     and ``order=2`` that covers reverse over reverse, forward over reverse, reverse over
-    forward and forward over forward. The derivative functions take the positional float
-    arguments (numbers and float arrays); other arguments are held fixed.
+    forward and forward over forward. The derivative functions take the positional float and
+    complex arguments (numbers and arrays); other arguments are held fixed.
 
     Examples
     --------
@@ -213,7 +215,7 @@ def _derivative(f, args, seed, rng, mode):
         raise ValueError(f"check_grad modes are 'rev' and 'fwd', not {mode!r}")
     where = [i for i, a in enumerate(args) if _is_diff_arg(a)]
     if not where:
-        raise ValueError("check_grad(order > 1) needs a positional float argument to differentiate")
+        raise ValueError("check_grad(order > 1) needs a positional float or complex argument to differentiate")
     y0 = f(*args)
     if seed is None and np.ndim(y0) != 0:
         seed = rng.standard_normal(np.shape(y0))
@@ -227,7 +229,7 @@ def _derivative(f, args, seed, rng, mode):
         for i in where:
             g = grads[i + 1]
             if g is not ZERO and g is not NO_TANGENT:
-                total = total + np.sum(g * directions[i])
+                total = total + np.sum(_real_part(g * directions[i]))
         return total
 
     def forward_derivative(*a, _c=(f, where, seed, directions)):
@@ -239,14 +241,23 @@ def _derivative(f, args, seed, rng, mode):
                 full[i] = x
             return f(*full)
         _, dy = jvp(of_floats, tuple(a[i] for i in where), tuple(directions[i] for i in where))
-        return np.sum(dy * seed) if seed is not None else dy
+        return np.sum(_real_part(dy * seed)) if seed is not None else dy
 
     return reverse_derivative if mode == "rev" else forward_derivative
+
+
+def _real_part(p):
+    """Re p for a complex product (the pairing Re Σ a·b of autograd's convention), taken before
+    the sum; a real one as it is."""
+    return np.real(p) if np.iscomplexobj(p) else p
 
 
 def _direction(rng, x):
     """A random direction with the shape and float dtype of argument `x`."""
     v = rng.standard_normal(np.shape(x))
+    if np.iscomplexobj(x):  # both parts move
+        v = v + 1j * rng.standard_normal(np.shape(x))
+        return v.astype(x.dtype) if isinstance(x, np.ndarray) else complex(v)
     return v.astype(x.dtype) if isinstance(x, np.ndarray) else float(v)
 
 
@@ -258,7 +269,8 @@ def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
 
     def scalar_f(fn, *a):
         y = fn(*a)
-        return np.sum(np.asarray(y, dtype=np.float64) * seed) if seed is not None else y
+        # Re Σ seed·y: what a seed's gradient is of (autograd's convention for complex values)
+        return np.sum(np.real(np.asarray(y) * seed)) if seed is not None else y
 
     everything = (f, *args)
     leaves = _leaves(everything)
@@ -280,19 +292,22 @@ def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
                 continue  # a leaf of f that f does not expose for differentiation
             raise AssertionError(f"gradient at {path} of a float leaf is NoTangent(): {x!r}")
         v = rng.standard_normal(np.shape(x))
+        if np.iscomplexobj(x):  # a complex leaf moves in both parts
+            v = v + 1j * rng.standard_normal(np.shape(x))
         directions[key] = (x, v)
         if g is ZERO:
             continue
         if isinstance(x, np.ndarray):
             assert np.shape(g) == x.shape, f"gradient shape {np.shape(g)} != leaf shape {x.shape} at {path}"
             assert g.dtype == x.dtype, f"gradient dtype {g.dtype} != leaf dtype {x.dtype} at {path}"
-        predicted += float(np.sum(np.asarray(g, dtype=np.float64) * v))
+        # Re Σ g·v: the first-order change along v (no conjugate: autograd's convention)
+        predicted += float(np.real(np.sum(np.asarray(g, dtype=np.result_type(g, np.float64)) * v)))
 
     def at_step(h):
         new = {}
         for key, (x, v) in directions.items():
-            moved = np.asarray(x, dtype=np.float64) + h * v
-            new[key] = moved if isinstance(x, np.ndarray) else float(moved)
+            moved = np.asarray(x, dtype=np.result_type(x, np.float64)) + h * v
+            new[key] = moved if isinstance(x, np.ndarray) else moved.item()
         fn, *a = _substitute(everything, new)
         return np.float64(scalar_f(fn, *a))
 
@@ -304,13 +319,13 @@ def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
         )
     if "fwd" in modes:
         tag = new_tag()
-        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else float(v), tag)
+        duals = {key: Dual(x, v.astype(np.result_type(x, float)) if isinstance(x, np.ndarray) else np.asarray(v).item(), tag)
                  for key, (x, v) in directions.items()}
         fn, *a = _substitute(everything, duals)
         with dual_literals():
             out = fn(*a)
         dy = tangent_of_result(out, tag)
-        forward = float(np.sum(np.asarray(dy, dtype=np.float64) * (1.0 if seed is None else seed)))
+        forward = float(np.sum(np.real(np.asarray(dy) * (1.0 if seed is None else seed))))
         if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
             raise AssertionError(
                 f"forward mode gives {float(forward)!r} along a random direction, central "

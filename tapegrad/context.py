@@ -22,8 +22,6 @@ import types
 
 
 from .errors import (
-    COMPLEX_FIX,
-    ComplexValueError,
     ConcreteValueError,
     EscapedTracerError,
     NoRuleError,
@@ -138,8 +136,9 @@ def describe_call(fn, args, kwargs) -> str:
 class BaseContext:
     """Records every primitive as a plain call; traces through `primitive`-marked functions."""
 
-    #: whether a complex argument is refused (a gradient context refuses it)
-    refuse_complex = False
+    def complex_input(self, value, path):
+        """Called for each complex argument of a trace; a gradient context notes it (see
+        `GradContext.complex_input`), a plain trace takes it as it is."""
 
     def is_primitive(self, fn, *args) -> bool:
         """True when `fn` should become one op of the tape: anything but a `primitive`-marked
@@ -252,9 +251,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.push(Input(f))
 
     def make_leaf(value, path):
-        if ctx.refuse_complex and type(value) is not float and is_complex_value(value):
-            raise ComplexValueError(f"the argument {path} given at {user_location()} is "
-                                    f"{type_str(value)}: {COMPLEX_FIX}")
+        if type(value) is not float and is_complex_value(value):
+            ctx.complex_input(value, path)
         var = tape.push(Input(value, note=path))
         return var, new_tracer(tape, var, value)
 

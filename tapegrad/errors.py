@@ -64,17 +64,21 @@ class StaleInputError(TapegradError, RuntimeError):
 
 
 class ComplexValueError(TapegradError, NotImplementedError):
-    """A complex value reached a gradient: complex differentiation is not supported yet."""
+    """A complex value reached a rule not written for complex values (see `registry.complex_rules`)."""
 
 
-COMPLEX_FIX = ("complex values are differentiated only through the rules written for them "
-               "(numpy.fft, real, imag, conj, +, -, *, indexing, pad), from real arguments to a "
-               "real result; keep the rest of the computation real (carry real and imaginary "
-               "parts as two real arrays, np.hypot(re, im) for abs)")
+COMPLEX_FIX = ("complex values are differentiated only through the rules written and tested for "
+               "them (arithmetic, powers, exponentials, logarithms, trigonometric and hyperbolic "
+               "functions, abs, angle, real, imag, conj, astype, numpy.fft, indexing, pad, and the "
+               "families listed in the README's \"Complex numbers\" section); compute this step "
+               "from the real and imaginary parts (np.real(z), np.imag(z)) as two real arrays, or, "
+               "if this rule is right for complex values under autograd's convention, declare it "
+               "with tapegrad.extend.complex_rules(fn)")
 
 
 def is_complex_value(y) -> bool:
-    """True for a complex number, a complex array or scalar, or a tuple or list holding one."""
+    """True for a complex number, a complex array or scalar, a traced or dual value holding one,
+    or a tuple or list holding one."""
     t = type(y)
     if t is float or t is int:
         return False
@@ -84,7 +88,8 @@ def is_complex_value(y) -> bool:
         return y.dtype.kind == "c"
     if t is tuple or t is list or isinstance(y, tuple):
         return any(is_complex_value(v) for v in y)
-    return False
+    dt = getattr(y, "dtype", None)  # a Tracer or a Dual (their dtype is their value's)
+    return isinstance(dt, np.dtype) and dt.kind == "c"
 
 
 class ConcreteValueError(TapegradError, TypeError):

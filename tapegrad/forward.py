@@ -31,9 +31,12 @@ from .arraylike import VIEWS, ArrayLike, new_epoch, note_view
 from .context import describe_call, is_marked_primitive, positional
 from .grad import grad, gradient, pullback
 from .errors import (
+    COMPLEX_FIX,
+    ComplexValueError,
     ConcreteValueError,
     NoRuleError,
     filler_hint,
+    is_complex_value,
     too_deep_error,
     StaleViewError,
     qualified_name,
@@ -42,7 +45,7 @@ from .errors import (
 )
 from .literals import dual_literals
 from .pytree import any_nested, flatten, map_nested, nested, rebuild_object, unflatten
-from .registry import FRULES, NONDIFF, RULES, frule
+from .registry import COMPLEX, FRULES, NONDIFF, RULES, frule
 from .tangents import NO_TANGENT, ZERO, Tangent, getitem
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
@@ -218,13 +221,18 @@ def dual_call(fn, args, kwargs):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
     tag = _top_tag(args)
     vals, dargs = _split(args, tag)
+    if fn not in COMPLEX and fn not in NONDIFF and any(map(_complex_kind, vals)):
+        _refuse_complex(fn, args, kwargs, vals, dargs, None)  # (before its rule runs on them)
     rule = FRULES.get(fn)
     if rule is not None:
         y, dy = rule(dargs, *vals, **kwargs)
     elif fn in RULES:
         y, dy = derived_frule(fn, vals, dargs, kwargs)
     elif fn in NONDIFF:
-        return fn(*vals, **kwargs)
+        out = fn(*vals, **kwargs)
+        if fn not in COMPLEX and is_complex_value(out) and any(d is not ZERO for d in dargs):
+            _refuse_complex(fn, args, kwargs, vals, dargs, out)  # np.sign(z) = z/|z| is not flat
+        return out
     elif is_marked_primitive(fn):
         return fn.__wrapped__(*args, **kwargs)  # no rule: run its body on the Duals
     else:
@@ -233,10 +241,31 @@ def dual_call(fn, args, kwargs):
             f"neither @tapegrad.frule({qualified_name(fn)}) nor @tapegrad.rrule({qualified_name(fn)}); "
             f"register one (a reverse rule gives forward mode too)"
         )
+    if fn not in COMPLEX and is_complex_value(y):
+        _refuse_complex(fn, args, kwargs, vals, dargs, y)
     out = _wrap(y, dy, tag)
     if fn in VIEWS and type(args[0]) is Dual:
         note_view(out, fn, args, kwargs)
     return out
+
+
+def _refuse_complex(fn, args, kwargs, vals, dargs, y):
+    """A complex value met by a rule not written for complex values (`registry.COMPLEX`): as in
+    a gradient, raise rather than give a variation that may be silently wrong. A
+    non-differentiable function (a comparison, isnan) may take complex values: only a complex
+    result of one (np.sign(z) = z/|z|) is refused."""
+    if y is None:  # before the rule: a complex value that varies (a complex constant beside
+        # the dual values is not differentiated; a complex result is checked after the rule)
+        complex_varying = [v for v, d in zip(vals, dargs) if d is not ZERO and _complex_kind(v)]
+        if not complex_varying:
+            return
+        culprit = complex_varying[0]
+    else:
+        culprit = y
+    verb = "gives" if culprit is y else "takes"
+    raise ComplexValueError(
+        f"{describe_call(fn, args, kwargs)} at {user_location()} {verb} "
+        f"{type_str(culprit) if not isinstance(culprit, (tuple, list)) else 'a complex value'}: {COMPLEX_FIX}")
 
 
 def _like_seq(seq, items):
@@ -271,7 +300,9 @@ def zero_tangent(y):
 
 
 def _pair(t, d):
-    """<t, d>: the sum of the elementwise product (over nested lists for sequence arguments)."""
+    """<t, d> = Re Σ t·d: the real part of the sum of the elementwise product (over nested lists
+    for sequence arguments), with no conjugate. Under autograd's convention (see the README) a
+    cotangent t of z pairs with a variation d of z so: ``df = Re Σ t·dz``."""
     if type(t) in (list, tuple):
         total = 0.0
         for a, b in zip(t, d):
@@ -279,7 +310,18 @@ def _pair(t, d):
                 continue
             total = total + _pair(a, b)
         return total
-    return np.sum(t * d)
+    p = t * d
+    if _complex_kind(p):
+        p = np.real(p)  # (real before the sum: a sum of real numbers is all a pairing needs)
+    return np.sum(p)
+
+
+def _complex_kind(v) -> bool:
+    """Whether `v`, a value, Tracer or Dual, holds complex numbers."""
+    if type(v) is complex:
+        return True
+    dt = getattr(v, "dtype", None)
+    return isinstance(dt, np.dtype) and dt.kind == "c"  # (a dtype class passed as an argument has none)
 
 
 def derived_frule(fn, vals, dargs, kwargs):
@@ -300,6 +342,8 @@ def derived_frule(fn, vals, dargs, kwargs):
         return total
 
     _, (_, dy) = grad(pairing, _zeros_like(y), wrt=0)
+    # the gradient of u -> Re Σ u·(J d) under autograd's convention is J d itself, also for
+    # a complex u (see _pair)
     return y, dy
 
 
@@ -422,7 +466,7 @@ def _plain(out):
     return plain_scalar(out) if not isinstance(out, (tuple, list)) else out
 
 
-def jacobian(f, x, mode: str = "rev"):
+def jacobian(f, x, mode: str = "rev", holomorphic: bool = False):
     """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
 
     ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
@@ -434,6 +478,12 @@ def jacobian(f, x, mode: str = "rev"):
     structure of the result, and in place of each of its leaves the structure of `x` (a
     `Tangent` for an object), holding the block ``d result_leaf / d x_leaf`` shaped
     ``result_leaf.shape + x_leaf.shape`` (JAX's convention).
+
+    Complex values (autograd's convention, see the README): a complex result of a real `x` gives
+    the complex Jacobian ``df/dx`` in both modes. A complex `x` needs ``holomorphic=True``
+    (JAX's rule): the Jacobian is then ``df/dz``, the same in both modes; for a function that is
+    not holomorphic no complex matrix is its derivative, and it raises `ComplexValueError`.
+    `hessian` of a real function of a complex `x` raises too: use `hvp`.
 
     Examples
     --------
@@ -450,6 +500,14 @@ def jacobian(f, x, mode: str = "rev"):
     if mode not in ("fwd", "rev"):
         raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
     spec, leaves = flatten(x, argument=True)
+    if not holomorphic and any(map(_complex_kind, leaves)):
+        raise ComplexValueError(
+            f"the Jacobian taken at {user_location()} is with respect to a complex "
+            f"{type_str(next(v for v in leaves if _complex_kind(v)))}: a complex Jacobian matrix "
+            f"(df/dz) exists only for a holomorphic function; pass holomorphic=True if it is "
+            f"(as JAX's jacfwd/jacrev ask), or take real and imaginary parts as two real "
+            f"arguments, f(x + 1j*y), for the full real Jacobian"
+        )
     if spec.kind == "leaf" and isinstance(x, (np.ndarray, ArrayLike)):
         out = _array_jacobian(f, x, mode)
         if out is not None:
@@ -545,13 +603,19 @@ def _array_jacobian(f, x, mode, structured=False):
     if not structured and _is_structure(y):
         return None
     m = int(np.prod(np.shape(y)))
+    real_x_complex_y = is_complex_value(y) and not _complex_kind(x)
     rows = []
     for j in range(m):
         e = np.zeros(m, dtype=np.result_type(_inner_dtype(y), float))
         e[j] = 1.0
         seed = e.reshape(np.shape(y)) if np.ndim(y) else e[0]
         g = back(seed)[1]
-        rows.append(np.reshape(zero_tangent(x) if g is ZERO else g, -1))
+        g = zero_tangent(x) if g is ZERO else g
+        if real_x_complex_y:
+            # the seed 1 gives the gradient of Re y_j, and -1j that of Im y_j: together dy_j/dx
+            g_im = back(-1j * seed)[1]
+            g = g + 1j * (zero_tangent(x) if g_im is ZERO else g_im)
+        rows.append(np.reshape(g, -1))
     if m == 0:
         return np.zeros(np.shape(y) + np.shape(x))
     return np.reshape(np.stack(rows, axis=0), np.shape(y) + np.shape(x))
@@ -598,6 +662,16 @@ def hessian(f, x, mode: str = HESSIAN_MODE):
     >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
     (4.0, 2.0, 0.0)
     """
+    leaves = flatten(x, argument=True)[1]
+    if any(map(_complex_kind, leaves)):
+        raise ComplexValueError(
+            f"the Hessian taken at {user_location()} is with respect to a complex "
+            f"{type_str(next(v for v in leaves if _complex_kind(v)))}: the gradient of a real "
+            f"function of complex values is not holomorphic, so no complex matrix is its "
+            f"derivative; use hvp(f, x, v) for H v (the gradient of the derivative along v), "
+            f"or take real and imaginary parts as two real arguments, f(x + 1j*y), for the "
+            f"real Hessian"
+        )
     return jacobian(_gradient_of(f), x, mode=mode)
 
 
@@ -607,7 +681,9 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE):
     ``mode="rev"`` (the default): the gradient of ``<grad f(x), v>`` (reverse over reverse);
     ``mode="fwd"``: the forward-mode derivative of the gradient along `v` (forward over
     reverse), the same numbers. `x` and `v` may be structures of the same shape, as for `grad`; the result has
-    the structure of the gradient.
+    the structure of the gradient. For a complex `x` (autograd's convention, see the README)
+    ``H v`` is the gradient of ``Re Σ grad f(x)·v``, the derivative of f along v, and both
+    modes agree.
 
     Examples
     --------
@@ -628,7 +704,9 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE):
             f, spec, vs = _c
             gs = []
             _tangent_leaves(spec, gradient(f, x)[0], "the gradient", gs)
-            return sum(np.sum(g * d) for g, d in zip(gs, vs))
+            # Re Σ g·v, the pairing of autograd's convention: for a complex x too, both modes
+            # give the same H v (the gradient of the directional derivative along v)
+            return sum(_pair(g, d) for g, d in zip(gs, vs))
 
         return gradient(along_v, x)[0]
     raise ValueError(f"hvp mode is 'fwd' or 'rev', not {mode!r}")

@@ -64,10 +64,10 @@ class GradContext(BaseContext):
     `stand_in` of its shape and dtype.
     """
 
-    #: complex arguments are refused (see `complex_error`): complex values are differentiated
-    #: only between the rules written for them (`registry.complex_rules`), from real inputs
-    refuse_complex = True
-    #: set once a rule written for complex values made one: other rules' arguments are checked
+    #: set once a complex value is on the tape (a complex argument, or the result of a rule
+    #: written for complex values): from then on each rule's arguments are checked (a rule
+    #: outside `registry.COMPLEX` that meets one raises), and the sweep gives a real argument
+    #: the real part of its cotangent (`sweep.real_part_for`)
     complex_seen = False
 
     def __init__(self, private=False):
@@ -82,13 +82,22 @@ class GradContext(BaseContext):
             # asked about every call, as BaseContext asks
             self.record = types.MethodType(BaseContext.record, self)
 
+    def complex_input(self, value, path):
+        """A complex argument: taken (autograd's convention, see the README), and noted."""
+        self.complex_seen = True
+
     def is_primitive(self, fn, *args) -> bool:
         return fn in RULES or fn in NONDIFF or not is_traceable(fn)
 
     def record_primitive(self, tape, fn, *args, **kwargs):
         if fn not in RULES:
             if fn in NONDIFF:
-                return BaseContext.record_primitive(self, tape, fn, *args, **kwargs)
+                out = BaseContext.record_primitive(self, tape, fn, *args, **kwargs)
+                if self.complex_seen and fn not in COMPLEX and is_complex_value(out):
+                    # np.sign of a complex z is z/|z|, not piecewise constant: a derivative
+                    # that stops here would be silently wrong
+                    raise complex_error(describe_call(fn, args, kwargs), getattr(out, "_val", out))
+                return out
             raise NoRuleError(
                 f"no rrule for {describe_call(fn, args, kwargs)} at {user_location()}; register "
                 f"one with @tapegrad.rrule({qualified_name(fn)}), or mark it "
@@ -235,9 +244,29 @@ def _default_seed(y, where):
             f"seed= an array of the same shape (the vector in a vector-Jacobian product), "
             f"for example seed=np.ones({np.shape(y)})"
         )
+    if is_complex_value(y):
+        # a gradient is of a real number; which real number a complex result stands for is
+        # the caller's choice (autograd and JAX refuse it too, unless told it is holomorphic)
+        raise SeedError(
+            f"{where} returned {type_str(y)}, a complex number, so the gradient taken at "
+            f"{user_location()} needs a seed: pass seed=1.0 for the gradient of its real part "
+            f"(for a holomorphic {where}, its derivative f'(z), as autograd's holomorphic_grad), "
+            f"seed=-1j for that of its imaginary part, or return a real number such as "
+            f"np.abs(...) ** 2"
+        )
     if isinstance(y, (np.ndarray, np.generic)) and y.dtype.kind in "fc":
         return np.ones((), dtype=y.dtype)[()]
     return 1.0
+
+
+def _complex_seed(y, seed):
+    """A real seed of a complex result, as a complex value of the result's dtype: the rules'
+    pullbacks see cotangents of their values' dtype."""
+    if not isinstance(seed, (float, int, np.ndarray, np.generic)) or np.iscomplexobj(seed) \
+            or not is_complex_value(y):
+        return seed  # (a traced seed, of an enclosing trace, is left as it is)
+    dtype = np.result_type(y)
+    return np.asarray(seed, dtype=dtype) if isinstance(seed, np.ndarray) else dtype.type(seed)
 
 
 def _numeric(x) -> bool:
@@ -344,6 +373,8 @@ class Pullback:
             dy = _default_seed(y, name)
         elif not structured:
             _check_seed(y, dy, getattr(self.f, "__name__", "f"))
+            if type(dy) is not float or type(y) is not float:
+                dy = _complex_seed(y, dy)
         del tape.ops[self._n_forward:]
         if record:
             with paused_gc():

@@ -31,7 +31,7 @@ from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
 from .tape import Constant, Variable
 
 __all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "checked_tangent",
-           "add_shares"]
+           "add_shares", "real_part_for"]
 
 _ndarray, _float64 = np.ndarray, np.float64
 
@@ -90,7 +90,29 @@ def checked_tangent(dval, index, arg, holder, rule_fn):
     return dval
 
 
-def _read_nested(tape, shares, dxs, dxs_val, holder, arg, index, rule_fn):
+def _kind(v) -> str:
+    """The dtype kind of a value ("c" for complex, "" for a Python int or float)."""
+    if type(v) is complex:
+        return "c"
+    dt = getattr(v, "dtype", None)
+    return dt.kind if isinstance(dt, np.dtype) else ""
+
+
+def real_part_for(dval, xval):
+    """The cotangent `dval` of the argument value `xval`: its real part when `xval` is real.
+
+    Under autograd's convention (see the README) a real argument of a rule with a complex
+    result gets the real part of what the holomorphic formula gives (``x * z`` with a real x:
+    ``Re(g z)``). The rules written for complex values do this themselves; the sweep does it
+    again for every argument once a tape holds a complex value (``complex_seen``), so that a
+    real argument always gets a real gradient. Real tapes never come here.
+    """
+    if _kind(dval) == "c" and _kind(xval) != "c":
+        return np.real(dval)
+    return dval
+
+
+def _read_nested(tape, shares, dxs, dxs_val, holder, arg, index, rule_fn, real=False):
     """Append ``(Variable, tangent)`` to `shares` for each Variable inside the list or tuple
     argument `arg` (``np.stack([a, b])``), whose tangent is a sequence of the same shape.
 
@@ -105,11 +127,16 @@ def _read_nested(tape, shares, dxs, dxs_val, holder, arg, index, rule_fn):
         if type(a) is Variable:
             d = read_tangent(dval, j, a, holder, rule_fn)
             if d is not None:
+                r = real_part_for(d, a._op.val) if real else d
                 if tape is not None:
                     d = tape.push_call(getitem, (sub, j), None, d, ("d%s/d%s", holder, a))
+                    if r is not d._op.val:
+                        d = tape.push_call(np.real, (d,), None, r)
+                else:
+                    d = r
                 shares.append((a, d))
         elif type(a) in (list, tuple):
-            _read_nested(tape, shares, sub, dval, holder, a, j, rule_fn)
+            _read_nested(tape, shares, sub, dval, holder, a, j, rule_fn, real)
 
 
 def _arity_error(var, args, dxs):
@@ -142,17 +169,22 @@ def step_back(tape, var, derivs):
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         raise _arity_error(var, args, dxs_val)
     dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
+    real = getattr(tape.ctx, "complex_seen", False)
     later = []
     for i in range(1, len(args)):
         arg = args[i]
         if type(arg) is not Variable:
             if type(arg) is list or type(arg) is tuple:
-                _read_nested(tape, later, dxs, dxs_val, var, arg, i, args[0])
+                _read_nested(tape, later, dxs, dxs_val, var, arg, i, args[0], real)
             continue
         dval = read_tangent(dxs_val, i, arg, var, args[0])
         if dval is None:
             continue
         dx = tape.push_call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
+        if real:
+            r = real_part_for(dval, arg._op.val)
+            if r is not dval:
+                dx = tape.push_call(np.real, (dx,), None, r)
         if arg in derivs:
             later.append((arg, dx))
         else:
@@ -185,6 +217,7 @@ def back_values(tape, seed):
     once it has been passed on, so large intermediates do not pile up.
     """
     pullbacks = tape.ctx.pullbacks
+    real = getattr(tape.ctx, "complex_seen", False)
     result = tape.result
     derivs = {result: seed}
     last = result._op.id
@@ -207,7 +240,7 @@ def back_values(tape, seed):
             if type(arg) is not Variable:
                 if type(arg) is list or type(arg) is tuple:
                     later = later or []
-                    _read_nested(None, later, None, dxs_val, var, arg, i, args[0])
+                    _read_nested(None, later, None, dxs_val, var, arg, i, args[0], real)
                 continue
             # read_tangent, its two common cases written out (a number for a number, an
             # array of the argument's shape), as they are this loop's per-argument cost
@@ -222,6 +255,8 @@ def back_values(tape, seed):
                 dval = checked_tangent(dval, i, arg, var, args[0])
                 if dval is None:
                     continue
+            if real:
+                dval = real_part_for(dval, xval)
             # set-or-add as in step_back: a first share at once, the sums after all the reads
             if arg not in derivs:
                 derivs[arg] = dval

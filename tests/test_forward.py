@@ -387,3 +387,49 @@ def test_hessian_through_dict_methods(mode):
     np.testing.assert_allclose(H["w"]["b"], np.diag(2 * w), rtol=1e-12)
     np.testing.assert_allclose(H["b"]["w"], np.diag(2 * w), rtol=1e-12)
     np.testing.assert_allclose(H["b"]["b"], np.diag(12 * b), rtol=1e-12)
+
+
+# --- complex values: autograd's convention (the README's "Complex numbers") ---
+
+
+def test_jvp_of_complex_values():
+    """A holomorphic f: f'(z)·v; |z|² (not holomorphic): 2 Re(z̄ v); a real x into complex values."""
+    z, v = 1 + 2j, 0.3 - 0.5j
+    y, dy = jvp(np.sin, (z,), (v,))
+    assert y == pytest.approx(np.sin(z)) and dy == pytest.approx(np.cos(z) * v)
+    assert jvp(lambda z: np.abs(z) ** 2, (z,), (v,))[1] == pytest.approx(2 * np.real(np.conj(z) * v))
+    assert jvp(lambda t: np.exp(1j * t), (0.3,), (2.0,))[1] == pytest.approx(2j * np.exp(0.3j))
+    # derived forward rules (from the reverse ones) pair cotangents and variations as Re Σ a·b
+    assert jvp(np.arcsinh, (z,), (v,))[1] == pytest.approx(v / np.sqrt(z * z + 1))
+    assert jvp(np.angle, (z,), (v,))[1] == pytest.approx(np.imag(v / z))
+
+
+def test_jacobian_of_complex_values():
+    """A complex result of a real x: df/dx in both modes; a complex x needs holomorphic=True
+    (then df/dz, the same in both modes), else it is refused."""
+    x = np.array([0.3, 0.7])
+    want = np.diag(1j * np.exp(1j * x))
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(jacobian(lambda x: np.exp(1j * x), x, mode=mode), want)
+    z = np.array([1 + 2j, 0.5 - 0.3j])
+    (a, b), f = z, (lambda z: z ** 2 * z[::-1])  # (a² b, b² a)
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(jacobian(f, z, mode=mode, holomorphic=True),
+                                   [[2 * a * b, a * a], [b * b, 2 * a * b]])
+    with pytest.raises(tapegrad.ComplexValueError, match=r"^the Jacobian taken at test_forward\.py:\d+ is with "
+                       r"respect to a complex complex128\[2\]: .* pass holomorphic=True if it is"):
+        jacobian(np.sin, z)
+
+
+def test_hvp_of_a_real_function_of_complex_values_agrees_in_both_modes():
+    """H v is the gradient of Re Σ grad f·v: equal to the derivative of the gradient along v."""
+    z = np.array([1 + 2j, 0.5 - 0.3j])
+    v = np.array([0.2 + 1j, -1 + 0.5j])
+    f = lambda z: np.sum(np.abs(z) ** 4 + np.real(z) * np.imag(z) ** 2)  # noqa: E731
+    h = 1e-6
+    want = (gradient(f, z + h * v)[0] - gradient(f, z - h * v)[0]) / (2 * h)
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(hvp(f, z, v, mode=mode), want, rtol=1e-6)
+    with pytest.raises(tapegrad.ComplexValueError, match=r"^the Hessian taken at test_forward\.py:\d+ is with "
+                       r"respect to a complex complex128\[2\]: .*use hvp\(f, x, v\)"):
+        hessian(f, z)

@@ -111,3 +111,97 @@ def test_a_grad_context_subclass_that_records_its_own_way_is_asked_about_every_p
 
     value, _ = tapegrad.trace(lambda x: np.sin(x) * x, 0.5, ctx=Logging())
     assert seen == ["sin", "multiply"] and value == np.sin(0.5) * 0.5
+
+
+# --- complex values: autograd's convention (the README's "Complex numbers") ---
+
+
+def test_gradient_of_a_real_function_of_a_complex_argument_follows_autograd():
+    """The gradient w.r.t. z of a real f is ∂f/∂Re z − i ∂f/∂Im z: |z|² at 1+2j gives 2−4j
+    (autograd's tutorial), through every entry point, with the argument's type."""
+    f = lambda z: np.abs(z) ** 2  # noqa: E731
+    value, (df, dz) = grad(f, 1 + 2j)
+    assert (value, df, dz) == (pytest.approx(5.0), tapegrad.ZeroTangent(), pytest.approx(2 - 4j))
+    assert tapegrad.gradient(f, 1 + 2j) == (pytest.approx(2 - 4j),)
+    assert pullback(f, 1 + 2j)[1]()[1] == pytest.approx(2 - 4j)
+    g = tapegrad.gradient(lambda z: np.sum(np.real(z * np.conj(z))), np.array([1 + 2j, -3j]))[0]
+    assert g.dtype == np.complex128
+    np.testing.assert_allclose(g, [2 - 4j, 6j])
+
+
+def test_gradient_w_r_t_complex_and_real_arguments_together():
+    """f = x²|z|²: d/dx = 2x|z|² (a real float) and, for z, x²(2 Re z − 2i Im z)."""
+    dx, dz = tapegrad.gradient(lambda x, z: x ** 2 * np.real(z * np.conj(z)), 2.0, 1 + 1j)
+    assert type(dx) is float or np.ndim(dx) == 0 and not np.iscomplexobj(dx)
+    assert dx == pytest.approx(8.0) and dz == pytest.approx(8 - 8j)
+
+
+@pytest.mark.parametrize("seed", [1.0, 1.0 + 0j, -1j, 0.5 + 2j])
+def test_seed_of_a_holomorphic_function_gives_seed_times_its_derivative(seed):
+    """Seed s on a complex result: the gradient of Re(s·f); for a holomorphic f that is s·f'(z)
+    (seed 1 is autograd's holomorphic_grad, -1j the gradient of Im f)."""
+    z = 0.3 + 0.8j
+    for f, fprime in [(np.sin, np.cos(z)), (lambda z: z ** 3 / (1 + z), (2 * z ** 3 + 3 * z ** 2) / (1 + z) ** 2),
+                      (lambda z: np.exp(z) * np.log(z), np.exp(z) * (np.log(z) + 1 / z))]:
+        _, (_, d) = grad(f, z, seed=seed)
+        assert d == pytest.approx(seed * fprime)
+
+
+def test_complex_seed_of_a_complex_array_result_is_a_vector_jacobian_product():
+    z = np.array([1 + 1j, 0.5 - 2j])
+    g = np.array([0.3 - 1j, 2j])
+    y, back = pullback(np.exp, z)
+    np.testing.assert_allclose(back(g)[1], g * np.exp(z))
+    np.testing.assert_allclose(grad(np.exp, z, seed=g)[1][1], g * np.exp(z))
+    # a real result of a real argument through complex values: a real gradient
+    x = np.array([0.3, -0.4])
+    _, (_, dx) = grad(lambda x: np.exp(1j * x), x, seed=g)
+    assert dx.dtype == np.float64
+    np.testing.assert_allclose(dx, np.real(g * 1j * np.exp(1j * x)))
+
+
+def test_complex_scalar_result_without_a_seed_is_refused_saying_what_to_pass():
+    """As autograd and JAX (unless told the function is holomorphic): which real number the
+    gradient is of is the caller's choice."""
+    with pytest.raises(tapegrad.SeedError, match=r"^<lambda> returned complex128, a complex number, so the "
+                       r"gradient taken at test_grad\.py:\d+ needs a seed: pass seed=1\.0 for the gradient "
+                       r"of its real part \(for a holomorphic <lambda>, its derivative f'\(z\), as "
+                       r"autograd's holomorphic_grad\), seed=-1j for that of its imaginary part, or return "
+                       r"a real number such as np\.abs\(\.\.\.\) \*\* 2$"):
+        grad(lambda z: z * z, 1 + 2j)
+    with pytest.raises(tapegrad.SeedError):
+        pullback(lambda x: np.exp(1j * x), 1.0)[1]()
+
+
+def test_real_argument_with_complex_intermediates_gets_a_real_gradient():
+    """d/dt Re e^{it} = -sin t, a float; in a structure too, and in a compiled gradient."""
+    _, (_, d) = grad(lambda t: np.real(np.exp(1j * t)), 0.3)
+    assert d == pytest.approx(-np.sin(0.3)) and not np.iscomplexobj(d)
+    params = {"z": np.array([1 + 2j, 3 - 1j]), "x": np.array([0.5, 2.0])}
+    g = tapegrad.gradient(lambda p: np.sum(np.abs(p["z"] * p["x"]) ** 2), params)[0]
+    assert g["x"].dtype == np.float64 and g["z"].dtype == np.complex128
+    np.testing.assert_allclose(g["x"], 2 * params["x"] * np.abs(params["z"]) ** 2)
+    np.testing.assert_allclose(g["z"], 2 * params["x"] ** 2 * np.conj(params["z"]))
+    cg = tapegrad.compiled_grad(lambda x, z: np.sum(np.abs(x * z) ** 2))
+    for _ in range(2):
+        _, (_, gx, gz) = cg(params["x"], params["z"])
+        np.testing.assert_allclose(gx, g["x"])
+        np.testing.assert_allclose(gz, g["z"])
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_casts_between_real_and_complex_follow_numpy():
+    """x.astype(complex), np.astype(x, complex) and x + 0j make the same complex value, and x
+    gets the real part of its cotangent; astype(float) of a complex z drops the imaginary part
+    as numpy does (with its ComplexWarning), so z's cotangent is the real cotangent."""
+    x = np.array([0.5, -1.5])
+    w = np.array([1 + 2j, 0.5 - 1j])
+    want = 2 * x * np.abs(w) ** 2
+    for cast in (lambda x: x.astype(complex), lambda x: np.astype(x, np.complex128), lambda x: x + 0j):
+        g = tapegrad.gradient(lambda x: np.sum(np.abs(cast(x) * w) ** 2), x)[0]
+        assert g.dtype == np.float64
+        np.testing.assert_allclose(g, want)
+    z = np.array([1 + 2j, -3 + 0.5j])
+    g = tapegrad.gradient(lambda z: np.sum(z.astype(np.float64) ** 2), z)[0]
+    assert g.dtype == np.complex128
+    np.testing.assert_array_equal(g, 2 * np.real(z))

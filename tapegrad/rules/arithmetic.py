@@ -11,6 +11,30 @@ import numpy as np
 from .. import registry
 from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
+from ..errors import is_complex_value
+
+
+def real_to(t, x):
+    """The cotangent `t` of argument `x` of a rule with a complex result: summed down to x's
+    shape, and its real part when x is real (autograd's convention, see the README). For a
+    holomorphic rule `t` is the real rule's formula, with no conjugate: ``x * z`` gives z's
+    cotangent ``g x`` and a real x's ``Re(g z)``."""
+    t = unbroadcast(t, x)
+    if not is_complex_value(x) and is_complex_value(t):
+        t = np.real(t)
+    return t
+
+
+def _complex_pullback(name, *parts):
+    """The pullback of a binary rule with a complex result: ``parts`` are (argument, function of
+    the cotangent giving that argument's holomorphic share), one per argument, None for a
+    constant whose tangent is not needed."""
+    def pullback(dz):
+        return (NO_TANGENT, *(NO_TANGENT if share is None else Thunk(lambda x=x, share=share: real_to(share(dz), x))
+                              for x, share in parts))
+
+    pullback.__name__ = f"{name}_pullback"
+    return pullback
 
 
 def _is_integer(v):
@@ -47,6 +71,8 @@ def add_rrule(x, y):
         return x + y, add_pullback
 
     z = np.add(x, y)
+    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+        return z, _complex_pullback("add", (stand_in(x), lambda dz: dz), (stand_in(y), lambda dz: dz))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         def add_pullback(dz):  # nothing was broadcast: both tangents are dz, and nothing is kept
             return NO_TANGENT, dz, dz
@@ -70,6 +96,8 @@ def subtract_rrule(x, y):
         return x - y, subtract_pullback
 
     z = np.subtract(x, y)
+    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+        return z, _complex_pullback("subtract", (stand_in(x), lambda dz: dz), (stand_in(y), np.negative))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         def subtract_pullback(dz):  # nothing was broadcast, and nothing is kept
             return NO_TANGENT, dz, Thunk(lambda: np.negative(dz))
@@ -120,6 +148,9 @@ def multiply_rrule(x, y, needs=None):
 def _multiply_arrays(x, y, needs):
     z = np.multiply(x, y)
     need_x, need_y, large = _needed(needs, z)
+    if z.dtype.kind == "c":  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
+        return z, _complex_pullback("multiply", (x, (lambda dz: dz * y) if need_x else None),
+                                    (y, (lambda dz: dz * x) if need_y else None))
     if large:  # dx = dz y and dy = dz x: a constant's partner is needed only for its shape
         x, y = (x if need_y else stand_in(x)), (y if need_x else stand_in(y))
 
@@ -159,6 +190,9 @@ def _divide_arrays(x, y, needs):
     out = z = np.divide(x, y)
     x = stand_in(x)  # only its shape is needed
     need_x, need_y, large = _needed(needs, z)
+    if z.dtype.kind == "c":  # d(x/y) = dx/y - z dy/y
+        return z, _complex_pullback("divide", (x, (lambda dz: np.divide(dz, y)) if need_x else None),
+                                    (y, (lambda dz: np.divide(-dz * z, y)) if need_y else None))
     if large and not need_y:
         z = None  # only y's tangent reads z
 
@@ -219,6 +253,8 @@ def reciprocal_rrule(x):
 
 def _log_base(x):
     """log(x), and 0 where x == 0, as autograd and JAX do: then x**y is 0 (y > 0) or 1 (y == 0), flat in y."""
+    if is_complex_value(x):  # the same, without np.where (a traced complex x meets only complex rules)
+        return np.log(x + (x == 0))
     return np.log(np.where(x == 0, 1.0, x))
 
 
@@ -229,6 +265,8 @@ def _power_slope(power, x, y):
     if isinstance(y, (int, float, np.number)):
         # a plain exponent: y == 0 gives 0 * x**1, not 0 * 0**-1 = nan at x == 0
         return y * power(x, 1 if y == 0 else y - 1)
+    if is_complex_value(y):  # the same, without np.where (a traced complex y meets only complex rules)
+        return y * power(x, y - (y != 0))
     return y * power(x, np.where(y == 0, 1, y - 1))
 
 
@@ -247,6 +285,12 @@ def power_rrule(x, y, needs=None):
         return _power_scalars(x, y)
     out = z = np.power(x, y)
     need_x, need_y, large = _needed(needs, z)
+    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+        # d(x**y) = y x**(y-1) dx + log(x) x**y dy (principal log; the same 0 at x == 0)
+        return z, _complex_pullback(
+            "power",
+            (x, (lambda dz: dz * _power_slope(np.power, x, y)) if need_x else None),
+            (y, (lambda dz: dz * z * _log_base(x)) if need_y and not _is_integer(y) else None))
     if large and not need_y:
         z = None  # only the exponent's tangent reads z
 
@@ -280,6 +324,11 @@ def float_power_rrule(x, y, needs=None):
     # float_power computes in float64 (at least), so its tangents are float64 too
     out = z = np.float_power(x, y)
     need_x, need_y, large = _needed(needs, z)
+    if z.dtype.kind == "c":  # complex128 inside: power's complex branch, with float_power
+        return z, _complex_pullback(
+            "float_power",
+            (x, (lambda dz: dz * _power_slope(np.float_power, x, y)) if need_x else None),
+            (y, (lambda dz: dz * z * _log_base(x)) if need_y and not _is_integer(y) else None))
     if large and not need_y:
         z = None  # only the exponent's tangent reads z
 
@@ -339,6 +388,9 @@ def divmod_rrule(x, y):
     return (q, r), divmod_pullback
 
 
-# sums, differences and products pass a cotangent on by the transpose alone (no conjugate), which
-# is right for complex values too under autograd's convention
-complex_rules(np.add, np.subtract, np.multiply, np.negative)
+# Under autograd's convention (see the README) a holomorphic rule's pullback is the real rule's
+# formula, with no conjugate, and a real argument of a complex result takes its real part (the
+# complex branches above); checked in tests/rules/test_elementwise.py (COMPLEX_TABLE).
+# The remainders and divmod (no complex loops in numpy) stay out.
+complex_rules(np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.square,
+              np.reciprocal, np.power, np.float_power)

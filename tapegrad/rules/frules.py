@@ -11,6 +11,7 @@ import operator
 import numpy as np
 import scipy.linalg
 
+from ..errors import is_complex_value
 from ..registry import frule
 from ..tangents import ZERO
 
@@ -57,19 +58,32 @@ def negative_frule(d, x):
     return np.negative(x), _scale(d[0], -1)
 
 
-@frule(np.power)
-def power_frule(d, x, y):
-    z = np.power(x, y)
-    # y x**(y-1), with 0 x**1 for y == 0: finite at x == 0 (the reverse rule's convention), so
-    # that x**2 at 0 has a third derivative, 0, not 0 * 0**-1 = nan
-    if isinstance(y, (int, float, np.number)):
-        below = 1 if y == 0 else y - 1
-    else:
-        below = np.where(np.equal(y, 0), 1, y - 1)
-    dz = _scale(d[0], y * np.power(x, below))
-    if d[1] is not ZERO:
-        dz = _add(dz, d[1] * z * np.log(np.where(x == 0, 1.0, x)))
-    return z, dz
+def _power_frule(power):
+    def power_frule(d, x, y):
+        z = power(x, y)
+        # y x**(y-1), with 0 x**1 for y == 0: finite at x == 0 (the reverse rule's convention),
+        # so that x**2 at 0 has a third derivative, 0, not 0 * 0**-1 = nan
+        if isinstance(y, (int, float, np.number)):
+            below = 1 if y == 0 else y - 1
+        elif is_complex_value(y):  # the same without np.where, which takes no complex values
+            below = y - np.not_equal(y, 0)
+        else:
+            below = np.where(np.equal(y, 0), 1, y - 1)
+        dz = _scale(d[0], y * power(x, below))
+        if d[1] is not ZERO:
+            # log x, taken as 0 at x == 0 (x**y is flat in y there)
+            safe = x + np.equal(x, 0) if is_complex_value(x) else np.where(x == 0, 1.0, x)
+            dz = _add(dz, d[1] * z * np.log(safe))
+        return z, dz
+
+    power_frule.__name__ = f"{power.__name__}_frule"
+    return frule(power)(power_frule)
+
+
+power_frule = _power_frule(np.power)
+# (float_power computes in float64 or complex128: its variation follows, with no broadcast
+# operand summed, as a derived rule would have to)
+float_power_frule = _power_frule(np.float_power)
 
 
 # --- elementwise functions ---

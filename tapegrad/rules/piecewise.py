@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arraylike import ArrayLike
+from ..errors import is_complex_value
 from ..registry import complex_rules, frule, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 
@@ -25,11 +26,20 @@ from ..tangents import NO_TANGENT, Thunk, ZERO
 
 @rrule(np.absolute)  # np.abs is the same ufunc
 def absolute_rrule(x):
+    y = np.absolute(x)
+    if is_complex_value(x):
+        def absolute_pullback(dy):
+            # |z| = √(z z̄) is real and not holomorphic: d|z| = Re(z̄ dz) / |z|, so the
+            # cotangent (autograd's convention) is dy z̄ / |z|; 0 at 0, as for real x
+            return NO_TANGENT, dy * (np.conjugate(x) / np.where(y == 0, 1.0, y))
+
+        return y, absolute_pullback
+
     def absolute_pullback(dy):
         # d/dx |x| = sign(x), 0 at 0 (real x)
         return NO_TANGENT, dy * np.sign(x)
 
-    return np.absolute(x), absolute_pullback
+    return y, absolute_pullback
 
 
 @rrule(np.fabs)
@@ -294,10 +304,6 @@ def copysign_rrule(x, y):
 # --- real and imaginary parts ---
 
 
-def _is_complex(x):
-    return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", None) == "c"
-
-
 @rrule(np.real)
 def real_rrule(x):
     def real_pullback(dy):
@@ -310,7 +316,7 @@ def real_rrule(x):
 @rrule(np.imag)
 def imag_rrule(x):
     def imag_pullback(dy):
-        if _is_complex(x):
+        if is_complex_value(x):
             return NO_TANGENT, -1j * dy  # autograd's convention for complex cotangents
         # the imaginary part of a real number is 0 whatever the number
         return NO_TANGENT, ZERO
@@ -326,4 +332,7 @@ def conjugate_rrule(x):
     return np.conjugate(x), conjugate_pullback
 
 
-complex_rules(np.real, np.imag, np.conjugate)
+# abs of a complex value (real result) has its own derivation above; real, imag and conj are
+# real-linear. maximum, minimum, fmax, fmin, clip and copysign compare values (complex ones
+# lexicographically in numpy), fabs has no complex loop: they stay out.
+complex_rules(np.absolute, np.real, np.imag, np.conjugate)

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..errors import is_complex_value
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import divide
 
@@ -236,6 +237,14 @@ def hypot_rrule(x, y):
 @rrule(np.sinc)
 def sinc_rrule(x):
     y = np.sinc(x)
+    if is_complex_value(x):
+        def sinc_pullback(dy):
+            # the same slope, holomorphic (no conjugate), written without np.where, which takes
+            # no complex values (a traced pullback at second order)
+            safe = x + (x == 0)
+            return NO_TANGENT, dy * ((np.cos(np.pi * safe) - y) / safe * (x != 0))
+
+        return y, sinc_pullback
 
     def sinc_pullback(dy):
         # sinc x = sin(πx) / (πx): d/dx = (cos(πx) - sinc x) / x, and 0 at x == 0 (its limit,
@@ -290,7 +299,10 @@ def arcsinh_rrule(x):
 @rrule(np.arccosh)
 def arccosh_rrule(x):
     def arccosh_pullback(dy):
-        # d/dx arccosh = 1 / √(x² - 1); inf at 1
+        # d/dx arccosh = 1 / √(x² - 1); inf at 1. For complex x, 1 / (√(x - 1) √(x + 1)): the
+        # two agree for real x > 1, and only the product has numpy's branch cut (x < 1)
+        if is_complex_value(x):
+            return NO_TANGENT, dy / (np.sqrt(x - 1) * np.sqrt(x + 1))
         return NO_TANGENT, dy / np.sqrt(x * x - 1)
 
     return np.arccosh(x), arccosh_pullback
@@ -324,3 +336,13 @@ def rad2deg_rrule(x):
         return NO_TANGENT, dy * (1 / _DEG)
 
     return np.rad2deg(x), rad2deg_pullback
+
+
+# Holomorphic: under autograd's convention (see the README) the pullback of a complex argument
+# is the real rule's formula, with no conjugate (g·f'(z)), and numpy's principal branches agree
+# with these formulas off the branch cuts; checked in tests/rules/test_elementwise.py
+# (COMPLEX_TABLE). cbrt, the angle conversions, logaddexp, arctan2 and hypot stay out (numpy
+# has no complex loop for them).
+complex_rules(np.sqrt, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p,
+              np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
+              np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.sinc)

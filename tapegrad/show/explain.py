@@ -36,6 +36,9 @@ def _num(v) -> str:
     if isinstance(v, np.ndarray) and v.ndim > 0:
         return np.array2string(v, precision=6, separator=", ", threshold=6).replace("\n", "")
     try:
+        if isinstance(v, (complex, np.complexfloating)) or getattr(v, "dtype", None) is not None \
+                and v.dtype.kind == "c":
+            return f"{complex(v):.10g}"  # both parts (float() would drop the imaginary one)
         return f"{float(v):.10g}"
     except (TypeError, ValueError):
         return repr(v)

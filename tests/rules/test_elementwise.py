@@ -9,6 +9,7 @@ from tapegrad import NO_TANGENT, ZERO, check_grad, compiled_grad, grad, gradient
 from tapegrad.rules.piecewise import BranchCotangent, branch_cotangent
 from tapegrad.tangents import getitem
 
+from _complex import check_complex_jvp, check_complex_rule
 from _rule_tables import DTYPES, SHAPES, middle, name, sample
 
 #: (function, interval where it is smooth)
@@ -470,3 +471,134 @@ def test_where_untaken_branch_contributes_exactly_zero_in_every_second_order_mod
         for mode, h in hessians.items():
             np.testing.assert_array_equal(h, np.diag(diagonal), err_msg=mode)
         assert tapegrad.jvp(f, (x,), (np.ones(3),))[1] == np.sum(grad(f, x)[1][1])
+
+
+# --- complex values (autograd's convention: see the README and tests/rules/_complex.py) ---
+
+
+def power(z):
+    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts)."""
+    return np.sum(np.real(z) ** 2 + 3 * np.imag(z) ** 2)
+
+
+_C = np.random.default_rng(11)
+
+
+def cz(*shape):
+    """Complex values off every branch cut of numpy's elementwise functions (which lie on the
+    real and imaginary axes): real parts in (0.5, 1.5), imaginary parts in (0.2, 0.8)."""
+    z = _C.uniform(0.5, 1.5, shape) + 1j * _C.uniform(0.2, 0.8, shape)
+    return z if shape else complex(z)
+
+
+def rx(*shape):
+    """Positive real values (a real base of a complex power has a logarithm)."""
+    x = _C.uniform(0.5, 1.5, shape)
+    return x if shape else float(x)
+
+
+#: the elementwise functions numpy defines for complex values, each with its rule in COMPLEX
+COMPLEX_UNARY = [np.negative, np.positive, np.square, np.reciprocal, np.sqrt, np.exp, np.exp2,
+                 np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin,
+                 np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
+                 np.arctanh, np.sinc, np.absolute, np.angle, np.real, np.imag, np.conjugate]
+COMPLEX_BINARY = [np.add, np.subtract, np.multiply, np.divide, np.power, np.float_power]
+
+
+def _complex_rows():
+    rows = []
+    for fn in COMPLEX_UNARY:
+        rows += [pytest.param(fn, (cz(2, 3),), {}, id=f"{fn.__name__} complex[2,3]"),
+                 pytest.param(fn, (cz(),), {}, id=f"{fn.__name__} complex")]
+    for fn in COMPLEX_BINARY:
+        for label, args in [("complex complex", (cz(2, 3), cz(2, 3))),
+                            ("complex complex broadcast", (cz(2, 3), cz(3))),
+                            ("real complex broadcast", (rx(2, 1), cz(3))),
+                            ("complex real broadcast", (cz(3), rx(2, 3))),
+                            ("complex scalar", (cz(3), cz())),
+                            ("real scalar complex", (rx(), cz(2))),
+                            ("python scalars", (cz(), rx()))]:
+            rows.append(pytest.param(fn, args, {}, id=f"{fn.__name__} {label}"))
+    rows += [
+        pytest.param(np.power, (cz(3), 3), {}, id="power integer exponent"),
+        pytest.param(np.power, (cz(3), 0.5), {}, id="power float exponent"),
+        pytest.param(np.angle, (cz(3),), {"deg": True}, id="angle deg"),
+        pytest.param(np.astype, (rx(3), np.complex128), {}, id="astype real to complex"),
+        pytest.param(np.astype, (cz(3).astype(np.complex64), np.complex128), {}, id="astype complex64 to complex128"),
+        pytest.param(np.astype, (cz(3), np.float64), {}, id="astype complex to float",
+                     marks=pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")),
+        pytest.param(np.true_divide, (rx(3), cz(3)), {}, id="true_divide alias"),
+        pytest.param(np.abs, (cz(3),), {}, id="abs alias"),
+        pytest.param(np.conj, (cz(3),), {}, id="conj alias"),
+    ]
+    return rows
+
+
+COMPLEX_TABLE = _complex_rows()
+
+
+@pytest.mark.parametrize("fn, args, kwargs", COMPLEX_TABLE)
+def test_complex_rule_passes_the_dot_product_test(fn, args, kwargs, rng):
+    """Each rule's pullback is the transpose of its real-linear derivative (Re Σ g·dy = Re Σ c·v
+    along random complex directions); a real argument gets a real cotangent of its shape."""
+    assert fn in tapegrad.registry.COMPLEX
+    check_complex_rule(fn, *args, rng=rng, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("fn, args, kwargs", COMPLEX_TABLE)
+def test_complex_rule_forward_mode(fn, args, kwargs, rng):
+    """jvp along a random complex direction of each argument equals central differences."""
+    check_complex_jvp(fn, *args, rng=rng, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("fn", COMPLEX_UNARY, ids=lambda f: f.__name__)
+def test_complex_unary_to_second_order_through_a_real_parametrization(fn):
+    """f(x, y) = power(fn(x + iy)) is real of real: gradients and every second-order mode agree
+    with central differences (this also checks the pullbacks when traced)."""
+    check_grad(lambda x, y: power(fn(x + 1j * y)), rx(3), _C.uniform(0.2, 0.8, 3), order=2)
+
+
+@pytest.mark.parametrize("fn", COMPLEX_BINARY, ids=lambda f: f.__name__)
+def test_complex_binary_to_second_order_through_a_real_parametrization(fn):
+    """(Broadcast operands are checked to first order in COMPLEX_TABLE; at second order the
+    traced pullback sums a complex cotangent with np.sum, whose complex rule is the reduction
+    family's.)"""
+    check_grad(lambda a, b, c, d: power(fn(a + 1j * b, c + 1j * d)),
+               rx(2, 3), _C.uniform(0.2, 0.8, (2, 3)), rx(2, 3), _C.uniform(0.2, 0.8, (2, 3)), order=2)
+    # a real argument beside a complex one: its gradient is real
+    check_grad(lambda a, c, d: power(fn(a, c + 1j * d)), rx(3), rx(3), _C.uniform(0.2, 0.8, 3), order=2)
+    check_grad(lambda a, b, c: power(fn(a + 1j * b, c)), rx(3), _C.uniform(0.2, 0.8, 3), rx(3), order=2)
+
+
+def test_complex_power_at_base_zero():
+    """0**y for complex y: the base's slope y·0**(y-1) is 0 for y = 2 and 1 for y = 1 (as for
+    real values); the exponent gets 0 (log 0 is taken as 0, as autograd and JAX do)."""
+    for y, slope in [(2 + 0j, 0), (1 + 0j, 1)]:
+        _, back = rrule(np.power, 0j, y)
+        _, dx, dy = back(1 + 0j)
+        assert getitem((dx,), 0) == slope and getitem((dy,), 0) == 0
+
+
+def test_complex_sinc_at_zero_is_zero():
+    """sinc'(0) = 0 for a complex 0 too (its limit, as for real x)."""
+    _, (_, d) = grad(lambda z: np.sinc(z), 0j, seed=1.0)
+    assert d == 0
+
+
+def test_complex_abs_at_zero_is_zero():
+    _, (_, d) = grad(lambda z: np.sum(np.abs(z)), np.array([0j, 3 + 4j]))
+    np.testing.assert_allclose(d, [0, 0.6 - 0.8j])
+
+
+def test_complex_angle_at_zero_is_nan():
+    """The angle has no limit at 0: nan there, as arctan2 at the origin."""
+    with np.errstate(all="ignore"):
+        _, (_, d) = grad(lambda z: np.angle(z), 0j)
+    assert np.isnan(d)
+
+
+def test_cbrt_of_complex_is_refused_by_numpy():
+    """numpy has no complex cube root: the call fails as in plain numpy, not with a wrong derivative."""
+    with pytest.raises(TypeError, match="cbrt"):
+        grad(lambda z: np.real(np.cbrt(z)), 1 + 1j)
+    assert np.cbrt not in tapegrad.registry.COMPLEX

@@ -134,6 +134,15 @@ def test_eig_trace_identity():
     np.testing.assert_allclose(gradient(lambda a: np.sum(np.linalg.eigvals(a)), a)[0], np.eye(3), atol=1e-12)
 
 
+def test_angle_of_complex_is_differentiated():
+    """angle(x + i) = arctan2(1, x): its derivative in x is -1/(1 + x²), a real gradient (the
+    complex rule of angle; tests/rules/test_elementwise.py checks it on complex directions)."""
+    x = np.array([0.5, -2.0])
+    _, (_, d) = grad(lambda x: np.sum(np.angle(x + 1j)), x)
+    assert d.dtype == np.float64
+    np.testing.assert_allclose(d, -1 / (1 + x * x))
+
+
 def test_isclose_and_allclose_are_nondifferentiable():
     """An input only isclose / allclose see gets ZeroTangent(); the rest of the gradient flows."""
     x = np.array([0.3, 1.0])
