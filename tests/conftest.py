@@ -68,20 +68,3 @@ def assert_as_numpy(f, *args, modes=("rev",)):
     assert compiled.cache_info()["hits"] == 1
     new = [a * 0.5 + 0.25 for a in args]
     np.testing.assert_allclose(tape.replay(f, *new), f(*[np.array(a) for a in new]), rtol=1e-14)
-
-
-# --- complex values: the elementwise and product rules a pullback of the array rules uses ---
-
-
-@pytest.fixture
-def pending_complex_rules():
-    """np.divide, np.where, np.matmul and the marking of np.where's and a mask's cotangents
-    (`branch_cotangent`) declared for complex values while a test runs, where their own families
-    have not declared them yet. The pullbacks of the array rules use them on complex cotangents
-    at second order (mean divides by a count, a mask's pullback marks the unread positions,
-    gradient's multiplies by a real matrix, angle's divides by z); written for real values, those
-    rules are right for these uses. Drop this once their families declare them."""
-    added = {np.divide, np.where, np.matmul, branch_cotangent} - tapegrad.registry.COMPLEX
-    tapegrad.registry.COMPLEX.update(added)
-    yield
-    tapegrad.registry.COMPLEX.difference_update(added)

@@ -262,7 +262,7 @@ def _power(b):
 
 @pytest.mark.parametrize("cname, make", COMPLEX_CONSTRUCTOR_CALLS, ids=[n for n, _ in COMPLEX_CONSTRUCTOR_CALLS])
 @pytest.mark.parametrize("wname, write", COMPLEX_WRITES, ids=[n for n, _ in COMPLEX_WRITES])
-def test_complex_buffer_written_with_traced_values(cname, make, wname, write, rng, pending_complex_rules):
+def test_complex_buffer_written_with_traced_values(cname, make, wname, write, rng):
     """A complex buffer written each way with complex values z = x + iy: numpy's value, and
     first and second derivatives in x and y as central differences give."""
     def fill(z):

@@ -98,7 +98,7 @@ def _complex_of(x, y):
 
 
 @pytest.mark.parametrize("name, f", [(n, f) for n, f in IDIOMS if n in COMPLEX_IDIOMS], ids=COMPLEX_IDIOMS)
-def test_write_idiom_on_complex_values(name, f, rng, pending_complex_rules):
+def test_write_idiom_on_complex_values(name, f, rng):
     """Each idiom on a complex x and complex values v gives numpy's value, and derivatives in
     their real and imaginary parts, first and second, as central differences give."""
     xr, xi, vr, vi = (rng.uniform(0.5, 1.5, n) for n in (4, 4, 3, 3))

@@ -128,7 +128,12 @@ def tanh_frule(d, x):
 def _linear(fn):
     def linear_frule(d, x, *rest, **kwargs):
         y = fn(x, *rest, **kwargs)
-        return y, ZERO if d[0] is ZERO else fn(d[0], *rest, **kwargs)
+        if d[0] is ZERO:
+            return y, ZERO
+        dx = d[0]
+        if type(dx) is complex or type(dx) is float:
+            dx = np.asarray(dx)  # the variation of a 0-d array given as a number: x[()] indexes it too
+        return y, fn(dx, *rest, **kwargs)
 
     linear_frule.__name__ = f"{fn.__name__}_frule"
     return frule(fn)(linear_frule)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import nondifferentiable
+from ..registry import complex_rules, nondifferentiable
 
 # --- comparisons and logic ---
 
@@ -45,6 +45,10 @@ nondifferentiable(
 # --- new arrays shaped like an argument (their values do not depend on it) ---
 
 nondifferentiable(np.zeros_like, np.ones_like, np.empty_like)  # (full_like: rules/partial.py)
+
+# of these, a complex result is still piecewise constant (each part rounded apart, or no
+# dependence at all); np.sign of a complex z is z/|z|, which is not, so it stays out
+complex_rules(np.zeros_like, np.ones_like, np.empty_like, np.round, np.around, np.rint)
 
 # --- bitwise operations on integers ---
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..registry import complex_rules, rrule
 from ..tangents import NO_TANGENT, ZERO
-from ._shapes import conj, like, perm_back
+from ._shapes import conj, dtype_of, like, perm_back
 
 
 def _norm_args(x, rest, kwargs):
@@ -42,6 +42,16 @@ def _ties(mask, axes):
     return mask / np.sum(mask, axis=axes, keepdims=True)
 
 
+def _sign(x, ax):
+    """sign(x) with |x| = `ax`: for complex x, x/|x| (0 at 0) written with ops that have complex
+    rules, so that a second derivative goes through it (np.sign has a zero derivative, which is
+    right for real x only)."""
+    if dtype_of(x).kind != "c":
+        return np.sign(x)
+    zero = ax == 0
+    return np.where(zero, 0, x / np.where(zero, 1, ax))
+
+
 def _vector_norm_grad(x, n, ord, axes):
     """d‖x‖/dx for a vector norm along `axes`; `n` is the norm with those axes kept (length 1)."""
     if ord is None or ord == 2:
@@ -50,11 +60,11 @@ def _vector_norm_grad(x, n, ord, axes):
         return ZERO
     ax = np.abs(x)
     if ord == np.inf or ord == -np.inf:
-        return np.sign(x) * _ties(ax == n, axes)
+        return _sign(x, ax) * _ties(ax == n, axes)
     if ord == 1:
-        return np.sign(x)
+        return _sign(x, ax)
     # ‖x‖ₚ = (Σ|x|ᵖ)^(1/p):  d/dx = sign(x) |x|^(p-1) / ‖x‖ₚ^(p-1)
-    return np.sign(x) * (ax / n) ** (ord - 1)
+    return _sign(x, ax) * (ax / n) ** (ord - 1)
 
 
 def _matrix_norm_grad(x, n, ord, axes, svd):
@@ -72,8 +82,9 @@ def _matrix_norm_grad(x, n, ord, axes, svd):
         return perm_back(g, perm)
     # ord 1 / -1: max / min over columns of the column sums of |x|; inf / -inf: rows, row sums
     summed, chosen = (r, c) if ord in (1, -1) else (c, r)
-    sums = np.sum(np.abs(x), axis=summed, keepdims=True)
-    return np.sign(x) * _ties(sums == n, chosen)
+    ax = np.abs(x)
+    sums = np.sum(ax, axis=summed, keepdims=True)
+    return _sign(x, ax) * _ties(sums == n, chosen)
 
 
 @rrule(np.linalg.norm)

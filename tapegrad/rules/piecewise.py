@@ -20,6 +20,7 @@ from ..arraylike import ArrayLike
 from ..errors import is_complex_value
 from ..registry import complex_rules, frule, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
+from ._shapes import dtype_of
 
 # --- absolute value ---
 
@@ -254,6 +255,8 @@ def _branch(condition, dz, x, taken):
     concrete = type(condition) is np.ndarray or type(condition) in (bool, np.bool_)
     if concrete and not np.any(condition == taken):
         return ZERO
+    if dtype_of(dz).kind == "c" and dtype_of(x).kind != "c":
+        dz = np.real(dz)  # a real branch of a complex result: the real part (autograd's convention)
     if taken:
         d, untaken = np.where(condition, dz, 0.0), np.logical_not(condition)
     else:
@@ -335,4 +338,4 @@ def conjugate_rrule(x):
 # abs of a complex value (real result) has its own derivation above; real, imag and conj are
 # real-linear. maximum, minimum, fmax, fmin, clip and copysign compare values (complex ones
 # lexicographically in numpy), fabs has no complex loop: they stay out.
-complex_rules(np.absolute, np.real, np.imag, np.conjugate)
+complex_rules(np.absolute, np.real, np.imag, np.conjugate, np.where, branch_cotangent)

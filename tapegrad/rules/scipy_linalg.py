@@ -7,8 +7,10 @@ Complex matrices, under autograd's convention (df = Re Σ c·dz): the solves are
 A and b, so the real formulas hold with transposes, except for a conjugate-transposed
 system (trans='C' / 2, `_op_pullback`); expm and lu_factor are holomorphic; the Cholesky
 factorizations read a Hermitian matrix and differ from the real case by conjugates (derived
-at `cholesky_grad` and `cho_solve_rrule`). ``solve(..., assume_a='her' / 'pos')`` of a
-complex matrix gives the Hermitian gradient, (g + gᴴ)/2, as 'sym' gives the symmetric one.
+at `cholesky_grad` and `cho_solve_rrule`). ``solve(..., assume_a='sym' / 'her' / 'pos')``
+reads one triangle of A (the upper one unless ``lower=True``), as a symmetric or Hermitian
+matrix: its gradient is that of the function scipy computes, the triangle read getting the
+entries of both (`read_triangle`), the other zero, for any A, symmetric or not.
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from ..errors import TapegradError
 from ..registry import complex_rules, rrule, stand_in
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from .decompositions import cholesky_grad
-from ._shapes import cached_signature, col, conj, dtype_of, like, mH, mT, row, sym, tangent_float
+from .decompositions import cholesky_grad, read_triangle
+from ._shapes import cached_signature, col, conj, dtype_of, like, mH, mT, row, tangent_float
 
 
 def _options(fn, args, kwargs):
@@ -290,10 +292,15 @@ def solve_rrule(a, b, *rest, **kwargs):
         def da():
             vector = np.ndim(b) == 1
             g = -_rank1(x, db, vector) if t else -_rank1(db, x, vector)
-            if hermitian:  # Re⟨gᴴ, dA⟩ = Re⟨g, dA⟩ along a Hermitian dA
-                return like(0.5 * (g + mH(g)), a)
             if assume_a in _SYMMETRIC:
-                return like(sym(g), a)
+                # scipy reads one triangle (the upper one unless lower=True) as a symmetric or
+                # Hermitian matrix: the gradient of that function of the triangle, zero on the
+                # other (read_triangle; a complex symmetric matrix mirrors without conjugate)
+                if hermitian or dtype_of(a).kind != "c":
+                    return like(read_triangle(g, o["lower"]), a)
+                both = g + mT(g)
+                both = both - 0.5 * np.eye(np.shape(a)[-1]) * both
+                return like(np.tril(both) if o["lower"] else np.triu(both), a)
             mask = _read_mask(assume_a, np.shape(a)[-1], tangent_float(a))
             return like(g if mask is None else g * mask, a)
 

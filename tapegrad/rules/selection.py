@@ -159,7 +159,7 @@ def _complex_cotangent(dy, z):
     """The real cotangent `dy` of a real result of the complex `z`, cast to z's dtype: a cast
     whose own pullback takes the real part, so that a second derivative passes dy a real
     cotangent."""
-    return complex(dy) if type(dy) is float or type(dy) is int else np.astype(dy, dtype_of(z))
+    return dtype_of(z).type(dy) if type(dy) is float or type(dy) is int else np.astype(dy, dtype_of(z))
 
 
 # --- comparisons of closeness ---

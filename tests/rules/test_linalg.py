@@ -374,8 +374,6 @@ COMPLEX_TABLE = _cases([
 ] + [(L.norm, [C(*shape)], {"ord": o, "axis": axis}) for o in VECTOR_ORDS for shape, axis in VECTOR_AXES[::2]]
   + [(L.norm, [C(*shape)], {"ord": o, "axis": axis}) for o in MATRIX_ORDS for shape, axis in MATRIX_AXES[::2]])
 
-COMPLEX_JVP = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="complex jvp lands with the core change")
 
 
 def _call_args(makes, rng):
@@ -388,7 +386,6 @@ def test_complex_linalg_rule(fn, makes, kwargs, rng):
     check_complex_rule(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
 
 
-@COMPLEX_JVP
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_linalg_jvp(fn, makes, kwargs, rng):
     check_complex_jvp(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
@@ -450,10 +447,6 @@ END_TO_END = [
     pytest.param(lambda x: np.sum(_abs2(L.eig(x).eigenvectors) * _W3), ((3, 3),), id="eig |V|² of a real matrix"),
 ]
 
-LATER_RULES = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="the pullbacks' shape and elementwise rules (swapaxes, reshape, divide, sum) "
-                                       "take complex values with their families' complex_rules, forward mode with "
-                                       "the core change")
 
 
 def _e2e_args(shapes, rng):
@@ -468,7 +461,6 @@ def test_complex_linalg_end_to_end(f, shapes, rng):
     check_grad(f, *_e2e_args(shapes, rng), modes=("rev",))
 
 
-@LATER_RULES
 @pytest.mark.parametrize("f, shapes", END_TO_END)
 def test_complex_linalg_second_order(f, shapes, rng):
     check_grad(f, *_e2e_args(shapes, rng), order=2)

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.special
 import pytest
 
-from tapegrad import ZERO, check_grad, fill_zeros, grad, gradient, trace
+from tapegrad import ZERO, ComplexValueError, check_grad, fill_zeros, grad, gradient, trace
 
 #: points away from every jump of the functions below (integers, halves, 0.3, multiples of 0.7)
 X = np.array([[-1.62, -0.41, 0.21], [0.88, 1.33, 1.94]])
@@ -163,3 +163,20 @@ def test_heaviside_of_zero_passes_the_gradient_to_its_second_argument():
     _, (_, _, dy) = grad(lambda x, y: np.sum(np.heaviside(x, y) * np.arange(1.0, 5.0)), x, np.full(4, 0.5))
     np.testing.assert_array_equal(dy, [1.0, 0.0, 3.0, 0.0])
     assert gradient(lambda v: np.sum(np.full_like(x, v) * np.arange(1.0, 5.0)), 0.5) == (10.0,)
+
+
+@pytest.mark.parametrize("fn", [np.zeros_like, np.ones_like, np.round, np.around, np.rint],
+                         ids=lambda f: f.__name__)
+def test_nondifferentiable_of_a_complex_value_contributes_zero(fn):
+    """A complex value through a piecewise-constant function (each part rounded apart, or only its
+    shape read): the derivative flows only through the other path, z·conj(z) here."""
+    x = np.array([1.2, -2.7])
+    f = lambda x: np.sum(np.real(fn(x * (1 + 1j)) + x * (1 + 1j) * (x * (1 - 1j))))  # noqa: E731
+    np.testing.assert_allclose(gradient(f, x)[0], 4 * x)
+
+
+def test_sign_of_a_complex_value_is_refused():
+    """np.sign(z) is z/|z| for complex z: not piecewise constant, so a zero derivative would be
+    silently wrong; it is refused naming the call."""
+    with pytest.raises(ComplexValueError, match=r"numpy.sign\("):
+        grad(lambda x: np.sum(np.real(np.sign(x * (1 + 1j)))), np.array([1.0, 2.0]))

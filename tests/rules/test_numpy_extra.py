@@ -174,8 +174,6 @@ def test_python_float_arguments_get_float_gradients(f):
 
 #: forward mode on complex values needs the core's complex tangents (a derived forward rule
 #: takes complex arguments)
-JVP_XFAIL = pytest.mark.xfail(raises=(tapegrad.ComplexValueError, np.exceptions.ComplexWarning),
-                              strict=False, reason="complex jvp lands with the core change")
 
 
 def cvalues(rng, shape):
@@ -237,10 +235,11 @@ def test_complex_rule_pullback(fn, args, kwargs, wrt, rng):
         check_complex_rule(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
 
 
-@JVP_XFAIL
 @pytest.mark.parametrize("fn, args, kwargs, wrt", COMPLEX_TABLE)
 def test_complex_rule_jvp(fn, args, kwargs, wrt, rng):
     """Forward mode through each rule on complex arguments matches central differences."""
+    if fn is np.select:
+        wrt = [1]  # numpy dispatches select on condlist and choicelist, not on a default alone
     with np.errstate(invalid="ignore"):
         check_complex_jvp(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
 
@@ -249,7 +248,7 @@ def test_complex_rules_are_declared():
     """The rules of the complex table are those the differences and selection families declare
     for complex values; partition is not."""
     families = ("tapegrad.rules.differences", "tapegrad.rules.selection")
-    assert {p.values[0] for p in COMPLEX_TABLE} == {fn for fn in COMPLEX if RULES[fn].__module__ in families}
+    assert {p.values[0] for p in COMPLEX_TABLE} == {fn for fn in COMPLEX if getattr(RULES.get(fn), "__module__", None) in families}
     assert np.partition not in COMPLEX
 
 
@@ -317,7 +316,7 @@ COMPLEX_ORDER2 = [
 
 
 @pytest.mark.parametrize("fn, f, shapes", COMPLEX_ORDER2, ids=lambda v: getattr(v, "__name__", ""))
-def test_complex_rule_second_order(fn, f, shapes, rng, pending_complex_rules):
+def test_complex_rule_second_order(fn, f, shapes, rng):
     """Second derivatives through a real parametrization match central differences (reverse over reverse)."""
     check_grad(f, *[rng.uniform(0.3, 1.5, s) * np.sign(rng.standard_normal(s)) for s in shapes],
                order=2, modes=("rev",))

@@ -251,8 +251,6 @@ COMPLEX_TABLE = _cases([
     (np.trace, [C(2, 3, 4)], {"offset": 1, "axis1": 1, "axis2": 2}),
 ])
 
-COMPLEX_JVP = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="complex jvp lands with the core change")
 
 
 def _call_args(makes, rng):
@@ -265,7 +263,6 @@ def test_complex_product_rule(fn, makes, kwargs, rng):
     check_complex_rule(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
 
 
-@COMPLEX_JVP
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_product_jvp(fn, makes, kwargs, rng):
     check_complex_jvp(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
@@ -316,10 +313,6 @@ END_TO_END = [
     pytest.param(lambda x, y: power(np.linalg.multi_dot([x + 1j * y, x, y - 1j * x])), ((3, 3), (3, 3)), id="multi_dot"),
 ]
 
-LATER_RULES = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="the pullbacks' shape and elementwise rules (swapaxes, reshape, divide, sum) "
-                                       "take complex values with their families' complex_rules, forward mode with "
-                                       "the core change")
 
 
 @pytest.mark.parametrize("f, shapes", END_TO_END)
@@ -328,7 +321,6 @@ def test_complex_products_end_to_end(f, shapes, rng):
     check_grad(f, *[rng.standard_normal(s) for s in shapes], modes=("rev",))
 
 
-@LATER_RULES
 @pytest.mark.parametrize("f, shapes", END_TO_END)
 def test_complex_products_second_order(f, shapes, rng):
     check_grad(f, *[rng.standard_normal(s) for s in shapes], order=2)

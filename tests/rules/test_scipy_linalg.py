@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import check_grad
+from tapegrad import check_grad, gradient
 from tapegrad.scipy import linalg as tsl
 from tapegrad.tangents import getitem
 
@@ -225,8 +225,6 @@ COMPLEX_TABLE = _cases([
     (tsl.solve, [R(3, 3), C(3)], {"assume_a": "sym"}),
 ])
 
-COMPLEX_JVP = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="complex jvp lands with the core change")
 
 
 def _call_args(makes, rng):
@@ -248,7 +246,6 @@ def test_complex_scipy_linalg_rule(fn, makes, kwargs, rng):
     check_complex_rule(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
 
 
-@COMPLEX_JVP
 @pytest.mark.parametrize("fn, makes, kwargs", [p for p in COMPLEX_TABLE if p.values[0] not in (tsl.lu_solve, tsl.cho_solve)])
 def test_complex_scipy_linalg_jvp(fn, makes, kwargs, rng):
     args = _call_args(makes, rng)
@@ -302,10 +299,6 @@ END_TO_END = [
     pytest.param(lambda x, y, b: power(tsl.solve(x + 1j * y + _EYE3, b - 2j)), id="solve"),
 ]
 
-LATER_RULES = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="the pullbacks' shape and elementwise rules (swapaxes, tril, divide, sum) "
-                                       "take complex values with their families' complex_rules, forward mode with "
-                                       "the core change")
 
 
 def _e2e_args(rng):
@@ -318,7 +311,6 @@ def test_complex_scipy_linalg_end_to_end(f, rng):
     check_grad(f, *_e2e_args(rng), modes=("rev",))
 
 
-@LATER_RULES
 @pytest.mark.parametrize("f", END_TO_END)
 def test_complex_scipy_linalg_second_order(f, rng):
     check_grad(f, *_e2e_args(rng), order=2)
@@ -337,3 +329,25 @@ def _order2_rows():
 
 #: (rule's function, function differentiated, float64 arguments)
 ORDER2 = _order2_rows()
+
+
+@pytest.mark.parametrize("assume_a, lower, dtype", [
+    ("sym", False, float), ("sym", True, float), ("pos", False, float), ("her", True, complex),
+    ("sym", False, complex)])
+def test_solve_of_a_symmetric_kind_differentiates_the_triangle_it_reads(assume_a, lower, dtype, rng):
+    """solve(a, b, assume_a='sym' / 'pos' / 'her') reads one triangle of a: on a general,
+    non-symmetric a the gradient is that of the function scipy computes (central differences),
+    and zero on the triangle it does not read."""
+    n = 3
+    m = rng.standard_normal((n, n))
+    a = m @ m.T + n * np.eye(n) + 0.3 * rng.standard_normal((n, n))  # not symmetric
+    b = rng.standard_normal(n)
+    if dtype is complex:
+        a = a + 0.2j * rng.standard_normal((n, n))
+        b = b + 1j * rng.standard_normal(n)
+    w = rng.standard_normal(n)
+    f = lambda a: np.sum(w * np.real(tsl.solve(a, b, assume_a=assume_a, lower=lower)))  # noqa: E731
+    check_grad(f, a)
+    (da,) = gradient(f, a)
+    unread = np.triu(np.ones((n, n), bool), 1) if lower else np.tril(np.ones((n, n), bool), -1)
+    assert np.all(da[unread] == 0)

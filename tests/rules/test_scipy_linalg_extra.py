@@ -106,8 +106,6 @@ COMPLEX_TABLE = [
                  id="solve_banded real b"),
 ]
 
-COMPLEX_JVP = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="complex jvp lands with the core change")
 
 
 def _wrt(args):
@@ -121,7 +119,6 @@ def test_complex_rule(rule, make, kwargs, rng):
     check_complex_rule(rule, *args, rng=rng, kwargs=kwargs, wrt=_wrt(args))
 
 
-@COMPLEX_JVP
 @pytest.mark.parametrize("rule, make, kwargs", COMPLEX_TABLE)
 def test_complex_jvp(rule, make, kwargs, rng):
     args = make(rng)
@@ -142,10 +139,6 @@ END_TO_END = [
                  id="solve_banded"),
 ]
 
-LATER_RULES = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="the pullbacks' shape and elementwise rules (swapaxes, where, sum) take "
-                                       "complex values with their families' complex_rules, forward mode with the "
-                                       "core change")
 
 
 @pytest.mark.parametrize("f", END_TO_END)
@@ -154,7 +147,6 @@ def test_complex_end_to_end(f, rng):
     check_grad(f, rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), modes=("rev",))
 
 
-@LATER_RULES
 @pytest.mark.parametrize("f", END_TO_END)
 def test_complex_second_order(f, rng):
     check_grad(f, rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), order=2)

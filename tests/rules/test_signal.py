@@ -62,8 +62,6 @@ COMPLEX_TABLE = [
                  id="2-d same fft"),
 ]
 
-COMPLEX_JVP = pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                                reason="complex jvp lands with the core change")
 
 
 @pytest.mark.parametrize("make, kwargs", COMPLEX_TABLE)
@@ -72,7 +70,6 @@ def test_complex_convolve_rule(make, kwargs, rng):
     check_complex_rule(convolve, *make(rng), rng=rng, kwargs=kwargs)
 
 
-@COMPLEX_JVP
 @pytest.mark.parametrize("make, kwargs", COMPLEX_TABLE)
 def test_complex_convolve_jvp(make, kwargs, rng):
     check_complex_jvp(convolve, *make(rng), rng=rng, kwargs=kwargs)
@@ -92,8 +89,5 @@ def test_complex_convolve_end_to_end(rng):
     check_grad(_complex_filter, rng.standard_normal(6), rng.standard_normal(6), modes=("rev",))
 
 
-@pytest.mark.xfail(raises=tapegrad.ComplexValueError, strict=False,
-                   reason="the pullback's flip and pad take complex values with the shape family's complex_rules, "
-                          "forward mode with the core change")
 def test_complex_convolve_second_order(rng):
     check_grad(_complex_filter, rng.standard_normal(6), rng.standard_normal(6), order=2)
