@@ -435,6 +435,11 @@ def _checked(x, t, where):
         return zero_tangent(x)
     if np.shape(x) != np.shape(t):
         raise ValueError(f"the tangent of {where} has shape {np.shape(t)} for a value of shape {np.shape(x)}")
+    if np.iscomplexobj(t) and not np.iscomplexobj(x):
+        # a real value moves along real directions only: the imaginary part would be dropped
+        # by some rules and kept by others
+        raise ValueError(f"the tangent of {where} is complex for a real value; pass a real tangent, "
+                         f"or make the value complex (x.astype(complex)) to move it off the real line")
     return t
 
 

@@ -433,3 +433,10 @@ def test_hvp_of_a_real_function_of_complex_values_agrees_in_both_modes():
     with pytest.raises(tapegrad.ComplexValueError, match=r"^the Hessian taken at test_forward\.py:\d+ is with "
                        r"respect to a complex complex128\[2\]: .*use hvp\(f, x, v\)"):
         hessian(f, z)
+
+
+@pytest.mark.parametrize("x, t", [(1.0, 1j), (np.ones(2), np.array([1.0, 1j])), ({"a": np.ones(2)}, {"a": np.ones(2) * 1j})])
+def test_a_complex_tangent_of_a_real_value_is_refused(x, t):
+    """jvp refuses to move a real value along a complex direction, saying what to pass instead."""
+    with pytest.raises(ValueError, match=r"the tangent of argument 0(\[.a.\])? is complex for a real value; pass a real tangent"):
+        jvp(lambda x: x, (x,), (t,))
