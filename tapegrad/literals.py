@@ -48,7 +48,7 @@ from .tracer import active_tapes
 from .views import concrete
 from .writes import fill_diagonal
 
-__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
+__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "constructors_on",
            "constructors_off", "restore", "ConcatenatorOfTraced", "ErrstateInTrace"]
 
 #: numpy's own functions, which the wrappers hand every other call to
@@ -99,6 +99,9 @@ def _wrapper(original):
         if t is TracedBuffer:
             # its memory holds no gradient: refused as the traced value it stands for is
             return obj._traced.__array__(dtype)
+        if dtype is not None and isinstance(obj, Boxed) and not in_library(sys._getframe(1)):
+            # np.asarray(t, np.float64): the cast, recorded (t.astype), as np.float64(t) cannot be
+            return obj.astype(dtype)
         return original(obj, dtype, *args, **kwargs)
 
     return convert
@@ -236,6 +239,38 @@ class ConcatenatorOfTraced:
         return 0
 
 
+def _reducer(original, weights=False):
+    """The stand-in of a reduction (`weights`: also of its ``weights`` argument, as
+    ``np.average`` has): a list or tuple holding traced or dual values becomes their
+    ``np.stack``, and numpy's own function reduces it; every other call goes straight to
+    numpy's function."""
+
+    @functools.wraps(original)
+    def reduce(a, *args, **kwargs):
+        t = type(a)
+        if (t is list or t is tuple) and _traced_literal(a):
+            a = _stack(a)
+        elif not _traces[0] and not in_library(sys._getframe(1)):
+            restore()
+        if weights:  # np.average(a, axis, weights, ...)
+            w = args[1] if len(args) > 1 else kwargs.get("weights")
+            if (type(w) is list or type(w) is tuple) and _traced_literal(w):
+                if len(args) > 1:
+                    args = (args[0], _stack(w), *args[2:])
+                else:
+                    kwargs["weights"] = _stack(w)
+        return original(a, *args, **kwargs)
+
+    return reduce
+
+
+#: numpy's reductions that take a list of traced values, by name in numpy's namespace (and
+#: ``norm`` in ``numpy.linalg``'s)
+REDUCTIONS = {name: getattr(np, name) for name in (
+    "sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average", "median")}
+_REDUCERS = {name: _reducer(fn, weights=name == "average") for name, fn in REDUCTIONS.items()}
+_NORMS = (np.linalg.norm, _reducer(np.linalg.norm))  # (numpy's own, the stand-in)
+
 #: what stands in for numpy's own while traces run, by name in numpy's namespace
 _STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
 _STAND_INS["full"] = _filler(np.full, like=False)
@@ -248,23 +283,43 @@ _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 _NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
 _lock = threading.Lock()
 _traces = [0]  # traces running, in all threads
+_custom = [0]  # of which traces under a context that decides primitives itself
 _installed = [False]
+_reducing = [False]  # the stand-ins of the reductions are in place
 
 
-def constructors_on():
-    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place."""
+def _reductions(on):
+    """Put the stand-ins of the reductions in place (`on`), or numpy's own back (under _lock)."""
+    np.__dict__.update(_REDUCERS if on else REDUCTIONS)
+    np.linalg.norm = _NORMS[on]
+    _reducing[0] = on
+
+
+def constructors_on(own=True):
+    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place.
+
+    The reductions' stand-ins are put in place only for a trace under tapegrad's own context
+    (`own`): a custom context may compare functions by identity (``fn is np.sum``), so while
+    one traces, in any thread, numpy's own reductions are in place (and a reduction of a list
+    of traced values is refused, as numpy refuses it)."""
     with _lock:
         _traces[0] += 1
+        if not own:
+            _custom[0] += 1
         if not _installed[0]:
             np.__dict__.update(_STAND_INS)
             _installed[0] = True
+        if _reducing[0] is not (own and not _custom[0]):
+            _reductions(not _reducing[0])
 
 
-def constructors_off():
+def constructors_off(own=True):
     """A trace ended. numpy's own objects come back at the next call of a stand-in while no
     trace runs (`restore`), so that a loop of gradients does not swap them at every one."""
     with _lock:
         _traces[0] -= 1
+        if not own:
+            _custom[0] -= 1
 
 
 def restore():
@@ -273,6 +328,8 @@ def restore():
         if _traces[0] == 0 and _installed[0]:
             np.__dict__.update(_NUMPYS)
             _installed[0] = False
+        if _traces[0] == 0 and _reducing[0]:
+            _reductions(False)
 
 
 class dual_literals:

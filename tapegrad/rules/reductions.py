@@ -293,11 +293,12 @@ def median_rrule(x, *args, **kwargs):
         weights = np.zeros(np.shape(x), tangent_dtype(x))
     else:
         weights = 0.0
-        for middle in _middle_values(x, axes):
-            hit = np.astype(np.equal(x, middle), tangent_dtype(x))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                # a group holding nan has no value equal to its middle one: 0/0 makes it nan
+        with np.errstate(invalid="ignore", divide="ignore"):  # (0/0 in a group holding nan)
+            for middle in _middle_values(x, axes):
+                hit = np.astype(np.equal(x, middle), tangent_dtype(x))
                 weights = weights + 0.5 * hit / np.sum(hit, axis=axes, keepdims=True)
+        # numpy's median of a group holding nan is nan (np.sort puts nan last, past the middle)
+        weights = np.where(np.isnan(expand_reduced(y, axes, keepdims)), np.nan, weights)
 
     def median_pullback(dy):
         return NO_TANGENT, cast_like(expand_reduced(dy, axes, keepdims) * weights, x), *no_tangents(args)
