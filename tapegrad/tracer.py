@@ -24,6 +24,7 @@ from .errors import (
     foreign_function_hint,
     type_str,
     user_location,
+    scalar_cast_error,
 )
 from .buffers import Buffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
@@ -242,9 +243,17 @@ class Tracer(ArrayLike):
         return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is not None and np.dtype(dtype).kind in "iu" and np.ndim(self._val) == 0:
-            # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
-            return np.array(self.__int__(), dtype=dtype)
+        if dtype is not None and np.ndim(self._val) == 0:
+            kind = np.dtype(dtype).kind
+            if kind in "iu":
+                # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
+                return np.array(self.__int__(), dtype=dtype)
+            if kind == "b":
+                return np.array(self.__bool__(), dtype=dtype)  # np.bool_(t), guarded as bool(t)
+            if kind in "fc":
+                # np.float64(t) (after __float__) or np.float32(t): a plain number, never a traced one
+                raise self._refused(scalar_cast_error(
+                    f"the traced value {self._var}::{type_str(self._val)}", dtype))
         if dtype is not None:
             name = np.dtype(dtype).name
             raise self._refused(ConcreteValueError(
