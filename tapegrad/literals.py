@@ -29,9 +29,27 @@ plain arrays, after one check.
 
 Code that compares these functions by identity while a trace runs (``fn is
 np.zeros_like`` in a custom context) sees a stand-in under numpy's name; its
-``__wrapped__`` is numpy's own. Reductions (``np.sum``, ``np.mean``) are not replaced, for
-this reason: a custom context's ``fn is np.sum`` would change its meaning during a trace.
-So ``np.mean([a, b])`` of traced numbers stays refused; ``np.mean(np.array([a, b]))`` works.
+``__wrapped__`` is numpy's own.
+
+Reductions of a list of traced values (``np.mean([a, b])``, ``np.linalg.norm([a, b])``)
+work the same way: numpy's dispatch asks only the top-level arguments, so the list itself
+has no say, and numpy's dispatcher objects take no other implementation. The stand-ins of
+``np.sum``, ``np.mean``, ``np.std``, ``np.var``, ``np.max``, ``np.min``, ``np.amax``,
+``np.amin``, ``np.prod``, ``np.average`` (also its ``weights``), ``np.median`` and
+``np.linalg.norm`` turn a list or tuple holding traced or dual values into their
+``np.stack`` and call numpy's own function, which dispatches on the stacked value as on
+any traced array; every other call goes straight to numpy's function. They are put in
+place with the constructors, and numpy's own come back with them, but only for traces
+under tapegrad's own contexts (`grad`, `jvp`, `trace` with the default context; a
+context whose class decides and records primitives with tapegrad's methods): a custom
+context's ``fn is np.sum`` must keep its meaning, so while one traces, in any thread,
+numpy's own reductions are in numpy's namespace (a trace under it that starts after a
+gradient, with the stand-ins still in place, puts them back), and ``np.mean([a, b])``
+there is refused as numpy refuses it (``np.mean(np.array([a, b]))`` works everywhere).
+
+Scalar casts: ``np.asarray(t, dtype)`` and ``np.array(t, dtype)`` of a traced or dual value
+called from the user's code are ``t.astype(dtype)``, recorded, since ``np.float64(t)``
+cannot be: a numpy scalar type makes a plain number only (see `tapegrad.tracer.Tracer`).
 """
 from __future__ import annotations
 
