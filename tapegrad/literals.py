@@ -39,13 +39,14 @@ has no say, and numpy's dispatcher objects take no other implementation. The sta
 ``np.linalg.norm`` turn a list or tuple holding traced or dual values into their
 ``np.stack`` and call numpy's own function, which dispatches on the stacked value as on
 any traced array; every other call goes straight to numpy's function. They are put in
-place with the constructors, and numpy's own come back with them, but only for traces
-under tapegrad's own contexts (`grad`, `jvp`, `trace` with the default context; a
-context whose class decides and records primitives with tapegrad's methods): a custom
-context's ``fn is np.sum`` must keep its meaning, so while one traces, in any thread,
-numpy's own reductions are in numpy's namespace (a trace under it that starts after a
-gradient, with the stand-ins still in place, puts them back), and ``np.mean([a, b])``
-there is refused as numpy refuses it (``np.mean(np.array([a, b]))`` works everywhere).
+place with the constructors, but numpy's own come back as soon as the last trace ends
+(code between traces compares numpy's functions by identity, and pickles them, and a tape
+holding them, by name), and only for traces under tapegrad's own contexts (`grad`, `jvp`,
+`trace` with the default context; a context whose class decides and records primitives
+with tapegrad's methods). A custom context's ``fn is np.sum`` must keep its meaning, so
+while one traces, in any thread, numpy's own reductions are in numpy's namespace, and
+``np.mean([a, b])`` there is refused as numpy refuses it (``np.mean(np.array([a, b]))``
+works everywhere).
 
 Scalar casts: ``np.asarray(t, dtype)`` and ``np.array(t, dtype)`` of a traced or dual value
 called from the user's code are ``t.astype(dtype)``, recorded, since ``np.float64(t)``
@@ -332,12 +333,16 @@ def constructors_on(own=True):
 
 
 def constructors_off(own=True):
-    """A trace ended. numpy's own objects come back at the next call of a stand-in while no
-    trace runs (`restore`), so that a loop of gradients does not swap them at every one."""
+    """A trace ended. numpy's own constructors come back at the next call of a stand-in while
+    no trace runs (`restore`), so that a loop of gradients does not swap them at every one.
+    numpy's own reductions come back as soon as no trace runs: code between traces compares
+    them by identity (``fn is np.sum``) and pickles them by name, as it does a tape."""
     with _lock:
         _traces[0] -= 1
         if not own:
             _custom[0] -= 1
+        if _reducing[0] and not _traces[0]:
+            _reductions(False)
 
 
 def restore():

@@ -38,12 +38,6 @@ def _is_numpy_value(v):
     return isinstance(v, (np.ndarray, np.generic))
 
 
-def _is_numpys(found, obj) -> bool:
-    """`found`, numpy's attribute, is `obj`, or the stand-in that takes its name while traces
-    run (`tapegrad.literals`; numpy's own is its ``__wrapped__``)."""
-    return found is obj or (found is not None and getattr(found, "__wrapped__", None) is obj)
-
-
 class _Writer:
     def __init__(self, tape):
         self.tape = tape
@@ -71,9 +65,9 @@ class _Writer:
             return name
         q = qualified_name(obj) if callable(obj) else ""
         module, _, attr = q.rpartition(".")
-        if module == "numpy" and _is_numpys(getattr(np, attr, None), obj):
+        if module == "numpy" and getattr(np, attr, None) is obj:
             name = f"np.{attr}"
-        elif module in ("numpy.linalg", "numpy.fft") and _is_numpys(getattr(getattr(np, module[6:]), attr, None), obj):
+        elif module in ("numpy.linalg", "numpy.fft") and getattr(getattr(np, module[6:]), attr, None) is obj:
             name = f"np.{module[6:]}.{attr}"
         elif module == "scipy.special":
             self.namespace["scipy"] = scipy

@@ -107,7 +107,7 @@ def test_cumprod_with_zeros(axis, rng):
                                        (np.amax, [0.0, 0.5, 0.5]), (np.ptp, [0.5, 0.5, 0.5])], ids=name)
 def test_extremum_ties_split_evenly(fn, share):
     """Elements tied for the extremum share its derivative evenly (autograd's and JAX's choice)."""
-    x = np.array([1.0, 3.0, 3.0]) if name(fn) != "min" else np.array([1.0, 3.0, 1.0])
+    x = np.array([1.0, 3.0, 3.0]) if fn is not np.min else np.array([1.0, 3.0, 1.0])
     if fn is np.ptp:
         x = np.array([1.0, 3.0, 3.0, 1.0])
         share = [-0.5, 0.5, 0.5, -0.5]
