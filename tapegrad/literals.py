@@ -269,8 +269,6 @@ def _reducer(original, weights=False):
         t = type(a)
         if (t is list or t is tuple) and _traced_literal(a):
             a = _stack(a)
-        elif not _traces[0] and not in_library(sys._getframe(1)):
-            restore()
         if weights:  # np.average(a, axis, weights, ...)
             w = args[1] if len(args) > 1 else kwargs.get("weights")
             if (type(w) is list or type(w) is tuple) and _traced_literal(w):
