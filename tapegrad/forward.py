@@ -37,9 +37,9 @@ from .errors import (
     too_deep_error,
     StaleViewError,
     qualified_name,
+    scalar_cast_error,
     type_str,
     user_location,
-    scalar_cast_error,
 )
 from .literals import dual_literals
 from .pytree import any_nested, flatten, map_nested, nested, rebuild_object, unflatten

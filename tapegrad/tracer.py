@@ -22,9 +22,9 @@ from .errors import (
     EscapedTracerError,
     StaleViewError,
     foreign_function_hint,
+    scalar_cast_error,
     type_str,
     user_location,
-    scalar_cast_error,
 )
 from .buffers import Buffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
