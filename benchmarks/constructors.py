@@ -1,12 +1,15 @@
-"""What preallocated buffers cost: numpy's constructors outside a trace, the switch a trace
-makes, and an Euler trajectory written into a buffer against the same one built by np.stack.
+"""What preallocated buffers and reductions of lists cost: numpy's constructors and reductions
+outside a trace, the switch a trace makes, and an Euler trajectory written into a buffer
+against the same one built by np.stack.
 
     python benchmarks/constructors.py [--repeats N]
 
-1. ``np.zeros(3)``, ``np.empty((4, 3))``, ``np.zeros_like(x)``, ``np.full(3, 2.0)`` per
-   call, in a child process that imported numpy only and in one that also imported tapegrad,
-   alternating; the median of the paired ratios (with tapegrad ÷ without) is reported. numpy's
-   own functions are in place outside a trace, so the ratio is 1 within noise.
+1. ``np.zeros(3)``, ``np.empty((4, 3))``, ``np.zeros_like(x)``, ``np.full(3, 2.0)``,
+   ``np.sum(x)``, ``np.mean(x)`` per call, in a child process that imported numpy only and in
+   one that also imported tapegrad and took one gradient (which put the stand-ins in place; the
+   first timed call puts numpy's own back), alternating; the median of the paired ratios (with
+   tapegrad ÷ without) is reported. numpy's own functions are in place outside a trace, so the
+   ratio is 1 within noise.
 2. The same calls in a thread that does not trace while another thread traces (the stand-ins
    are in place then, and hand the call to numpy's function after one check).
 3. What every trace adds (`constructors_on` + `constructors_off`, the stand-ins left in
@@ -14,6 +17,9 @@ makes, and an Euler trajectory written into a buffer against the same one built 
    against one ``grad`` of ``a / (a + b * b)`` (workload W1).
 4. The gradient of a 200-step Euler trajectory written into ``np.zeros((n, 2))``, against the
    same trajectory built as a list and ``np.stack``-ed.
+5. Inside a trace: ``np.sum(x)`` and ``np.mean(x)`` of a plain array through the stand-in,
+   against numpy's own function; and the gradient of ``np.mean([a, b, c])`` against that of
+   ``np.mean(np.array([a, b, c]))``.
 """
 from __future__ import annotations
 
@@ -34,6 +40,8 @@ CALLS = {
     "np.empty((4, 3))": "np.empty((4, 3))",
     "np.zeros_like(x)": "np.zeros_like(x)",
     "np.full(3, 2.0)": "np.full(3, 2.0)",
+    "np.sum(x)": "np.sum(x)",
+    "np.mean(x)": "np.mean(x)",
 }
 
 
@@ -48,7 +56,9 @@ def child(with_tapegrad):
 
     if with_tapegrad:
         sys.path.insert(0, ROOT)
-        import tapegrad  # noqa: F401
+        import tapegrad
+
+        tapegrad.grad(lambda a: np.mean([a, 2.0 * a]) * np.sum(np.zeros(2) + a), 1.0)
     namespace = {"np": np, "x": np.ones((4, 3))}
     print(json.dumps({name: per_call(stmt, namespace) for name, stmt in CALLS.items()}))
 
@@ -154,6 +164,42 @@ def euler_buffer_against_stack(n=200):
     return out
 
 
+def reductions_in_a_trace():
+    """ns per np.sum(x)/np.mean(x) of a plain array inside a trace (the stand-in) and outside
+    it (numpy's own), and µs per gradient of np.mean of a list against np.mean of np.array."""
+    import numpy as np
+
+    sys.path.insert(0, ROOT)
+    import tapegrad
+    from tapegrad.literals import REDUCTIONS
+
+    x = np.ones((4, 3))
+    out = {}
+    for name in ("sum", "mean"):
+        own = REDUCTIONS[name]
+        timings = {}
+
+        def f(a, name=name):
+            stand_in = getattr(np, name)
+            timings["in"] = per_call("fn(x)", {"fn": stand_in, "x": x})
+            timings["own"] = per_call("fn(x)", {"fn": own, "x": x})
+            return a * 2.0
+
+        tapegrad.grad(f, 1.0)
+        out[f"np.{name}(x)"] = (timings["own"], timings["in"])
+
+    def listed(a, b, c):
+        return np.mean([a, b * c, c])
+
+    def arrayed(a, b, c):
+        return np.mean(np.array([a, b * c, c]))
+
+    for name, g in (("np.mean([a, b*c, c])", listed), ("np.mean(np.array([...]))", arrayed)):
+        out[name] = min(timeit.repeat(lambda: tapegrad.grad(g, 1.0, 2.0, 3.0), number=2000,
+                                      repeat=7)) / 2000 * 1e6
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=6)
@@ -175,6 +221,13 @@ def main():
     e = euler_buffer_against_stack()
     print(f"4. Euler, 200 steps, per gradient: buffer {e['buffer']:.0f} µs, list + np.stack "
           f"{e['stack']:.0f} µs")
+    r = reductions_in_a_trace()
+    print("5. inside a trace: ns per call, numpy's own / through the stand-in")
+    for name in ("np.sum(x)", "np.mean(x)"):
+        own, stand_in = r[name]
+        print(f"   {name:22s} {own:8.0f} {stand_in:8.0f}")
+    print(f"   per gradient: np.mean([a, b*c, c]) {r['np.mean([a, b*c, c])']:.1f} µs, "
+          f"np.mean(np.array([...])) {r['np.mean(np.array([...]))']:.1f} µs")
 
 
 if __name__ == "__main__":

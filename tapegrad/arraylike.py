@@ -235,6 +235,10 @@ class ArrayLike(Boxed):
         self[...] = value
 
     def astype(self, dtype, **kwargs):
+        if type(concrete(self)) in (float, int, complex):
+            # numpy's astype takes arrays only: a Python number is cast as its 0-d array, and
+            # the result is numpy's scalar, as np.float64(1.5).astype(np.float32) gives
+            return np.reshape(self, ()).astype(dtype, **kwargs)[()]
         return self._dispatch(np.astype, (self, dtype), kwargs)
 
     # --- in-place updates: done as functional updates, after which this object holds the result.

@@ -299,7 +299,10 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
             kwspecs[name], tkwargs[name] = traced_copy(v, name)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
-    constructors_on()
+    own = _OWN.get(type(ctx))
+    if own is None:
+        own = _OWN[type(ctx)] = tapegrads_own(type(ctx))
+    constructors_on(own)
     gc_was_on = gc.isenabled()  # `paused_gc`, without making its object: every trace pays it
     gc.disable()
     try:
@@ -340,7 +343,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         if gc_was_on:
             gc.enable()
         stack.pop()
-        constructors_off()
+        constructors_off(own)
         tape.closed = True
     refused = tape.meta.get("refused")
     if refused is not None:
@@ -358,6 +361,18 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         )
     tape.result = tape.push(Constant(out, note="result does not depend on the inputs"))
     return out, tape
+
+
+#: context class -> whether tapegrad's own code decides and records its primitives
+_OWN = {}
+
+
+def tapegrads_own(cls) -> bool:
+    """True when a context class decides and records primitives by tapegrad's own methods (so
+    compares no numpy function by identity, as a custom ``fn is np.sum`` does): then a trace
+    under it takes reductions of lists of traced values (`tapegrad.literals`)."""
+    return all(getattr(cls, m).__module__.startswith("tapegrad.")
+               for m in ("is_primitive", "record_primitive", "record"))
 
 
 def _selector(wrt, n_args, names, kwargs):

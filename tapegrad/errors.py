@@ -225,6 +225,19 @@ def too_deep_error(what: str, cycles: bool = False) -> TypeError:
     )
 
 
+def scalar_cast_error(what, dtype) -> ConcreteValueError:
+    """The refusal of ``np.float64(t)`` (or another numpy float or complex scalar type) of a
+    traced or dual number `what` (``the traced value %2::float64``): numpy's scalar types make
+    plain numbers only, so no hook can return a value that keeps the gradient."""
+    name = np.dtype(dtype).name
+    return ConcreteValueError(
+        f"np.{name}(t) of {what} at {user_location()} (or another conversion of it to a plain "
+        f"{name}) would drop its derivative: numpy's scalar types always make a plain number, "
+        f"which cannot carry one. Cast it with t.astype(np.{name}) or np.asarray(t, np.{name}), "
+        f"which keep it"
+    )
+
+
 def filler_hint() -> str:
     """If numpy's ``full`` or ``full_like`` is writing a dual or traced fill value into the
     plain array it made, say so and how to build the array instead (numpy asks only the first

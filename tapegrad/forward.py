@@ -40,6 +40,7 @@ from .errors import (
     too_deep_error,
     StaleViewError,
     qualified_name,
+    scalar_cast_error,
     type_str,
     user_location,
 )
@@ -88,6 +89,13 @@ class Dual(ArrayLike):
         hint = filler_hint()  # np.full(shape, dual) asks numpy for the fill value's dtype
         if hint:
             raise ConcreteValueError(hint)
+        if dtype is not None and np.ndim(self._val) == 0:
+            kind = np.dtype(dtype).kind
+            if kind in "iub":
+                # np.int64(d), np.bool_(d): piecewise constant, derivative zero, as int(d) and bool(d)
+                return np.array(self._val, dtype=dtype)
+            if kind in "fc":
+                raise scalar_cast_error(f"the dual value {type_str(self._val)}", dtype)
         raise ConcreteValueError(
             f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
             f"{user_location()}, which would drop its variation; build arrays with np.stack / "

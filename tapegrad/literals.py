@@ -29,9 +29,28 @@ plain arrays, after one check.
 
 Code that compares these functions by identity while a trace runs (``fn is
 np.zeros_like`` in a custom context) sees a stand-in under numpy's name; its
-``__wrapped__`` is numpy's own. Reductions (``np.sum``, ``np.mean``) are not replaced, for
-this reason: a custom context's ``fn is np.sum`` would change its meaning during a trace.
-So ``np.mean([a, b])`` of traced numbers stays refused; ``np.mean(np.array([a, b]))`` works.
+``__wrapped__`` is numpy's own.
+
+Reductions of a list of traced values (``np.mean([a, b])``, ``np.linalg.norm([a, b])``)
+work the same way: numpy's dispatch asks only the top-level arguments, so the list itself
+has no say, and numpy's dispatcher objects take no other implementation. The stand-ins of
+``np.sum``, ``np.mean``, ``np.std``, ``np.var``, ``np.max``, ``np.min``, ``np.amax``,
+``np.amin``, ``np.prod``, ``np.average`` (also its ``weights``), ``np.median`` and
+``np.linalg.norm`` turn a list or tuple holding traced or dual values into their
+``np.stack`` and call numpy's own function, which dispatches on the stacked value as on
+any traced array; every other call goes straight to numpy's function. They are put in
+place with the constructors, but numpy's own come back as soon as the last trace ends
+(code between traces compares numpy's functions by identity, and pickles them, and a tape
+holding them, by name), and only for traces under tapegrad's own contexts (`grad`, `jvp`,
+`trace` with the default context; a context whose class decides and records primitives
+with tapegrad's methods). A custom context's ``fn is np.sum`` must keep its meaning, so
+while one traces, in any thread, numpy's own reductions are in numpy's namespace, and
+``np.mean([a, b])`` there is refused as numpy refuses it (``np.mean(np.array([a, b]))``
+works everywhere).
+
+Scalar casts: ``np.asarray(t, dtype)`` and ``np.array(t, dtype)`` of a traced or dual value
+called from the user's code are ``t.astype(dtype)``, recorded, since ``np.float64(t)``
+cannot be: a numpy scalar type makes a plain number only (see `tapegrad.tracer.Tracer`).
 """
 from __future__ import annotations
 
@@ -48,7 +67,7 @@ from .tracer import active_tapes
 from .views import concrete
 from .writes import fill_diagonal
 
-__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "constructors_on",
+__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "constructors_on",
            "constructors_off", "restore", "ConcatenatorOfTraced", "ErrstateInTrace"]
 
 #: numpy's own functions, which the wrappers hand every other call to
@@ -99,6 +118,9 @@ def _wrapper(original):
         if t is TracedBuffer:
             # its memory holds no gradient: refused as the traced value it stands for is
             return obj._traced.__array__(dtype)
+        if dtype is not None and isinstance(obj, Boxed) and not in_library(sys._getframe(1)):
+            # np.asarray(t, np.float64): the cast, recorded (t.astype), as np.float64(t) cannot be
+            return obj.astype(dtype)
         return original(obj, dtype, *args, **kwargs)
 
     return convert
@@ -236,6 +258,36 @@ class ConcatenatorOfTraced:
         return 0
 
 
+def _reducer(original, weights=False):
+    """The stand-in of a reduction (`weights`: also of its ``weights`` argument, as
+    ``np.average`` has): a list or tuple holding traced or dual values becomes their
+    ``np.stack``, and numpy's own function reduces it; every other call goes straight to
+    numpy's function."""
+
+    @functools.wraps(original)
+    def reduce(a, *args, **kwargs):
+        t = type(a)
+        if (t is list or t is tuple) and _traced_literal(a):
+            a = _stack(a)
+        if weights:  # np.average(a, axis, weights, ...)
+            w = args[1] if len(args) > 1 else kwargs.get("weights")
+            if (type(w) is list or type(w) is tuple) and _traced_literal(w):
+                if len(args) > 1:
+                    args = (args[0], _stack(w), *args[2:])
+                else:
+                    kwargs["weights"] = _stack(w)
+        return original(a, *args, **kwargs)
+
+    return reduce
+
+
+#: numpy's reductions that take a list of traced values, by name in numpy's namespace (and
+#: ``norm`` in ``numpy.linalg``'s)
+REDUCTIONS = {name: getattr(np, name) for name in (
+    "sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average", "median")}
+_REDUCERS = {name: _reducer(fn, weights=name == "average") for name, fn in REDUCTIONS.items()}
+_NORMS = (np.linalg.norm, _reducer(np.linalg.norm))  # (numpy's own, the stand-in)
+
 #: what stands in for numpy's own while traces run, by name in numpy's namespace
 _STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
 _STAND_INS["full"] = _filler(np.full, like=False)
@@ -248,23 +300,47 @@ _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 _NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
 _lock = threading.Lock()
 _traces = [0]  # traces running, in all threads
+_custom = [0]  # of which traces under a context that decides primitives itself
 _installed = [False]
+_reducing = [False]  # the stand-ins of the reductions are in place
 
 
-def constructors_on():
-    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place."""
+def _reductions(on):
+    """Put the stand-ins of the reductions in place (`on`), or numpy's own back (under _lock)."""
+    np.__dict__.update(_REDUCERS if on else REDUCTIONS)
+    np.linalg.norm = _NORMS[on]
+    _reducing[0] = on
+
+
+def constructors_on(own=True):
+    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place.
+
+    The reductions' stand-ins are put in place only for a trace under tapegrad's own context
+    (`own`): a custom context may compare functions by identity (``fn is np.sum``), so while
+    one traces, in any thread, numpy's own reductions are in place (and a reduction of a list
+    of traced values is refused, as numpy refuses it)."""
     with _lock:
         _traces[0] += 1
+        if not own:
+            _custom[0] += 1
         if not _installed[0]:
             np.__dict__.update(_STAND_INS)
             _installed[0] = True
+        if _reducing[0] is not (own and not _custom[0]):
+            _reductions(not _reducing[0])
 
 
-def constructors_off():
-    """A trace ended. numpy's own objects come back at the next call of a stand-in while no
-    trace runs (`restore`), so that a loop of gradients does not swap them at every one."""
+def constructors_off(own=True):
+    """A trace ended. numpy's own constructors come back at the next call of a stand-in while
+    no trace runs (`restore`), so that a loop of gradients does not swap them at every one.
+    numpy's own reductions come back as soon as no trace runs: code between traces compares
+    them by identity (``fn is np.sum``) and pickles them by name, as it does a tape."""
     with _lock:
         _traces[0] -= 1
+        if not own:
+            _custom[0] -= 1
+        if _reducing[0] and not _traces[0]:
+            _reductions(False)
 
 
 def restore():
@@ -273,6 +349,8 @@ def restore():
         if _traces[0] == 0 and _installed[0]:
             np.__dict__.update(_NUMPYS)
             _installed[0] = False
+        if _traces[0] == 0 and _reducing[0]:
+            _reductions(False)
 
 
 class dual_literals:

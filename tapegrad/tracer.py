@@ -22,6 +22,7 @@ from .errors import (
     EscapedTracerError,
     StaleViewError,
     foreign_function_hint,
+    scalar_cast_error,
     type_str,
     user_location,
 )
@@ -242,9 +243,27 @@ class Tracer(ArrayLike):
         return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is not None and np.dtype(dtype).kind in "iu" and np.ndim(self._val) == 0:
-            # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
-            return np.array(self.__int__(), dtype=dtype)
+        """Refused (a plain array would drop the gradient), but for numpy's scalar types.
+
+        ``np.float64(t)`` is built as a Python float (``float64`` subclasses ``float``): it
+        asks ``t.__float__()`` and, when that raises TypeError, ``t.__array__(float64)``; every
+        other scalar type (``np.int64(t)``, ``np.float32(t)``) asks ``t.__array__(dtype)``.
+        Either way the type's constructor returns a plain number of its type, never what a
+        hook returns, and the type cannot be replaced in numpy's namespace without breaking
+        ``isinstance`` and ``dtype=np.float64``. So an integer or bool cast, whose derivative
+        is zero, is taken with a guard as ``int(t)``/``bool(t)`` are, and a float or complex
+        cast is refused with the casts that keep the gradient."""
+        if dtype is not None and np.ndim(self._val) == 0:
+            kind = np.dtype(dtype).kind
+            if kind in "iu":
+                # np.int64(t): an integer cast, whose derivative is zero, taken with a guard as int(t)
+                return np.array(self.__int__(), dtype=dtype)
+            if kind == "b":
+                return np.array(self.__bool__(), dtype=dtype)  # np.bool_(t), guarded as bool(t)
+            if kind in "fc":
+                # np.float64(t) (after __float__) or np.float32(t): a plain number, never a traced one
+                raise self._refused(scalar_cast_error(
+                    f"the traced value {self._var}::{type_str(self._val)}", dtype))
         if dtype is not None:
             name = np.dtype(dtype).name
             raise self._refused(ConcreteValueError(

@@ -1,4 +1,5 @@
-"""Rules for reductions: sums and means, products, extrema, moments, cumulative sums and products.
+"""Rules for reductions: sums and means, products, extrema, the median, moments, cumulative
+sums and products.
 
 Each rule accepts its arguments as numpy does (axis and keepdims by position or by name) and
 returns one NoTangent per positional argument after the array. Pullbacks broadcast the
@@ -273,6 +274,46 @@ def ptp_rrule(x, *args, **kwargs):
         return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
     return np.subtract(hi, lo), ptp_pullback
+
+
+# --- the median ---
+
+
+def _middle_values(x, axes):
+    """The two middle values of `x` over `axes` (the same one for an odd count), each with the
+    reduced axes kept as size-1 axes."""
+    ndim, kept = np.ndim(x), np.ndim(x) - len(axes)
+    moved = np.moveaxis(x, axes, tuple(range(kept, ndim)))
+    ordered = np.sort(np.reshape(moved, np.shape(moved)[:kept] + (-1,)), axis=-1)
+    n = np.shape(ordered)[-1]
+    shape = tuple(1 if i in axes else s for i, s in enumerate(np.shape(x)))
+    return np.reshape(ordered[..., (n - 1) // 2], shape), np.reshape(ordered[..., n // 2], shape)
+
+
+@rrule(np.median)
+def median_rrule(x, *args, **kwargs):
+    """The middle value's derivative (half to each of two middle values), shared at a tie.
+
+    Each middle value's share of the cotangent goes to the elements equal to it, split evenly
+    at a tie, as for max and min. nan in a group makes its median and its gradient nan."""
+    axes, keepdims, b = _reduction(np.median, x, args, kwargs)
+    reject(np.median, b, ["out"])
+    y = np.median(x, axis=b.get("axis"), keepdims=keepdims)
+    if np.size(x) == 0:
+        weights = np.zeros(np.shape(x), tangent_dtype(x))
+    else:
+        weights = 0.0
+        with np.errstate(invalid="ignore", divide="ignore"):  # (0/0 in a group holding nan)
+            for middle in _middle_values(x, axes):
+                hit = np.astype(np.equal(x, middle), tangent_dtype(x))
+                weights = weights + 0.5 * hit / np.sum(hit, axis=axes, keepdims=True)
+        # numpy's median of a group holding nan is nan (np.sort puts nan last, past the middle)
+        weights = np.where(np.isnan(expand_reduced(y, axes, keepdims)), np.nan, weights)
+
+    def median_pullback(dy):
+        return NO_TANGENT, cast_like(expand_reduced(dy, axes, keepdims) * weights, x), *no_tangents(args)
+
+    return y, median_pullback
 
 
 # --- moments ---

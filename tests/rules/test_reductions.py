@@ -11,8 +11,8 @@ from tapegrad.tangents import getitem
 
 from _complex import check_complex_jvp, check_complex_rule
 
-REDUCTIONS = [np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.ptp, np.std, np.var,
-              np.nansum, np.nanmean]
+REDUCTIONS = [np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.ptp, np.median, np.std,
+              np.var, np.nansum, np.nanmean]
 SCANS = [np.cumsum, np.cumprod]
 #: (shape, axis) pairs: every kind of axis where the shape has one
 SHAPE_AXIS = [((), None), ((3,), None), ((3,), 0), ((3,), -1), ((2, 3), None), ((2, 3), 0),
