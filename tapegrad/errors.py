@@ -70,7 +70,7 @@ class ComplexValueError(TapegradError, NotImplementedError):
 COMPLEX_FIX = ("complex values are differentiated only through the rules written and tested for "
                "them (elementwise arithmetic and functions, sums and means, shapes, indexing and "
                "writes, products, numpy.linalg, numpy.fft, tapegrad.scipy.linalg: the list is in "
-               "the README's \"Complex numbers\" section; not max, min, sort or sign); compute this step "
+               "the README's \"Complex numbers\" section; not sign or clip); compute this step "
                "from the real and imaginary parts (np.real(z), np.imag(z)) as two real arrays, or, "
                "if this rule is right for complex values under autograd's convention, declare it "
                "with tapegrad.extend.complex_rules(fn)")

@@ -211,15 +211,14 @@ def test_nothing_is_serialized_with_pickle():
 
 
 @pytest.mark.parametrize("f, x, made_by", [
-    (lambda x: np.sum(np.maximum(x + 1j * x, 0.0).real), np.ones(2),
-     r"numpy.maximum\(%\d+::complex128\[2\], 0.0\) at test_reliability.py:\d+ gives complex128\[2\]"),
+    (lambda x: np.sum(np.clip(x + 1j * x, 0.0, 1.0).real), np.ones(2),
+     r"numpy.clip\(%\d+::complex128\[2\], 0.0, 1.0\) at test_reliability.py:\d+ gives complex128\[2\]"),
     (lambda z: np.real(scipy.special.erf(z)), 1.0 + 2.0j,
      r"scipy.special.erf\(%\d+::complex128\) at test_reliability.py:\d+ gives complex128"),
     (lambda z: np.sum(np.sign(z).real), np.ones(2, complex),
      r"numpy.sign\(%\d+::complex128\[2\]\) at test_reliability.py:\d+ gives complex128\[2\]"),
-    (lambda z: np.sum(np.fmax(np.abs(z), z.real) + np.cbrt(z.real) + np.maximum(z, 0).real), np.ones(2, complex),
-     r"numpy.maximum\(%\d+::complex128\[2\], 0\) at test_reliability.py:\d+ gives complex128\[2\]"),
-    (lambda x: np.sum(np.real(np.sort(x.astype(complex)))), np.ones(4), r"numpy.sort\(%\d+::complex128\[4\]\) at test_reliability.py:\d+ gives complex128\[4\]"),
+    (lambda z: np.sum(np.fmax(np.abs(z), z.real) + np.cbrt(z.real) + np.clip(z, 0, 1).real), np.ones(2, complex),
+     r"numpy.clip\(%\d+::complex128\[2\], 0, 1\) at test_reliability.py:\d+ gives complex128\[2\]"),
 ])
 def test_a_complex_value_reaching_a_rule_not_written_for_it_is_refused(f, x, made_by):
     """A complex value made or met by a rule not written for complex values (outside
@@ -236,8 +235,8 @@ def test_a_complex_value_reaching_a_rule_not_written_for_it_is_refused(f, x, mad
 
 def test_a_complex_value_reaching_a_rule_not_written_for_it_is_refused_in_forward_mode():
     """jvp refuses as grad does: a complex dual value reaching a rule outside registry.COMPLEX."""
-    with pytest.raises(tapegrad.ComplexValueError, match=r"numpy.maximum\(.*\) at test_reliability.py:\d+ takes complex128\[2\]: "):
-        tapegrad.jvp(lambda z: np.maximum(z, 0.0), (np.ones(2, complex),), (np.ones(2, complex),))
+    with pytest.raises(tapegrad.ComplexValueError, match=r"numpy.clip\(.*\) at test_reliability.py:\d+ takes complex128\[2\]: "):
+        tapegrad.jvp(lambda z: np.clip(z, 0.0, 1.0), (np.ones(2, complex),), (np.ones(2, complex),))
     with pytest.raises(tapegrad.ComplexValueError, match=r"numpy.sign\(.*\) at test_reliability.py:\d+ gives complex128: "):
         tapegrad.jvp(lambda z: np.sign(z), (1j,), (1.0 + 0j,))
     # a comparison of complex values is not differentiated and has no derivative to lose

@@ -173,7 +173,7 @@ def _scatter_along_axis(dy, x, indices, axis):
 
 @rrule(np.sort)
 def sort_rrule(x, *args, **kwargs):
-    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
+    """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     b = bind(np.sort, (x, *args), kwargs)
     if b.get("order") is not None:
         raise NotImplementedError("tapegrad has no derivative of numpy.sort with order= (fields)")
@@ -249,7 +249,7 @@ def tril_rrule(x, *args, **kwargs):
 
 
 # a copy of some elements (or of all, among zeros): its transpose is right for complex values
-# too; the complex tests in tests/rules/test_indexing.py pass for each. np.sort is not declared:
-# numpy orders complex numbers lexicographically
+# too; the complex tests in tests/rules/test_indexing.py pass for each (np.sort in numpy's
+# lexicographic order)
 complex_rules(operator.getitem, scatter_add, np.take, np.take_along_axis, np.diag, np.diagonal,
-              np.triu, np.tril)
+              np.triu, np.tril, np.sort)

@@ -336,6 +336,7 @@ def conjugate_rrule(x):
 
 
 # abs of a complex value (real result) has its own derivation above; real, imag and conj are
-# real-linear. maximum, minimum, fmax, fmin, clip and copysign compare values (complex ones
-# lexicographically in numpy), fabs has no complex loop: they stay out.
-complex_rules(np.absolute, np.real, np.imag, np.conjugate, np.where, branch_cotangent)
+# real-linear. maximum, minimum, fmax and fmin pick one operand in numpy's lexicographic order
+# and route the cotangent to it; clip and copysign stay out, and fabs has no complex loop.
+complex_rules(np.absolute, np.real, np.imag, np.conjugate, np.where, branch_cotangent, np.maximum,
+              np.minimum, np.fmax, np.fmin)

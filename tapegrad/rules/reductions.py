@@ -9,8 +9,9 @@ record them again.
 Complex values (autograd's convention, see the README): the sums, means, products and scans
 are holomorphic, so their pullbacks are the real formulas unchanged; var and std of a complex
 array are real (the mean of |x - mean|²) and pass back the conjugate of the centred values.
-max, min, ptp (and sort, median, partition elsewhere) of a complex array are refused: numpy
-orders complex numbers lexicographically, which is no function to differentiate.
+max, min, ptp and median (and sort and partition elsewhere) of a complex array follow numpy's
+lexicographic order (real parts first): each result is one of the elements (or the mean of
+two), so its cotangent goes to it as for real values.
 """
 from __future__ import annotations
 
@@ -234,7 +235,7 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
 
 @rrule(np.max)
 def max_rrule(x, *args, **kwargs):
-    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
+    """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.max, x, args, kwargs)
     y = np.max(x, *args, **kwargs)
 
@@ -246,7 +247,7 @@ def max_rrule(x, *args, **kwargs):
 
 @rrule(np.min)
 def min_rrule(x, *args, **kwargs):
-    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
+    """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.min, x, args, kwargs)
     y = np.min(x, *args, **kwargs)
 
@@ -263,7 +264,7 @@ register_rrule(np.amin, min_rrule)
 
 @rrule(np.ptp)
 def ptp_rrule(x, *args, **kwargs):
-    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
+    """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.ptp, x, args, kwargs)
     hi = np.max(x, axis=b.get("axis"), keepdims=keepdims)
     lo = np.min(x, axis=b.get("axis"), keepdims=keepdims)
@@ -421,7 +422,7 @@ def _cumprod_grad(dy, x):
 
 
 # holomorphic (sums, means, products, scans) or derived for complex values (var, std): the
-# complex tests in tests/rules/test_reductions.py pass for each. max, min, amax, amin and ptp
-# are not declared: numpy orders complex numbers lexicographically
+# complex tests in tests/rules/test_reductions.py pass for each; max, min, amax, amin, ptp and
+# median select elements in numpy's lexicographic order, and route the cotangent to them
 complex_rules(np.sum, np.mean, np.nansum, np.nanmean, np.average, np.prod, np.cumsum, np.cumprod,
-              np.var, np.std)
+              np.var, np.std, np.max, np.amax, np.min, np.amin, np.ptp, np.median)

@@ -67,7 +67,7 @@ def rollaxis_rrule(a, *args, **kwargs):
 
 @rrule(np.partition)
 def partition_rrule(a, *args, **kwargs):
-    """Not for complex values: numpy orders them lexicographically (not in `complex_rules`)."""
+    """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     b = bind(np.partition, (a, *args), kwargs)
     if b.get("order") is not None:
         raise NotImplementedError("tapegrad has no derivative of numpy.partition with order= (fields)")
@@ -173,6 +173,7 @@ nondifferentiable(np.argpartition)
 
 # the complex tests in tests/rules/test_numpy_extra.py pass for each: moves and picks of elements
 # (a real choice or default beside a complex one gets the real part of its cotangent), the
-# cleaning of each part of a complex number apart, and the angle of a complex number. partition
-# is not declared: numpy orders complex numbers lexicographically
-complex_rules(np.append, np.rollaxis, np.select, np.nan_to_num, np.real_if_close, np.angle)
+# cleaning of each part of a complex number apart, the angle of a complex number, and partition
+# in numpy's lexicographic order
+complex_rules(np.append, np.rollaxis, np.select, np.nan_to_num, np.real_if_close, np.angle,
+              np.partition)

@@ -531,6 +531,11 @@ def _complex_rows():
         pytest.param(np.abs, (cz(3),), {}, id="abs alias"),
         pytest.param(np.conj, (cz(3),), {}, id="conj alias"),
     ]
+    # the picks, in numpy's lexicographic order (real parts first): the cotangent goes to the
+    # operand picked, as for real values
+    for fn in (np.maximum, np.minimum, np.fmax, np.fmin):
+        rows += [pytest.param(fn, (cz(2, 3), cz(2, 3)), {}, id=f"{fn.__name__} complex complex"),
+                 pytest.param(fn, (cz(3), rx(2, 3)), {}, id=f"{fn.__name__} complex real broadcast")]
     return rows
 
 
