@@ -54,9 +54,13 @@ def fabs_rrule(x):
 # --- extrema of two arrays ---
 
 
-def _share(dz, wins, ties):
-    """dz where an operand wins, half of it where it ties, 0 elsewhere."""
-    return np.where(wins, dz, np.where(ties, dz * 0.5, 0.0))
+def _share(dz, wins, ties, operand=None):
+    """dz where an operand wins, half of it where it ties, 0 elsewhere; given the `operand`,
+    summed to its shape (the real part for a real operand of a complex pick)."""
+    if operand is not None and dtype_of(dz).kind == "c" and dtype_of(operand).kind != "c":
+        dz = np.real(dz)
+    share = np.where(wins, dz, np.where(ties, dz * 0.5, 0.0))
+    return share if operand is None else unbroadcast(share, operand)
 
 
 @rrule(np.maximum)
@@ -65,8 +69,8 @@ def maximum_rrule(x, y):
         ties = x == y
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(_share(dz, x > y, ties), x)),
-            Thunk(lambda: unbroadcast(_share(dz, y > x, ties), y)),
+            Thunk(lambda: _share(dz, x > y, ties, x)),
+            Thunk(lambda: _share(dz, y > x, ties, y)),
         )
 
     return np.maximum(x, y), maximum_pullback
@@ -78,8 +82,8 @@ def minimum_rrule(x, y):
         ties = x == y
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(_share(dz, x < y, ties), x)),
-            Thunk(lambda: unbroadcast(_share(dz, y < x, ties), y)),
+            Thunk(lambda: _share(dz, x < y, ties, x)),
+            Thunk(lambda: _share(dz, y < x, ties, y)),
         )
 
     return np.minimum(x, y), minimum_pullback
@@ -92,8 +96,8 @@ def fmax_rrule(x, y):
         ties = x == y
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(_share(dz, (x > y) | np.isnan(y), ties), x)),
-            Thunk(lambda: unbroadcast(_share(dz, (y > x) | (np.isnan(x) & ~np.isnan(y)), ties), y)),
+            Thunk(lambda: _share(dz, (x > y) | np.isnan(y), ties, x)),
+            Thunk(lambda: _share(dz, (y > x) | (np.isnan(x) & ~np.isnan(y)), ties, y)),
         )
 
     return np.fmax(x, y), fmax_pullback
@@ -105,8 +109,8 @@ def fmin_rrule(x, y):
         ties = x == y
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(_share(dz, (x < y) | np.isnan(y), ties), x)),
-            Thunk(lambda: unbroadcast(_share(dz, (y < x) | (np.isnan(x) & ~np.isnan(y)), ties), y)),
+            Thunk(lambda: _share(dz, (x < y) | np.isnan(y), ties, x)),
+            Thunk(lambda: _share(dz, (y < x) | (np.isnan(x) & ~np.isnan(y)), ties, y)),
         )
 
     return np.fmin(x, y), fmin_pullback
@@ -137,8 +141,8 @@ def clip_rrule(a, *bounds, **kwargs):
         m = a if lo is None else np.maximum(a, lo)
         d_m = dz if hi is None else _share(dz, m < hi, m == hi)
         d_a = d_m if lo is None else _share(d_m, a > lo, a == lo)
-        d_lo = NO_TANGENT if lo is None else Thunk(lambda: unbroadcast(_share(d_m, lo > a, a == lo), lo))
-        d_hi = NO_TANGENT if hi is None else Thunk(lambda: unbroadcast(_share(dz, hi < m, m == hi), hi))
+        d_lo = NO_TANGENT if lo is None else Thunk(lambda: _share(d_m, lo > a, a == lo, lo))
+        d_hi = NO_TANGENT if hi is None else Thunk(lambda: _share(dz, hi < m, m == hi, hi))
         d_bounds = (d_lo, d_hi, *(NO_TANGENT for _ in bounds[2:]))
         return (NO_TANGENT, Thunk(lambda: unbroadcast(d_a, a)), *d_bounds[:len(bounds)])
 

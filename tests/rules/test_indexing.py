@@ -332,16 +332,16 @@ def test_complex_gather_jvp(fn, shapes, args, kwargs, rng):
 
 def test_complex_gathers_are_declared():
     """The rules of the complex table are those the indexing and write families declare for
-    complex values; sort is not declared."""
+    complex values."""
     families = ("tapegrad.rules.indexing", "tapegrad.rules.inplace")
     assert {p.values[0] for p in COMPLEX_TABLE} == {fn for fn in COMPLEX if getattr(RULES.get(fn), "__module__", None) in families}
-    assert np.sort not in COMPLEX
 
 
-def test_sort_of_complex_is_refused():
-    """numpy sorts complex numbers lexicographically: a gradient through it raises, naming sort."""
-    with pytest.raises(tapegrad.ComplexValueError, match=r"^numpy.sort\(%\d+::complex128\[3\]\) at test_indexing.py:\d+ gives complex128\[3\]: "):
-        grad(lambda x: np.real(np.sort(x * np.array([1, 1j, 2]))[0]), np.ones(3))
+def test_sort_of_complex_follows_numpys_lexicographic_order():
+    """numpy sorts complex numbers by real part first: sort(x₀, i x₁, 2 x₂) at x = 1 starts with
+    i x₁, so the gradient of Re((1 - i)·sort(z)[0]) = x₁ is (0, 1, 0)."""
+    _, (_, dx) = grad(lambda x: np.real((1 - 1j) * np.sort(x * np.array([1, 1j, 2]))[0]), np.ones(3))
+    np.testing.assert_array_equal(dx, [0.0, 1.0, 0.0])
 
 
 C = np.array([1 + 2j, -1 + 0.5j, 3 - 1j])
