@@ -230,7 +230,7 @@ class ConcatenatorOfTraced:
 
     def __getitem__(self, key):
         items = key if type(key) is tuple else (key,)
-        if not active_tapes():
+        if not (active_tapes() or getattr(_local, "duals", 0)):
             if not _traces[0] and not in_library(sys._getframe(1)):
                 restore()
             return self.original[key]

@@ -181,8 +181,9 @@ LIST_IDIOMS = [
 
 @pytest.mark.parametrize("name, f", LIST_IDIOMS, ids=[n for n, _ in LIST_IDIOMS])
 def test_list_idiom_as_numpy(name, f, rng):
-    """r_ and c_ of traced values, and reductions of array literals, give numpy's value and gradient."""
-    assert_as_numpy(f, rng.uniform(0.5, 1.5, 3))
+    """r_ and c_ of traced values, and reductions of array literals, give numpy's value and
+    gradient, in forward mode too."""
+    assert_as_numpy(f, rng.uniform(0.5, 1.5, 3), modes=("rev", "fwd"))
 
 
 def test_numpy_objects_are_numpys_outside_a_trace():
