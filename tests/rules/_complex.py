@@ -108,3 +108,20 @@ def check_complex_jvp(fn, *args, rng, kwargs=None, wrt=None, h=1e-6, rtol=1e-6, 
         for got, want in pairs:
             np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * 1e3,
                                        err_msg=f"{fn.__name__} argument {i}: jvp differs from central differences")
+
+
+def power(z):
+    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts),
+    written as Re Σ (2 z conj(z) - z²) so that the complex values meet np.real only at the end."""
+    return np.real(np.sum(2 * z * np.conj(z) - z * z))
+
+
+def complex_of(x, y):
+    """x + iy for real x and y, made with casts (whose pullbacks take the real part of a complex
+    cotangent) so that every product and sum in it is of complex values."""
+    return np.astype(x, np.complex128) + 1j * np.astype(y, np.complex128)
+
+
+def made_args(makes, rng):
+    """The arguments of a table row: each entry a value, or a function of `rng` that makes one."""
+    return [m(rng) if callable(m) else m for m in makes]

@@ -10,7 +10,7 @@ from tapegrad.arraylike import added_at, updated
 from tapegrad.registry import COMPLEX, RULES
 from tapegrad.rules.indexing import scatter_add
 
-from _complex import check_complex_jvp, check_complex_rule
+from _complex import check_complex_jvp, check_complex_rule, complex_of, power
 
 MASK = np.array([[True, False, True], [False, False, True]])
 #: (shape, index): every kind of index numpy has, alone and mixed
@@ -373,18 +373,6 @@ def test_complex_buffer_writes_have_the_closed_form_gradient():
 def test_complex_buffer_writes_of_x_plus_iy():
     """The same, with z written x + 1j*y."""
     _check_buffer_gradient(_buffer_writes)
-
-
-def power(z):
-    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts),
-    written as Re Σ (2 z conj(z) - z²) so that the complex values meet np.real only at the end."""
-    return np.real(np.sum(2 * z * np.conj(z) - z * z))
-
-
-def complex_of(x, y):
-    """x + iy for real x and y, made with casts (whose pullbacks take the real part of a complex
-    cotangent) so that every product and sum in it is of complex values."""
-    return np.astype(x, np.complex128) + 1j * np.astype(y, np.complex128)
 
 
 def _complex_order2_rows():

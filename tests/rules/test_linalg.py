@@ -5,7 +5,7 @@ import pytest
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad
 
-from _complex import check_complex_jvp, check_complex_rule
+from _complex import check_complex_jvp, check_complex_rule, made_args
 
 DTYPES = [np.float64, np.float32]
 SQUARE = [(3, 3), (2, 3, 3)]
@@ -376,19 +376,15 @@ COMPLEX_TABLE = _cases([
 
 
 
-def _call_args(makes, rng):
-    return [m(rng) if callable(m) else m for m in makes]
-
-
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_linalg_rule(fn, makes, kwargs, rng):
     """The dot-product test of each pullback along random complex directions."""
-    check_complex_rule(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
+    check_complex_rule(fn, *made_args(makes, rng), rng=rng, kwargs=kwargs)
 
 
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_linalg_jvp(fn, makes, kwargs, rng):
-    check_complex_jvp(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
+    check_complex_jvp(fn, *made_args(makes, rng), rng=rng, kwargs=kwargs)
 
 
 def power(z):

@@ -8,7 +8,7 @@ import tapegrad
 from tapegrad import ZERO, check_grad, grad, gradient
 from tapegrad.registry import COMPLEX, RULES
 
-from _complex import check_complex_jvp, check_complex_rule
+from _complex import check_complex_jvp, check_complex_rule, complex_of, power
 from _rule_tables import DTYPES
 
 SPACING = np.array([0.0, 1.0, 3.0, 4.0, 7.0])
@@ -282,18 +282,6 @@ def test_real_if_close_of_a_nearly_real_array_passes_the_real_part_back():
     dz = back(np.array([3.0, -1.0]))[1]
     assert dz.dtype == np.complex128
     np.testing.assert_array_equal(dz, [3.0, -1.0])
-
-
-def power(z):
-    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts),
-    written as Re Σ (2 z conj(z) - z²) so that the complex values meet np.real only at the end."""
-    return np.real(np.sum(2 * z * np.conj(z) - z * z))
-
-
-def complex_of(x, y):
-    """x + iy for real x and y, made with casts (whose pullbacks take the real part of a complex
-    cotangent) so that every product and sum in it is of complex values."""
-    return np.astype(x, np.complex128) + 1j * np.astype(y, np.complex128)
 
 
 def _sq(x, y):

@@ -6,7 +6,7 @@ import tapegrad
 from tapegrad import check_grad
 from tapegrad.tangents import getitem
 
-from _complex import check_complex_jvp, check_complex_rule, random_like
+from _complex import check_complex_jvp, check_complex_rule, made_args, random_like
 
 DTYPES = [np.float64, np.float32]
 
@@ -253,19 +253,15 @@ COMPLEX_TABLE = _cases([
 
 
 
-def _call_args(makes, rng):
-    return [m(rng) if callable(m) else m for m in makes]
-
-
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_product_rule(fn, makes, kwargs, rng):
     """The dot-product test of each product's pullback along random complex directions."""
-    check_complex_rule(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
+    check_complex_rule(fn, *made_args(makes, rng), rng=rng, kwargs=kwargs)
 
 
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_product_jvp(fn, makes, kwargs, rng):
-    check_complex_jvp(fn, *_call_args(makes, rng), rng=rng, kwargs=kwargs)
+    check_complex_jvp(fn, *made_args(makes, rng), rng=rng, kwargs=kwargs)
 
 
 @pytest.mark.parametrize("makes", [[C(3), R(3, 4), C(4, 2)], [C(2, 3), C(3, 3), R(3,)], [R(2, 2), C(2, 2)]])

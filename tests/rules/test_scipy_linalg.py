@@ -8,7 +8,7 @@ from tapegrad import check_grad, gradient
 from tapegrad.scipy import linalg as tsl
 from tapegrad.tangents import getitem
 
-from _complex import check_complex_jvp, check_complex_rule, random_like
+from _complex import check_complex_jvp, check_complex_rule, made_args, random_like
 
 DTYPES = [np.float64, np.float32]
 
@@ -227,10 +227,6 @@ COMPLEX_TABLE = _cases([
 
 
 
-def _call_args(makes, rng):
-    return [m(rng) if callable(m) else m for m in makes]
-
-
 def _wrt(args):
     """The array arguments (a factorization's tuple is checked by `test_complex_factor_argument`)."""
     return [i for i, a in enumerate(args) if not isinstance(a, tuple)]
@@ -239,7 +235,7 @@ def _wrt(args):
 @pytest.mark.parametrize("fn, makes, kwargs", COMPLEX_TABLE)
 def test_complex_scipy_linalg_rule(fn, makes, kwargs, rng):
     """The dot-product test of each pullback along random complex directions."""
-    args = _call_args(makes, rng)
+    args = made_args(makes, rng)
     # assume_a='sym' gives a real matrix the symmetric gradient (checked in test_solve_like_rule):
     # here the complex right-hand side
     wrt = [1] if kwargs.get("assume_a") == "sym" else _wrt(args)
@@ -248,14 +244,14 @@ def test_complex_scipy_linalg_rule(fn, makes, kwargs, rng):
 
 @pytest.mark.parametrize("fn, makes, kwargs", [p for p in COMPLEX_TABLE if p.values[0] not in (tsl.lu_solve, tsl.cho_solve)])
 def test_complex_scipy_linalg_jvp(fn, makes, kwargs, rng):
-    args = _call_args(makes, rng)
+    args = made_args(makes, rng)
     check_complex_jvp(fn, *args, rng=rng, kwargs=kwargs, wrt=_wrt(args))
 
 
 @pytest.mark.parametrize("fn, makes, kwargs", [p for p in COMPLEX_TABLE if p.values[0] in (tsl.lu_solve, tsl.cho_solve)])
 def test_complex_factor_argument(fn, makes, kwargs, rng):
     """The dot-product test for the factor inside lu_solve's (lu, piv) and cho_solve's (c, lower)."""
-    (factor, flag), b = _call_args(makes, rng)
+    (factor, flag), b = made_args(makes, rng)
     y, back = tapegrad.rrule(fn, (factor, flag), b, **kwargs)
     g = random_like(rng, y)
     c = getitem(getitem(back(g), 1), 0)

@@ -9,7 +9,7 @@ from tapegrad import ZERO, check_grad, grad
 from tapegrad.pytree import build
 from tapegrad.registry import COMPLEX, RULES
 
-from _complex import check_complex_jvp, check_complex_rule, random_like
+from _complex import check_complex_jvp, check_complex_rule, complex_of, power, random_like
 
 #: functions that take their arrays as one sequence argument
 SEQUENCE = {np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack}
@@ -401,18 +401,6 @@ def test_complex_shape_rules_are_declared():
     families = ("tapegrad.rules.shape", "tapegrad.rules.assembly")
     assert {p.values[0] for p in COMPLEX_TABLE} | {np.astype} == {
         fn for fn in COMPLEX if getattr(RULES.get(fn), "__module__", None) in families}
-
-
-def power(z):
-    """A real result of a complex array: Σ Re(z)² + 3 Im(z)² (weights unequal, to see both parts),
-    written as Re Σ (2 z conj(z) - z²) so that the complex values meet np.real only at the end."""
-    return np.real(np.sum(2 * z * np.conj(z) - z * z))
-
-
-def complex_of(x, y):
-    """x + iy for real x and y, made with casts (whose pullbacks take the real part of a complex
-    cotangent) so that every product and sum in it is of complex values."""
-    return np.astype(x, np.complex128) + 1j * np.astype(y, np.complex128)
 
 
 def _complex_order2_rows():
