@@ -85,7 +85,7 @@ def complex_rules(*fns):
     --------
     >>> import numpy as np
     >>> from tapegrad.registry import COMPLEX
-    >>> np.fft.fft in COMPLEX and np.maximum not in COMPLEX
+    >>> np.fft.fft in COMPLEX and np.clip not in COMPLEX
     True
     """
     COMPLEX.update(fns)
