@@ -252,13 +252,20 @@ def _real_part(p):
     return np.real(p) if np.iscomplexobj(p) else p
 
 
-def _direction(rng, x):
-    """A random direction with the shape and float dtype of argument `x`."""
+def _draw(rng, x):
+    """A random direction of `x`'s shape, in float64 (complex128 for a complex `x`: both parts move)."""
     v = rng.standard_normal(np.shape(x))
-    if np.iscomplexobj(x):  # both parts move
+    if np.iscomplexobj(x):
         v = v + 1j * rng.standard_normal(np.shape(x))
-        return v.astype(x.dtype) if isinstance(x, np.ndarray) else complex(v)
-    return v.astype(x.dtype) if isinstance(x, np.ndarray) else float(v)
+    return v
+
+
+def _direction(rng, x):
+    """A random direction with the shape and dtype of argument `x`."""
+    v = _draw(rng, x)
+    if isinstance(x, np.ndarray):
+        return v.astype(x.dtype)
+    return complex(v) if np.iscomplexobj(x) else float(v)
 
 
 def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
@@ -291,9 +298,7 @@ def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
             if path[0] == 0:
                 continue  # a leaf of f that f does not expose for differentiation
             raise AssertionError(f"gradient at {path} of a float leaf is NoTangent(): {x!r}")
-        v = rng.standard_normal(np.shape(x))
-        if np.iscomplexobj(x):  # a complex leaf moves in both parts
-            v = v + 1j * rng.standard_normal(np.shape(x))
+        v = _draw(rng, x)
         directions[key] = (x, v)
         if g is ZERO:
             continue

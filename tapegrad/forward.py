@@ -229,7 +229,7 @@ def dual_call(fn, args, kwargs):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
     tag = _top_tag(args)
     vals, dargs = _split(args, tag)
-    if fn not in COMPLEX and fn not in NONDIFF and any(map(_complex_kind, vals)):
+    if fn not in COMPLEX and fn not in NONDIFF and any(map(is_complex_value, vals)):
         _refuse_complex(fn, args, kwargs, vals, dargs, None)  # (before its rule runs on them)
     rule = FRULES.get(fn)
     if rule is not None:
@@ -264,7 +264,7 @@ def _refuse_complex(fn, args, kwargs, vals, dargs, y):
     result of one (np.sign(z) = z/|z|) is refused."""
     if y is None:  # before the rule: a complex value that varies (a complex constant beside
         # the dual values is not differentiated; a complex result is checked after the rule)
-        complex_varying = [v for v, d in zip(vals, dargs) if d is not ZERO and _complex_kind(v)]
+        complex_varying = [v for v, d in zip(vals, dargs) if d is not ZERO and is_complex_value(v)]
         if not complex_varying:
             return
         culprit = complex_varying[0]
@@ -319,17 +319,9 @@ def _pair(t, d):
             total = total + _pair(a, b)
         return total
     p = t * d
-    if _complex_kind(p):
+    if is_complex_value(p):
         p = np.real(p)  # (real before the sum: a sum of real numbers is all a pairing needs)
     return np.sum(p)
-
-
-def _complex_kind(v) -> bool:
-    """Whether `v`, a value, Tracer or Dual, holds complex numbers."""
-    if type(v) is complex:
-        return True
-    dt = getattr(v, "dtype", None)
-    return isinstance(dt, np.dtype) and dt.kind == "c"  # (a dtype class passed as an argument has none)
 
 
 def derived_frule(fn, vals, dargs, kwargs):
@@ -513,10 +505,10 @@ def jacobian(f, x, mode: str = "rev", holomorphic: bool = False):
     if mode not in ("fwd", "rev"):
         raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
     spec, leaves = flatten(x, argument=True)
-    if not holomorphic and any(map(_complex_kind, leaves)):
+    if not holomorphic and any(map(is_complex_value, leaves)):
         raise ComplexValueError(
             f"the Jacobian taken at {user_location()} is with respect to a complex "
-            f"{type_str(next(v for v in leaves if _complex_kind(v)))}: a complex Jacobian matrix "
+            f"{type_str(next(v for v in leaves if is_complex_value(v)))}: a complex Jacobian matrix "
             f"(df/dz) exists only for a holomorphic function; pass holomorphic=True if it is "
             f"(as JAX's jacfwd/jacrev ask), or take real and imaginary parts as two real "
             f"arguments, f(x + 1j*y), for the full real Jacobian"
@@ -616,7 +608,7 @@ def _array_jacobian(f, x, mode, structured=False):
     if not structured and _is_structure(y):
         return None
     m = int(np.prod(np.shape(y)))
-    real_x_complex_y = is_complex_value(y) and not _complex_kind(x)
+    real_x_complex_y = is_complex_value(y) and not is_complex_value(x)
     rows = []
     for j in range(m):
         e = np.zeros(m, dtype=np.result_type(_inner_dtype(y), float))
@@ -676,10 +668,10 @@ def hessian(f, x, mode: str = HESSIAN_MODE):
     (4.0, 2.0, 0.0)
     """
     leaves = flatten(x, argument=True)[1]
-    if any(map(_complex_kind, leaves)):
+    if any(map(is_complex_value, leaves)):
         raise ComplexValueError(
             f"the Hessian taken at {user_location()} is with respect to a complex "
-            f"{type_str(next(v for v in leaves if _complex_kind(v)))}: the gradient of a real "
+            f"{type_str(next(v for v in leaves if is_complex_value(v)))}: the gradient of a real "
             f"function of complex values is not holomorphic, so no complex matrix is its "
             f"derivative; use hvp(f, x, v) for H v (the gradient of the derivative along v), "
             f"or take real and imaginary parts as two real arguments, f(x + 1j*y), for the "

@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from ..errors import is_complex_value
 from ..registry import unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 
@@ -124,12 +125,25 @@ def tangent_float(x):
     return dt if dt is not None and dt.kind in "fc" else np.dtype(np.float64)
 
 
+def real_for(t, x):
+    """`t`, a cotangent of `x`, or its real part when `x` is real and `t` complex: a real
+    argument of a rule with a complex result (autograd's convention, see the README). For a
+    holomorphic rule `t` is the real rule's formula, with no conjugate: ``x * z`` gives z's
+    cotangent ``g x`` and a real x's ``Re(g z)``."""
+    if is_complex_value(t) and not is_complex_value(x):
+        return np.real(t)
+    return t
+
+
+def real_to(t, x):
+    """`real_for` of `t` summed down to x's shape."""
+    return real_for(unbroadcast(t, x), x)
+
+
 def like(g, x):
     """`g` as the tangent of `x`: summed down to x's shape, in x's dtype, a scalar for a number."""
-    g = unbroadcast(g, x)
+    g = real_to(g, x)
     dt = getattr(x, "dtype", None)
-    if dtype_of(g).kind == "c" and dtype_of(x).kind != "c":
-        g = np.real(g)  # a real argument of a complex product: the real part (autograd's convention)
     if dt is not None and dt.kind in "fc":
         if g.dtype != dt:  # mixed precision: the product was promoted, the tangent is not
             g = g.astype(dt)

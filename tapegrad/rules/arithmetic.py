@@ -12,17 +12,7 @@ from .. import registry
 from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ..errors import is_complex_value
-
-
-def real_to(t, x):
-    """The cotangent `t` of argument `x` of a rule with a complex result: summed down to x's
-    shape, and its real part when x is real (autograd's convention, see the README). For a
-    holomorphic rule `t` is the real rule's formula, with no conjugate: ``x * z`` gives z's
-    cotangent ``g x`` and a real x's ``Re(g z)``."""
-    t = unbroadcast(t, x)
-    if not is_complex_value(x) and is_complex_value(t):
-        t = np.real(t)
-    return t
+from ._shapes import real_to
 
 
 def _complex_pullback(name, *parts):

@@ -20,7 +20,7 @@ from ..arraylike import ArrayLike
 from ..errors import is_complex_value
 from ..registry import complex_rules, frule, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from ._shapes import dtype_of
+from ._shapes import real_for, real_to
 
 # --- absolute value ---
 
@@ -57,10 +57,8 @@ def fabs_rrule(x):
 def _share(dz, wins, ties, operand=None):
     """dz where an operand wins, half of it where it ties, 0 elsewhere; given the `operand`,
     summed to its shape (the real part for a real operand of a complex pick)."""
-    if operand is not None and dtype_of(dz).kind == "c" and dtype_of(operand).kind != "c":
-        dz = np.real(dz)
     share = np.where(wins, dz, np.where(ties, dz * 0.5, 0.0))
-    return share if operand is None else unbroadcast(share, operand)
+    return share if operand is None else real_to(share, operand)
 
 
 @rrule(np.maximum)
@@ -259,8 +257,7 @@ def _branch(condition, dz, x, taken):
     concrete = type(condition) is np.ndarray or type(condition) in (bool, np.bool_)
     if concrete and not np.any(condition == taken):
         return ZERO
-    if dtype_of(dz).kind == "c" and dtype_of(x).kind != "c":
-        dz = np.real(dz)  # a real branch of a complex result: the real part (autograd's convention)
+    dz = real_for(dz, x)  # before the mark, which np.real would not keep
     if taken:
         d, untaken = np.where(condition, dz, 0.0), np.logical_not(condition)
     else:
