@@ -44,7 +44,7 @@ if ROOT not in sys.path:
 import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 
-from benchmarks.frameworks import FRAMEWORKS, Skipped  # noqa: E402
+from benchmarks.frameworks import FRAMEWORKS, Skipped, steady_heap  # noqa: E402
 from benchmarks.workloads import WORKLOADS, compare  # noqa: E402
 
 RTOL = 1e-6
@@ -53,6 +53,8 @@ MEMORY_MARK = "MEMORY_JSON "
 RSS_FLOOR = 65536
 #: repeats, and the least time one sample (a loop of calls) should take
 SETTINGS = {"quick": (5, 0.005), "full": (15, 0.03)}
+#: what `steady_heap` set, for the report
+HEAP = "malloc: default"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,6 +462,7 @@ def environment_lines(frameworks, unavailable, quick, repeats, target, elapsed):
     if "torch" in sys.modules:
         tn = f"; torch.get_num_threads() = {sys.modules['torch'].get_num_threads()}"
     lines.append(f"- threads: {threads}{tn}")
+    lines.append(f"- {HEAP}")
     return lines
 
 
@@ -566,6 +569,8 @@ def main(argv=None):
         memory_child(a.memory_child, wl_names, a.quick)
         return 0
 
+    global HEAP
+    HEAP = steady_heap()  # the same allocator settings for every framework (see there)
     t_start = time.perf_counter()
     repeats, target = SETTINGS["quick" if a.quick else "full"]
     repeats = a.repeats or repeats

@@ -30,8 +30,10 @@ def child(tree):
     sys.path[:0] = [tree, ROOT]  # that tree's tapegrad, this tree's workloads and adapters
     import gc
 
-    from benchmarks.frameworks import FRAMEWORKS
+    from benchmarks.frameworks import FRAMEWORKS, steady_heap
     from benchmarks.workloads import WORKLOADS
+
+    steady_heap()  # as run.py does: no page-faulting of arrays from call to call
 
     adapter = FRAMEWORKS["tapegrad"]
     adapter.load()
