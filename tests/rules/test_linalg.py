@@ -281,15 +281,19 @@ def test_named_tuple_results_keep_their_fields_when_traced(rng):
 
 @pytest.mark.parametrize("triangle", [None, "lower", "upper"])
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
-def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol, triangle):
+@pytest.mark.parametrize("n", [40, 150])
+def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol, triangle, n):
     """Concrete matrices take BLAS's triangular routines, traced ones and stacks the numpy form:
-    both give the same cotangent, symmetric (triangle=None) or on the triangle read."""
+    both give the same cotangent, symmetric (triangle=None) or on the triangle read. From
+    n = 65 the BLAS form goes a block of 64 columns at a time (150: two blocks and a narrower one)."""
     from tapegrad.rules.decompositions import _blas_ready, _cholesky_grad_blas, cholesky_grad
 
-    a = spd(rng, (40, 40), dtype)
-    l, dl = np.linalg.cholesky(a), rng.standard_normal((40, 40)).astype(dtype)
+    a = spd(rng, (n, n), dtype)
+    l, dl = np.linalg.cholesky(a), rng.standard_normal((n, n)).astype(dtype)
     assert _blas_ready(l, dl) and not _blas_ready(l[None], dl[None])
+    kept = dl.copy()
     fast = _cholesky_grad_blas(l, dl, triangle)
+    np.testing.assert_array_equal(dl, kept)  # the cotangent is read, not written
     stacked = cholesky_grad(l[None], dl[None], None, triangle)[0]  # a stack of one: the traceable form
     assert fast.dtype == dtype
     np.testing.assert_allclose(fast, stacked, rtol=tol, atol=tol * np.abs(stacked).max())
