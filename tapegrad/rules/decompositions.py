@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 
+from ..context import primitive
 from ..errors import TapegradError, user_location
 from ..registry import complex_rules, rrule, stand_in
 from ..scipy.linalg import solve_triangular
@@ -109,6 +110,13 @@ def cholesky_grad(l, dl, solve_lt=None, triangle=None):
     """
     if _blas_ready(l, dl):
         return _cholesky_grad_blas(l, dl, triangle)
+    if _real_matrices(l, dl):
+        # traced (a gradient of a gradient, a compiled program): one op of the tape, whose
+        # value is computed on BLAS, in the program too; the other triangles follow from it
+        a = cholesky_lower_grad(l, dl)
+        if triangle == "lower":
+            return a
+        return mT(a) if triangle == "upper" else 0.5 * (a + mT(a))
     if solve_lt is None:
         solve_lt = lambda l, b: np.linalg.solve(mT(l), b)
     eye = _eye_like(l)
@@ -123,6 +131,26 @@ def _blas_ready(l, dl):
     """Two plain real matrices of one BLAS dtype: the pullback can call BLAS itself."""
     return (type(l) is np.ndarray and type(dl) is np.ndarray and l.ndim == 2 and dl.ndim == 2
             and l.size > 0 and l.dtype == dl.dtype and l.dtype in (np.float64, np.float32))
+
+
+def _real_matrices(l, dl):
+    """Two real matrices of one BLAS dtype, plain or traced: `cholesky_lower_grad` takes them."""
+    return (np.ndim(l) == 2 and np.ndim(dl) == 2 and np.size(l) > 0
+            and dtype_of(l) == dtype_of(dl) and dtype_of(l) in (np.float64, np.float32))
+
+
+@primitive(traceable=False)
+def cholesky_lower_grad(l, dl):
+    """`cholesky_grad(l, dl, triangle="lower")` of one real matrix as one primitive: the
+    gradient of a function of the lower triangle of A = L Lᵀ, lower triangular.
+
+    On concrete matrices it calls BLAS (`_cholesky_grad_blas`, blocked from n = 65); a traced
+    pullback records it as one op, so that a compiled gradient program calls BLAS too and a
+    second derivative uses `cholesky_lower_grad_rrule`.
+    """
+    if _blas_ready(l, dl):
+        return _cholesky_grad_blas(l, dl, "lower")
+    return cholesky_grad(l[None], dl[None], None, "lower")[0]  # (not a BLAS dtype: numpy's form)
 
 
 def _cholesky_grad_blas(l, dl, triangle=None):
@@ -204,6 +232,41 @@ def _cholesky_grad_blocked(l, dl):
 def _triangular_lt(l, b):
     """L⁻ᵀ B for a lower-triangular L, through the traceable triangular solve."""
     return solve_triangular(l, b, trans=1, lower=True)
+
+
+def _phi(x):
+    """Φ(X): the lower triangle of X with its diagonal halved (self-adjoint)."""
+    p = np.tril(x)
+    return p - 0.5 * _eye_like(x) * p
+
+
+def _solve_lower(l, b):
+    """L⁻¹ B for a lower-triangular L, through the traceable triangular solve."""
+    return solve_triangular(l, b, lower=True)
+
+
+@rrule(cholesky_lower_grad)
+def cholesky_lower_grad_rrule(l, dl):
+    """The pullback of the Cholesky pullback (second derivatives through cholesky).
+
+    The value is Ā = T(S), S = L⁻ᵀ P L⁻¹, P = Φ(Q), Q = Lᵀ G with G = tril(L̄), and
+    T(S) = Φ(S + Sᵀ); it depends on the lower triangles of L and L̄ only. Given the cotangent
+    C of Ā: S̄ = Φ(C) + Φ(C)ᵀ (T's adjoint), P̄ = L⁻¹ S̄ L⁻ᵀ and Q̄ = Φ(P̄); then
+    Ḡ = tril(L Q̄), and L̄ = tril(G Q̄ᵀ − Y L P̄), where the first term comes through Q and
+    the second through L⁻¹ (dL⁻¹ = −L⁻¹ dL L⁻¹ in S = L⁻ᵀ P L⁻¹ gives −L⁻ᵀ (P + Pᵀ) L⁻¹ S̄ L⁻ᵀ,
+    with L⁻ᵀ (P + Pᵀ) L⁻¹ = S + Sᵀ = Y = Ā + Āᵀ and S̄ L⁻ᵀ = L P̄)."""
+    a = cholesky_lower_grad(l, dl)
+
+    def cholesky_lower_grad_pullback(da):
+        sbar = _phi(da)
+        sbar = sbar + mT(sbar)
+        pbar = _solve_lower(l, mT(_solve_lower(l, sbar)))  # L⁻¹ (L⁻¹ S̄)ᵀ = L⁻¹ S̄ L⁻ᵀ
+        qbar = _phi(pbar)
+        ddl = np.tril(np.matmul(l, qbar))
+        dl_l = np.tril(np.matmul(np.tril(dl), mT(qbar)) - np.matmul(a + mT(a), np.matmul(l, pbar)))
+        return NO_TANGENT, dl_l, ddl
+
+    return a, cholesky_lower_grad_pullback
 
 
 @rrule(np.linalg.cholesky)
