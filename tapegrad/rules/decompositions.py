@@ -174,7 +174,7 @@ def _cholesky_grad_blas(l, dl, triangle=None):
     # only the lower triangle of L varies: the cotangent of the zeros above it is dropped
     pt = trmm(1.0, lt, np.tril(dl).T, side=1, lower=0, trans_a=1, overwrite_b=1)  # (Lᵀ L̄)ᵀ = L̄ᵀ L
     phi = np.tril(pt.T)
-    phi[np.diag_indices_from(phi)] *= 0.5  # Φ: the lower triangle with its diagonal halved
+    phi.flat[::phi.shape[0] + 1] *= 0.5  # Φ: the lower triangle with its diagonal halved
     # both solves from the right, which OpenBLAS does faster than from the left (64 x 64: by
     # a fifth), with one transposed copy between them: Φᵀ L⁻¹, then (L⁻ᵀ Φ) L⁻¹ = S
     x = trsm(1.0, lt, phi.T, side=1, lower=0, trans_a=1, overwrite_b=1)
