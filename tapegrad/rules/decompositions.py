@@ -155,12 +155,12 @@ def cholesky_lower_grad(l, dl):
 
 def _cholesky_grad_blas(l, dl, triangle=None):
     """`cholesky_grad` on concrete matrices, calling BLAS's triangular routines directly: Lᵀ L̄
-    as a triangular product (half a matmul's work), then the two solves in place.
+    as a triangular product (half a matmul's work), then the two solves in place; above
+    64 x 64, a block of columns at a time (`_cholesky_grad_blocked`).
 
     BLAS reads arrays in Fortran order, where a C-ordered M is Mᵀ: so the work is done on
-    transposes, which costs no copies, and gives S + Sᵀ, symmetric. At n = 300
-    this takes half the time of the traceable form, which the pullback still uses whenever
-    a value is traced (a gradient of a gradient) or the matrices come in stacks.
+    transposes, which costs no copies, and gives S + Sᵀ, symmetric. A traced pullback calls
+    it through `cholesky_lower_grad`; stacks and complex matrices take the traceable form.
     """
     if l.shape[0] > _BLOCK:
         a = _cholesky_grad_blocked(l, dl)
