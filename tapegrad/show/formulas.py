@@ -34,6 +34,7 @@ from ..arraylike import added_at, updated
 from ..errors import qualified_name
 from ..pytree import build
 from ..registry import RULES
+from ..rules.decompositions import cholesky_lower_grad
 from ..rules.indexing import scatter_add
 from ..rules.piecewise import branch_cotangent
 from ..scipy import linalg as tg_linalg
@@ -440,6 +441,9 @@ formulas(np.linalg.lstsq, "the least-squares pullback through pinv({a[0]})", "pi
 formulas(np.linalg.pinv, "-{y}ᵀ·{dy}·{y}ᵀ plus the terms of the two null spaces")
 formulas(np.linalg.matrix_power, "Σₖ ({a[0]}ᵀ)ᵏ · {dy} · ({a[0]}ᵀ)ⁿ⁻¹⁻ᵏ")
 formulas(np.linalg.cholesky, "L⁻ᵀ · Φ(Lᵀ · {dy}) · L⁻¹, symmetrized (L = {y}, Φ: lower half, diagonal halved)")
+formulas(cholesky_lower_grad,
+         "tril(tril({a[1]}) · Q̄ᵀ - ({y} + {y}ᵀ) · L · P̄), P̄ = L⁻¹ · S̄ · L⁻ᵀ, S̄ = Φ({dy}) + Φ({dy})ᵀ, Q̄ = Φ(P̄) (L = {a[0]})",
+         "tril({a[0]} · Φ(P̄)), P̄ = L⁻¹ · (Φ({dy}) + Φ({dy})ᵀ) · L⁻ᵀ (L = {a[0]})")
 formulas(np.linalg.eigh, "conj(V) · (diag(ȳw) + F ∘ Vᵀ·ȳV) · Vᵀ, Fᵢⱼ = 1/(wⱼ - wᵢ) ((w, V) = {y})")
 formulas(np.linalg.eigvalsh, "conj(V) · diag({dy}) · Vᵀ (V the eigenvectors of {a[0]})")
 formulas(np.linalg.qr, "the QR pullback: (ȳQ + conj(Q)·B) · R⁻ᵀ, B Hermitian from the upper triangle of ȳR·Rᵀ - Qᵀ·ȳQ")

@@ -4,6 +4,7 @@ import pytest
 
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad
+from tapegrad.rules.decompositions import cholesky_lower_grad
 
 from _complex import check_complex_jvp, check_complex_rule, made_args
 
@@ -131,7 +132,7 @@ MATRIX_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
 VECTOR_AXES = [((3,), None), ((3,), 0), ((2, 3), 0), ((2, 3), -1), ((2, 3), (1,)), ((2, 3, 2), 1)]
 MATRIX_AXES = [((2, 3), None), ((2, 3, 2), (0, 1)), ((2, 3, 2), (-1, 0)), ((3, 2, 2), (2, 1))]
 
-EXERCISED = {row[0] for row in MATRIX} | {np.linalg.solve, np.linalg.lstsq, np.linalg.norm}
+EXERCISED = {row[0] for row in MATRIX} | {np.linalg.solve, np.linalg.lstsq, np.linalg.norm, cholesky_lower_grad}
 
 
 def _case_id(v):
@@ -281,15 +282,21 @@ def test_named_tuple_results_keep_their_fields_when_traced(rng):
 
 @pytest.mark.parametrize("triangle", [None, "lower", "upper"])
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
-def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol, triangle):
+@pytest.mark.parametrize("n", [40, 150])
+def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, tol, triangle, n):
     """Concrete matrices take BLAS's triangular routines, traced ones and stacks the numpy form:
-    both give the same cotangent, symmetric (triangle=None) or on the triangle read."""
+    both give the same cotangent, symmetric (triangle=None) or on the triangle read. From
+    n = 65 the BLAS form goes a block of 64 columns at a time (150: two blocks and a narrower one)."""
     from tapegrad.rules.decompositions import _blas_ready, _cholesky_grad_blas, cholesky_grad
 
-    a = spd(rng, (40, 40), dtype)
-    l, dl = np.linalg.cholesky(a), rng.standard_normal((40, 40)).astype(dtype)
+    a = spd(rng, (n, n), dtype)
+    l, dl = np.linalg.cholesky(a), rng.standard_normal((n, n)).astype(dtype)
     assert _blas_ready(l, dl) and not _blas_ready(l[None], dl[None])
+    kept = dl.copy()
     fast = _cholesky_grad_blas(l, dl, triangle)
+    np.testing.assert_array_equal(dl, kept)  # the cotangent is read, not written
+    # the cotangent of L's zeros is dropped, even an infinite one (no 0 * inf inside BLAS)
+    np.testing.assert_array_equal(_cholesky_grad_blas(l, np.where(np.tri(n, dtype=bool), dl, np.inf), triangle), fast)
     stacked = cholesky_grad(l[None], dl[None], None, triangle)[0]  # a stack of one: the traceable form
     assert fast.dtype == dtype
     np.testing.assert_allclose(fast, stacked, rtol=tol, atol=tol * np.abs(stacked).max())
@@ -301,6 +308,22 @@ def test_cholesky_pullback_on_blas_agrees_with_the_traceable_form(rng, dtype, to
         symmetric = _cholesky_grad_blas(l, dl)
         np.testing.assert_allclose(fast, np.tril(2 * symmetric) - np.diag(np.diag(symmetric)) if triangle == "lower"
                                    else np.triu(2 * symmetric) - np.diag(np.diag(symmetric)), rtol=tol, atol=tol)
+
+
+def test_compiled_cholesky_gradient_calls_the_blas_pullback(rng):
+    """A compiled gradient program records the Cholesky pullback as one call (which runs on
+    BLAS), not the traceable form's product and solves, and agrees with the eager gradient."""
+    a = spd(rng, (80, 80), np.float64)
+    w = rng.standard_normal((80, 80))
+
+    def f(a):
+        return np.sum(np.linalg.cholesky(a) * w)
+
+    g = tapegrad.compiled_grad(f)
+    for _ in range(3):  # eager, traced, then the compiled program
+        got = g(a)[1][1]
+    np.testing.assert_allclose(got, tapegrad.grad(f, a)[1][1], rtol=1e-12, atol=1e-12)
+    assert "cholesky_lower_grad(" in g.source(a)
 
 
 # --- complex values, under autograd's convention (tests/rules/_complex.py) ---
@@ -521,6 +544,10 @@ def _order2_rows():
     rows += [(np.linalg.norm, lambda x, o=o: np.linalg.norm(x, o, axis=1), (x,)) for o in VECTOR_ORDS]
     rows += [(np.linalg.norm, lambda x, o=o: np.linalg.norm(x, o), (general(rng, (3, 3), np.float64),))
              for o in MATRIX_ORDS]
+    # the Cholesky pullback as the primitive a traced pullback records (a function of the lower
+    # triangles of L and L̄); its rule is what second derivatives through cholesky use
+    l = np.linalg.cholesky(spd(rng, (3, 3), np.float64))
+    rows.append((cholesky_lower_grad, lambda l, g: cholesky_lower_grad(l, g) ** 2, (l, rng.standard_normal((3, 3)))))
     return rows
 
 
