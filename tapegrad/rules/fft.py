@@ -22,6 +22,7 @@ Forward rules are written out too: each transform applied to the input's tangent
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -39,7 +40,9 @@ def _norm_axes(axes, ndim):
 
 def _plan(fn, args, kwargs, one_d, inverse_real=False):
     """The transform's axes, output lengths along them and norm, as numpy resolves them."""
-    b = bind(fn, args, kwargs)
+    # (the array alone and keywords, as calls mostly are: the keywords are the binding, and a
+    # name numpy does not take is refused by the call itself)
+    b = kwargs if len(args) == 1 else bind(fn, args, kwargs)
     x = args[0]
     shape, ndim = np.shape(x), np.ndim(x)
     norm = b.get("norm")
@@ -66,6 +69,8 @@ def _plan(fn, args, kwargs, one_d, inverse_real=False):
 def _fit(a, axes, lengths):
     """`a` cropped or padded with zeros along `axes` to `lengths` (what n= and s= do to an input)."""
     shape = np.shape(a)
+    if all(shape[ax] == n for ax, n in zip(axes, lengths)):
+        return a
     index = [slice(None)] * len(shape)
     pads = [(0, 0)] * len(shape)
     for ax, n in zip(axes, lengths):
@@ -94,22 +99,54 @@ def _low(dy):
     return np.float32 if dtype_of(dy) in (np.float32, np.complex64) else np.float64
 
 
-def _half_weights(n, dtype):
-    """c[k] of irfft: 1 at k = 0 and at the Nyquist entry of an even length, 2 elsewhere."""
-    c = np.full(n // 2 + 1, 2.0, dtype=dtype)
+@functools.lru_cache(maxsize=128)
+def _half_weights(n, dtype, inverse=False):
+    """c[k] of irfft: 1 at k = 0 and at the Nyquist entry of an even length, 2 elsewhere (or
+    1/c[k]); one read-only array per length, dtype and kind."""
+    c = np.full(n // 2 + 1, 2.0)
     c[0] = 1.0
     if n % 2 == 0:
         c[-1] = 1.0
+    if inverse:
+        c = 1 / c
+    c = c.astype(dtype)
+    c.flags.writeable = False
     return c
 
 
-def _inverse_half_weights(n, dtype):
-    return (1 / _half_weights(n, np.float64)).astype(dtype)
+@functools.lru_cache(maxsize=128)
+def _conj_row(n, dtype, inverse):
+    """The weights of `_half_weights` as factors of (real, imaginary) pairs, the imaginary
+    ones negated: [c0, -c0, c1, -c1, ...], which conjugates and weights a complex row at once."""
+    c = _half_weights(n, dtype, inverse)
+    row = np.empty(2 * len(c), dtype=dtype)
+    row[0::2], row[1::2] = c, -c
+    row.flags.writeable = False
+    return row
 
 
-def _conj_times(z, w, scratch=False):
-    """conj(z) · w; on plain arrays in one new array (or in `z` itself when it is `scratch`),
-    which the large spectra of image-sized transforms notice."""
+#: the dtype of the (real, imaginary) pairs of a complex dtype
+_PAIRS = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def _conj_weighted(z, n, axis, inverse=False, scratch=False):
+    """conj(z) · c[k] along `axis` (or conj(z) / c[k] if `inverse`), for a transform of length n.
+
+    On a plain C-contiguous array weighted along its last axis, in one pass over its (real,
+    imaginary) pairs, in `z` itself when it is `scratch` (a result of the pullback's own): the
+    large spectra of image-sized transforms notice. Otherwise (a traced value at second order,
+    another axis) conjugate and multiply, as numpy calls a tracer records.
+    """
+    if (type(z) is np.ndarray and axis == z.ndim - 1 and z.dtype in _PAIRS
+            and z.flags.c_contiguous and z.size):
+        pairs = _PAIRS[z.dtype]
+        row = _conj_row(n, pairs, inverse)
+        flat = z.view(pairs)
+        if scratch:
+            np.multiply(flat, row, out=flat)
+            return z
+        return np.multiply(flat, row).view(z.dtype)
+    w = _along(_half_weights(n, _low(z), inverse), axis, np.ndim(z))
     if type(z) is not np.ndarray:  # traced (second order): numpy calls the tracer records
         return np.conjugate(z) * w
     out = np.conjugate(z, out=z) if scratch else np.conjugate(z)
@@ -161,7 +198,7 @@ def _r2c_rule(fn, one_d):
         def pullback(dy):
             # Re(fftn of dy padded to the full spectrum), computed as the real transform
             # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
-            z = _conj_times(dy, _along(_inverse_half_weights(n, _low(dy)), last, np.ndim(dy)))
+            z = _conj_weighted(dy, n, last, inverse=True)
             dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
             return NO_TANGENT, cast_like(_fit(dx, axes, _input_lengths(x, axes)), x), *no_tangents(args)
 
@@ -190,7 +227,7 @@ def _c2r_rule(fn, one_d):
             # c[k] · ifftn(g)[k] on the first n//2 + 1 rows; for a real g that is
             # c[k] · conj(rfftn(g)[k]) with the opposite norm (see the module docstring)
             z = _FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm])
-            z = _conj_times(z, _along(_half_weights(n, _low(dy)), last, np.ndim(z)), scratch=True)
+            z = _conj_weighted(z, n, last, scratch=True)
             dx = _fit(z, axes, _input_lengths(x, axes))
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
