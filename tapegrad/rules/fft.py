@@ -16,6 +16,9 @@ its conjugate transpose. The DFT matrix is symmetric, hence:
 - ``rfft``: the half spectrum is the first ``n//2 + 1`` rows of the full one, so the pullback is
   the real part of ``fft`` of the cotangent padded with zeros (the input is real); by the same
   identity read backwards that is ``irfft(conj(ȳ) / c)`` with the opposite norm, a real transform.
+  When the input is short and padded far with zeros (``s=``/``n=``: a small kernel convolved
+  with an image), only its few entries of that transform are needed: ``Re Σₖ ȳ[k] e^(-2πi k·n/N)``
+  for them, one matrix product per axis, costs a fraction of the transform.
 - ``fftshift``/``ifftshift`` move elements: the pullback is the opposite shift.
 
 Forward rules are written out too: each transform applied to the input's tangent.
@@ -23,6 +26,7 @@ Forward rules are written out too: each transform applied to the input's tangent
 from __future__ import annotations
 
 import functools
+import math
 import operator
 
 import numpy as np
@@ -158,6 +162,57 @@ def _along(v, axis, ndim):
     return np.reshape(v, (-1,) + (1,) * (ndim - 1 - axis))
 
 
+# --- pruned transposes: a few outputs of a transform, as matrix products ---
+
+
+@functools.lru_cache(maxsize=64)
+def _dft_columns(length, k, m, scale):
+    """The (k, m) matrix scale · exp(-2πi j n / length), j < k, n < m, complex128, read-only
+    (j n is reduced modulo the length first, so that the angles stay exact)."""
+    jn = np.arange(k)[:, None] * np.arange(m) % length
+    e = np.exp((-2j * np.pi / length) * jn)
+    if scale != 1:
+        e *= scale
+    e.flags.writeable = False
+    return e
+
+
+def _stages(shape, axes, crops):
+    """(axis, length along it, crop) in the order `_pruned_transpose` contracts them, and the
+    multiply-adds it takes: the last axis first, where the array is contiguous."""
+    order, size, work = [], math.prod(shape), 0
+    for a, m in reversed(list(zip(axes, crops))):
+        work += size * m
+        size = size // shape[a] * m if shape[a] else 0
+        order.append((a, m))
+    return order, work
+
+
+def _pruned_transpose(dy, order, lengths_of, scale):
+    """Σ_k dy[k] exp(-2πi k·n / L) · scale at the first `crop` n along each axis, in complex128:
+    the transpose of a forward transform (fftn, or rfftn on its half spectrum) restricted to
+    the entries of a zero-padded input. One matrix product per axis, each on what the last
+    left: when the crops are short, a small fraction of a transform's work."""
+    t = dy
+    for a, m in order:
+        e = _dft_columns(lengths_of[a], t.shape[a], m, scale)
+        scale = 1
+        t = t @ e if a == t.ndim - 1 else np.moveaxis(np.moveaxis(t, a, -1) @ e, -1, a)
+    return t
+
+
+def _prunes(y, axes, lengths, crops):
+    """The contraction order when `_pruned_transpose` costs less than the transform it
+    replaces, else None: its multiply-adds at most 2/3 of the transform's n log2 n (measured
+    in one process, interleaved: 256×256 with a 9×9 crop, 0.3 of n log2 n, took a tenth of
+    the transform's time, 17×17 a fifth; near 1 the two break even)."""
+    if min(np.shape(y), default=1) == 0 or all(m == n for m, n in zip(crops, lengths)):
+        return None
+    order, work = _stages(np.shape(y), axes, crops)
+    full = math.prod(lengths) * (np.size(y) // math.prod(np.shape(y)[a] for a in axes))
+    return order if 3 * work <= 2 * full * math.log2(max(math.prod(lengths), 2)) else None
+
+
 # --- complex to complex ---
 
 
@@ -194,16 +249,25 @@ def _r2c_rule(fn, one_d):
     def rule(x, *args, **kwargs):
         axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d)
         last, n = axes[-1], lengths[-1]
+        y = fn(x, *args, **kwargs)
+        crops = tuple(min(m, k) for m, k in zip(_input_lengths(x, axes), lengths))
+        # a short input padded with zeros (an image-sized transform of a small kernel): its
+        # gradient is a few entries of the transpose, cheaper as matrix products
+        order = _prunes(y, axes, lengths, crops)
 
         def pullback(dy):
-            # Re(fftn of dy padded to the full spectrum), computed as the real transform
-            # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
-            z = _conj_weighted(dy, n, last, inverse=True)
-            dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
+            if order is not None and type(dy) is np.ndarray:
+                scale = {"ortho": 1 / math.sqrt(math.prod(lengths)), "forward": 1 / math.prod(lengths)}.get(norm, 1)
+                dx = np.ascontiguousarray(_pruned_transpose(dy, order, dict(zip(axes, lengths)), scale).real)
+            else:
+                # Re(fftn of dy padded to the full spectrum), computed as the real transform
+                # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
+                z = _conj_weighted(dy, n, last, inverse=True)
+                dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
             return NO_TANGENT, cast_like(_fit(dx, axes, _input_lengths(x, axes)), x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
-        return fn(x, *args, **kwargs), pullback
+        return y, pullback
 
     rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
     rule.__doc__ = f"numpy.fft.{fn.__name__}: the pullback is irfftn of the conjugate cotangent over c[k]."
