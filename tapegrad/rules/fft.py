@@ -42,13 +42,34 @@ def _norm_axes(axes, ndim):
     return tuple(operator.index(a) % ndim for a in axes)
 
 
+#: the types of the arguments a plan is cached by (a list, an out= array or a traced value is
+#: not: its plan is worked out each time)
+_PLAIN = (type(None), int, str, np.integer)
+
+
+def _plain(v):
+    return isinstance(v, _PLAIN) or type(v) is tuple and all(isinstance(k, _PLAIN) for k in v)
+
+
 def _plan(fn, args, kwargs, one_d, inverse_real=False):
-    """The transform's axes, output lengths along them and norm, as numpy resolves them."""
+    """The transform's axes, output lengths along them, norm and the input's lengths along
+    them, as numpy resolves them; the same call on the same shape is looked up."""
+    shape, rest = np.shape(args[0]), args[1:]
+    if all(map(_plain, rest)) and all(map(_plain, kwargs.values())):
+        return _cached_plan(fn, shape, rest, tuple(kwargs.items()), one_d, inverse_real)
+    return _resolve(fn, shape, rest, kwargs, one_d, inverse_real)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_plan(fn, shape, rest, items, one_d, inverse_real):
+    return _resolve(fn, shape, rest, dict(items), one_d, inverse_real)
+
+
+def _resolve(fn, shape, rest, kwargs, one_d, inverse_real):
     # (the array alone and keywords, as calls mostly are: the keywords are the binding, and a
     # name numpy does not take is refused by the call itself)
-    b = kwargs if len(args) == 1 else bind(fn, args, kwargs)
-    x = args[0]
-    shape, ndim = np.shape(x), np.ndim(x)
+    b = kwargs if not rest else bind(fn, (None, *rest), kwargs)
+    ndim = len(shape)
     norm = b.get("norm")
     if one_d:
         axes = _norm_axes((b.get("axis", -1),), ndim)
@@ -67,7 +88,7 @@ def _plan(fn, args, kwargs, one_d, inverse_real=False):
             lengths = lengths[:-1] + (2 * (lengths[-1] - 1),)
     else:  # -1 in s means the input's own length
         lengths = tuple(shape[a] if k == -1 else k for a, k in zip(axes, lengths))
-    return axes, lengths, norm
+    return axes, lengths, norm, tuple(shape[a] for a in axes)
 
 
 def _fit(a, axes, lengths):
@@ -87,10 +108,6 @@ def _fit(a, axes, lengths):
     if any(p != (0, 0) for p in pads):
         a = np.pad(a, pads)
     return a
-
-
-def _input_lengths(x, axes):
-    return tuple(np.shape(x)[a] for a in axes)
 
 
 #: the norm whose scale is the other one's transpose partner: an unscaled transform pairs with
@@ -185,7 +202,7 @@ def _stages(shape, axes, crops):
         work += size * m
         size = size // shape[a] * m if shape[a] else 0
         order.append((a, m))
-    return order, work
+    return tuple(order), work
 
 
 def _pruned_transpose(dy, order, lengths_of, scale):
@@ -201,15 +218,18 @@ def _pruned_transpose(dy, order, lengths_of, scale):
     return t
 
 
-def _prunes(y, axes, lengths, crops):
-    """The contraction order when `_pruned_transpose` costs less than the transform it
-    replaces, else None: its multiply-adds at most 2/3 of the transform's n log2 n (measured
-    in one process, interleaved: 256×256 with a 9×9 crop, 0.3 of n log2 n, took a tenth of
-    the transform's time, 17×17 a fifth; near 1 the two break even)."""
-    if min(np.shape(y), default=1) == 0 or all(m == n for m, n in zip(crops, lengths)):
+@functools.lru_cache(maxsize=256)
+def _prunes(shape, axes, lengths, sizes):
+    """The contraction order when `_pruned_transpose` of a cotangent of this shape (the input's
+    lengths `sizes` along the axes) costs less than the transform it replaces, else None: its
+    multiply-adds at most 2/3 of the transform's n log2 n (measured in one process,
+    interleaved: 256×256 with a 9×9 crop, 0.3 of n log2 n, took a tenth of the transform's
+    time, 17×17 a fifth; near 1 the two break even)."""
+    crops = tuple(min(m, n) for m, n in zip(sizes, lengths))
+    if min(shape, default=1) == 0 or crops == lengths:
         return None
-    order, work = _stages(np.shape(y), axes, crops)
-    full = math.prod(lengths) * (np.size(y) // math.prod(np.shape(y)[a] for a in axes))
+    order, work = _stages(shape, axes, crops)
+    full = math.prod(lengths) * (math.prod(shape) // math.prod(shape[a] for a in axes))
     return order if 3 * work <= 2 * full * math.log2(max(math.prod(lengths), 2)) else None
 
 
@@ -220,10 +240,10 @@ def _c2c_rule(fn, same, one_d):
     """The rule of a complex transform `fn`; `same` is its n-d form, which the pullback calls."""
 
     def rule(x, *args, **kwargs):
-        axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d)
+        axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d)
 
         def pullback(dy):
-            dx = _fit(same(dy, axes=axes, norm=norm), axes, _input_lengths(x, axes))
+            dx = _fit(same(dy, axes=axes, norm=norm), axes, sizes)
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
@@ -247,13 +267,12 @@ for _fn, _same, _one_d in [
 
 def _r2c_rule(fn, one_d):
     def rule(x, *args, **kwargs):
-        axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d)
+        axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d)
         last, n = axes[-1], lengths[-1]
         y = fn(x, *args, **kwargs)
-        crops = tuple(min(m, k) for m, k in zip(_input_lengths(x, axes), lengths))
         # a short input padded with zeros (an image-sized transform of a small kernel): its
         # gradient is a few entries of the transpose, cheaper as matrix products
-        order = _prunes(y, axes, lengths, crops)
+        order = _prunes(np.shape(y), axes, lengths, sizes)
 
         def pullback(dy):
             if order is not None and type(dy) is np.ndarray:
@@ -264,7 +283,7 @@ def _r2c_rule(fn, one_d):
                 # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
                 z = _conj_weighted(dy, n, last, inverse=True)
                 dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
-            return NO_TANGENT, cast_like(_fit(dx, axes, _input_lengths(x, axes)), x), *no_tangents(args)
+            return NO_TANGENT, cast_like(_fit(dx, axes, sizes), x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
         return y, pullback
@@ -283,7 +302,7 @@ for _fn, _one_d in [(_FFT.rfft, True), (_FFT.rfft2, False), (_FFT.rfftn, False)]
 
 def _c2r_rule(fn, one_d):
     def rule(x, *args, **kwargs):
-        axes, lengths, norm = _plan(fn, (x, *args), kwargs, one_d, inverse_real=True)
+        axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d, inverse_real=True)
         last, n = axes[-1], lengths[-1]
         y = fn(x, *args, **kwargs)
 
@@ -292,7 +311,7 @@ def _c2r_rule(fn, one_d):
             # c[k] · conj(rfftn(g)[k]) with the opposite norm (see the module docstring)
             z = _FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm])
             z = _conj_weighted(z, n, last, scratch=True)
-            dx = _fit(z, axes, _input_lengths(x, axes))
+            dx = _fit(z, axes, sizes)
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"

@@ -177,8 +177,7 @@ def test_rfft_pullback_of_a_padded_input_matches_the_transform(shape, kwargs, dt
     g = rng.standard_normal(y.shape) + 1j * rng.standard_normal(y.shape)
     dx = getitem(back(g), 1)
     axes = tuple(a % x.ndim for a in kwargs["axes"])
-    crops = tuple(min(x.shape[a], n) for a, n in zip(axes, kwargs["s"]))
-    assert _prunes(y, axes, kwargs["s"], crops) is not None  # the matrix products are taken
+    assert _prunes(y.shape, axes, kwargs["s"], tuple(x.shape[a] for a in axes))  # matrix products taken
     w = np.reshape(_half_weights(kwargs["s"][-1], np.float64, True), (-1,) + (1,) * (x.ndim - 1 - axes[-1]))
     full = FFT.irfftn(np.conj(g) * w, s=kwargs["s"], axes=axes, norm=_OPPOSITE[kwargs.get("norm")])
     expected = _fit(full, axes, [x.shape[a] for a in axes])
