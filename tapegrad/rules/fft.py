@@ -31,7 +31,7 @@ import operator
 
 import numpy as np
 
-from ..registry import complex_rules, frule, rrule
+from ..registry import complex_rules, frule, rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, dtype_of, no_tangents
 
@@ -241,13 +241,15 @@ def _c2c_rule(fn, same, one_d):
 
     def rule(x, *args, **kwargs):
         axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d)
+        y = fn(x, *args, **kwargs)
+        x = stand_in(x)  # only its dtype is needed: a large input is freed with the user's code
 
         def pullback(dy):
             dx = _fit(same(dy, axes=axes, norm=norm), axes, sizes)
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
-        return fn(x, *args, **kwargs), pullback
+        return y, pullback
 
     rule.__name__ = rule.__qualname__ = f"{fn.__name__}_rrule"
     rule.__doc__ = f"numpy.fft.{fn.__name__}: its pullback is numpy.fft.{same.__name__} of the cotangent, same norm."
@@ -273,6 +275,7 @@ def _r2c_rule(fn, one_d):
         # a short input padded with zeros (an image-sized transform of a small kernel): its
         # gradient is a few entries of the transpose, cheaper as matrix products
         order = _prunes(np.shape(y), axes, lengths, sizes)
+        x = stand_in(x)  # only its dtype is needed
 
         def pullback(dy):
             if order is not None and type(dy) is np.ndarray:
@@ -305,6 +308,7 @@ def _c2r_rule(fn, one_d):
         axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d, inverse_real=True)
         last, n = axes[-1], lengths[-1]
         y = fn(x, *args, **kwargs)
+        x = stand_in(x)  # only its dtype is needed (a product of spectra, freed after the call)
 
         def pullback(dy):
             # c[k] · ifftn(g)[k] on the first n//2 + 1 rows; for a real g that is
