@@ -183,11 +183,11 @@ def _along(v, axis, ndim):
 
 
 @functools.lru_cache(maxsize=64)
-def _dft_columns(length, k, m, scale):
-    """The (k, m) matrix scale · exp(-2πi j n / length), j < k, n < m, complex128, read-only
+def _dft_columns(length, k, m, scale, sign=-1):
+    """The (k, m) matrix scale · exp(sign 2πi j n / length), j < k, n < m, complex128, read-only
     (j n is reduced modulo the length first, so that the angles stay exact)."""
     jn = np.arange(k)[:, None] * np.arange(m) % length
-    e = np.exp((-2j * np.pi / length) * jn)
+    e = np.exp((sign * 2j * np.pi / length) * jn)
     if scale != 1:
         e *= scale
     e.flags.writeable = False
@@ -205,14 +205,14 @@ def _stages(shape, axes, crops):
     return tuple(order), work
 
 
-def _pruned_transpose(dy, order, lengths_of, scale):
-    """Σ_k dy[k] exp(-2πi k·n / L) · scale at the first `crop` n along each axis, in complex128:
-    the transpose of a forward transform (fftn, or rfftn on its half spectrum) restricted to
-    the entries of a zero-padded input. One matrix product per axis, each on what the last
-    left: when the crops are short, a small fraction of a transform's work."""
+def _pruned_transpose(dy, order, lengths_of, scale, sign=-1):
+    """Σ_k dy[k] exp(sign 2πi k·n / L) · scale at the first `crop` n along each axis, in
+    complex128: the transpose of a transform (fftn, ifftn with sign +1, or rfftn on its half
+    spectrum) restricted to the entries of a zero-padded input. One matrix product per axis,
+    each on what the last left: when the crops are short, a small fraction of a transform's work."""
     t = dy
     for a, m in order:
-        e = _dft_columns(lengths_of[a], t.shape[a], m, scale)
+        e = _dft_columns(lengths_of[a], t.shape[a], m, scale, sign)
         scale = 1
         t = t @ e if a == t.ndim - 1 else np.moveaxis(np.moveaxis(t, a, -1) @ e, -1, a)
     return t
@@ -236,16 +236,30 @@ def _prunes(shape, axes, lengths, sizes):
 # --- complex to complex ---
 
 
+def _scale_sign(same, norm, lengths):
+    """The scale and the sign of the exponent of the transform `same` (fftn: -1, ifftn: +1)
+    with this norm, over these lengths."""
+    n = math.prod(lengths)
+    inverse = same is _FFT.ifftn
+    scale = {"ortho": 1 / math.sqrt(n), "forward": 1 if inverse else 1 / n}.get(norm, 1 / n if inverse else 1)
+    return scale, (1 if inverse else -1)
+
+
 def _c2c_rule(fn, same, one_d):
     """The rule of a complex transform `fn`; `same` is its n-d form, which the pullback calls."""
 
     def rule(x, *args, **kwargs):
         axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d)
         y = fn(x, *args, **kwargs)
+        order = _prunes(np.shape(y), axes, lengths, sizes)  # a short input padded far: see rfft
         x = stand_in(x)  # only its dtype is needed: a large input is freed with the user's code
 
         def pullback(dy):
-            dx = _fit(same(dy, axes=axes, norm=norm), axes, sizes)
+            if order is not None and type(dy) is np.ndarray:
+                dx = _pruned_transpose(dy, order, dict(zip(axes, lengths)), *_scale_sign(same, norm, lengths))
+                dx = _fit(dx, axes, sizes)
+            else:
+                dx = _fit(same(dy, axes=axes, norm=norm), axes, sizes)
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
@@ -279,8 +293,8 @@ def _r2c_rule(fn, one_d):
 
         def pullback(dy):
             if order is not None and type(dy) is np.ndarray:
-                scale = {"ortho": 1 / math.sqrt(math.prod(lengths)), "forward": 1 / math.prod(lengths)}.get(norm, 1)
-                dx = np.ascontiguousarray(_pruned_transpose(dy, order, dict(zip(axes, lengths)), scale).real)
+                dx = _pruned_transpose(dy, order, dict(zip(axes, lengths)), *_scale_sign(_FFT.fftn, norm, lengths))
+                dx = np.ascontiguousarray(dx.real)
             else:
                 # Re(fftn of dy padded to the full spectrum), computed as the real transform
                 # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)

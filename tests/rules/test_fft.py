@@ -43,6 +43,10 @@ TABLE = [
     row("s axes", FFT.fftn, (4, 5), lambda x: power(FFT.fftn(x, s=(5, 3), axes=(1, 0), norm="ortho"))),
     row("one axis", FFT.ifftn, (4, 5), lambda x: power(FFT.ifftn(x, axes=(0,)))),
     row("s", FFT.ifftn, (4, 5), lambda x: power(FFT.ifftn(x, s=(2, 7), axes=(0, 1)))),
+    row("short input n=64", FFT.fft, (3, 2), lambda x: power(FFT.fft(x, 64, axis=0))),
+    row("short input n=64 forward", FFT.ifft, (3,), lambda x: power(FFT.ifft(x, 64, norm="forward"))),
+    row("kernel s axes ortho", FFT.fft2, (3, 2), lambda x: power(FFT.fft2(x, s=(32, 24), axes=(1, 0), norm="ortho"))),
+    row("kernel crop one axis, pad the other", FFT.ifftn, (40, 3), lambda x: power(FFT.ifftn(x, s=(32, 64), axes=(0, 1)))),
     row("even", FFT.rfft, (8,), lambda x: power(FFT.rfft(x))),
     row("odd", FFT.rfft, (7,), lambda x: power(FFT.rfft(x))),
     row("pad n=10 ortho", FFT.rfft, (7,), lambda x: power(FFT.rfft(x, 10, norm="ortho"))),
@@ -128,6 +132,8 @@ COMPLEX_CALLS = [
     (FFT.fft2, (3, 4), {"s": (4, 2)}), (FFT.ifftn, (2, 3, 4), {"axes": (0, 2), "norm": "forward"}),
     (FFT.irfft, (5,), {}), (FFT.irfft, (4,), {"n": 7}), (FFT.irfft, (6,), {"n": 6, "norm": "ortho"}),
     (FFT.irfft2, (3, 4), {}), (FFT.irfftn, (3, 4), {"s": (5, 5), "axes": (0, 1)}),
+    (FFT.fft, (3,), {"n": 64, "norm": "ortho"}), (FFT.ifft2, (3, 2), {"s": (32, 40)}),
+    (FFT.fftn, (40, 3), {"s": (32, 64), "axes": (0, 1), "norm": "forward"}),
 ]
 
 
@@ -165,27 +171,32 @@ def test_fft_convolution_gradient_is_correlation(rng):
     ((9, 9), {"s": (256, 256), "axes": (0, 1)}), ((2, 5, 7), {"s": (64, 48), "axes": (2, 1), "norm": "ortho"}),
     ((40, 3), {"s": (32, 64), "axes": (0, 1), "norm": "forward"}),
 ], ids=str)
-def test_rfft_pullback_of_a_padded_input_matches_the_transform(shape, kwargs, dtype, rng):
-    """The pullback of rfftn over a short input padded with zeros (s=), taken as matrix products
-    for the entries of the input only, agrees with irfftn of the weighted conjugate cotangent to
-    rounding, keeps the input's dtype, and a compiled gradient gives the same."""
+@pytest.mark.parametrize("fn", [FFT.rfftn, FFT.fftn, FFT.ifftn], ids=name)
+def test_pullback_of_a_padded_input_matches_the_transform(fn, shape, kwargs, dtype, rng):
+    """The pullback of rfftn (fftn, ifftn) over a short input padded with zeros (s=), taken as
+    matrix products for the entries of the input only, agrees with the transform it stands for
+    (irfftn of the weighted conjugate cotangent; fftn, ifftn) to rounding, keeps the input's
+    dtype, and a compiled gradient gives the same."""
     from tapegrad import compiled_grad, grad
     from tapegrad.rules.fft import _OPPOSITE, _fit, _half_weights, _prunes
 
     x = rng.standard_normal(shape).astype(dtype)
-    y, back = rrule(FFT.rfftn, x, **kwargs)
+    y, back = rrule(fn, x, **kwargs)
     g = rng.standard_normal(y.shape) + 1j * rng.standard_normal(y.shape)
     dx = getitem(back(g), 1)
     axes = tuple(a % x.ndim for a in kwargs["axes"])
     assert _prunes(y.shape, axes, kwargs["s"], tuple(x.shape[a] for a in axes))  # matrix products taken
-    w = np.reshape(_half_weights(kwargs["s"][-1], np.float64, True), (-1,) + (1,) * (x.ndim - 1 - axes[-1]))
-    full = FFT.irfftn(np.conj(g) * w, s=kwargs["s"], axes=axes, norm=_OPPOSITE[kwargs.get("norm")])
+    if fn is FFT.rfftn:
+        w = np.reshape(_half_weights(kwargs["s"][-1], np.float64, True), (-1,) + (1,) * (x.ndim - 1 - axes[-1]))
+        full = FFT.irfftn(np.conj(g) * w, s=kwargs["s"], axes=axes, norm=_OPPOSITE[kwargs.get("norm")])
+    else:
+        full = np.real(fn(g, axes=axes, norm=kwargs.get("norm")))
     expected = _fit(full, axes, [x.shape[a] for a in axes])
     assert dx.shape == x.shape and dx.dtype == dtype
     np.testing.assert_allclose(dx, expected, rtol=0, atol=(1e-5 if dtype == np.float32 else 1e-12) * np.max(np.abs(expected)))
 
     def f(x):
-        return power(FFT.rfftn(x, **kwargs))
+        return power(fn(x, **kwargs))
 
     _, (_, dx) = grad(f, x)
     np.testing.assert_allclose(compiled_grad(f)(x)[1][1], dx, rtol=1e-6 if dtype == np.float32 else 1e-13)
