@@ -182,7 +182,12 @@ def _along(v, axis, ndim):
 # --- pruned transposes: a few outputs of a transform, as matrix products ---
 
 
-@functools.lru_cache(maxsize=64)
+#: the most entries of one cached matrix of `_dft_columns` (1 MiB of complex128): a longer one
+#: costs more to make than the transform it would save, so `_prunes` does not choose it
+_MAX_COLUMNS = 1 << 16
+
+
+@functools.lru_cache(maxsize=32)
 def _dft_columns(length, k, m, scale, sign=-1):
     """The (k, m) matrix scale · exp(sign 2πi j n / length), j < k, n < m, complex128, read-only
     (j n is reduced modulo the length first, so that the angles stay exact)."""
@@ -195,14 +200,15 @@ def _dft_columns(length, k, m, scale, sign=-1):
 
 
 def _stages(shape, axes, crops):
-    """(axis, length along it, crop) in the order `_pruned_transpose` contracts them, and the
-    multiply-adds it takes: the last axis first, where the array is contiguous."""
-    order, size, work = [], math.prod(shape), 0
+    """(axis, crop) in the order `_pruned_transpose` contracts them, the multiply-adds it takes
+    and the largest matrix it uses: the last axis first, where the array is contiguous."""
+    order, size, work, entries = [], math.prod(shape), 0, 0
     for a, m in reversed(list(zip(axes, crops))):
         work += size * m
+        entries = max(entries, shape[a] * m)
         size = size // shape[a] * m if shape[a] else 0
         order.append((a, m))
-    return tuple(order), work
+    return tuple(order), work, entries
 
 
 def _pruned_transpose(dy, order, lengths_of, scale, sign=-1):
@@ -228,7 +234,9 @@ def _prunes(shape, axes, lengths, sizes):
     crops = tuple(min(m, n) for m, n in zip(sizes, lengths))
     if min(shape, default=1) == 0 or crops == lengths:
         return None
-    order, work = _stages(shape, axes, crops)
+    order, work, entries = _stages(shape, axes, crops)
+    if entries > _MAX_COLUMNS:
+        return None
     full = math.prod(lengths) * (math.prod(shape) // math.prod(shape[a] for a in axes))
     return order if 3 * work <= 2 * full * math.log2(max(math.prod(lengths), 2)) else None
 
