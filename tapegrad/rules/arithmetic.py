@@ -273,7 +273,10 @@ def _exponent_tangent(power, dz, z, x, y):
 def power_rrule(x, y, needs=None):
     if type(x) in _SCALARS and (type(y) is int or type(y) in _SCALARS):
         return _power_scalars(x, y)
-    out = z = np.power(x, y)
+    if _is_real_square(x, y):
+        out = z = np.square(x)  # the same bits as np.power(x, 2), in half the time
+    else:
+        out = z = np.power(x, y)
     need_x, need_y, large = _needed(needs, z)
     if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
         # d(x**y) = y x**(y-1) dx + log(x) x**y dy (principal log; the same 0 at x == 0)
@@ -287,11 +290,27 @@ def power_rrule(x, y, needs=None):
     def power_pullback(dz):
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz * _power_slope(np.power, x, y), x)) if need_x else NO_TANGENT,
+            Thunk(lambda: _square_tangent(dz, x) if _is_real_square(x, y) and type(dz) is np.ndarray
+                  else unbroadcast(dz * _power_slope(np.power, x, y), x)) if need_x else NO_TANGENT,
             _exponent_tangent(np.power, dz, z, x, y) if need_y else NO_TANGENT,
         )
 
     return out, power_pullback
+
+
+def _is_real_square(x, y):
+    """x**2 of a float32/float64 ndarray with a Python exponent, where np.square gives the same
+    bits as np.power (checked over all classes of floats) and x's tangent is 2x dz."""
+    return (type(x) is np.ndarray and (type(y) is int or type(y) is float) and y == 2
+            and x.dtype.kind == "f" and x.dtype.itemsize in (4, 8))
+
+
+def _square_tangent(dz, x):
+    """dz · 2x, as ``dz * (2 * x)`` rounds it (doubling is exact), in one pass over x when dz is
+    broadcast (a mean's cotangent, 0-strided): its distinct values are doubled instead."""
+    if dz.shape == x.shape and 0 in dz.strides:
+        return x * (2 * dz[tuple(slice(0, 1) if s == 0 else slice(None) for s in dz.strides)])
+    return unbroadcast(dz * (2 * x), x)
 
 
 def _power_scalars(x, y):

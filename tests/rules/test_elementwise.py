@@ -202,6 +202,24 @@ def test_power_operator_with_int_base():
     assert gradient(lambda x: x ** 0, 3) == (0.0,)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("y", [2, 2.0], ids=repr)
+def test_square_power_matches_power_bit_for_bit(dtype, y):
+    """x**2 of a float array is computed as np.square (the same bits), and its tangent, from a
+    mean's broadcast cotangent or a full one, is dz * (2 * x) as rounded, float32 kept."""
+    # (positive: the closure's float exponent is differentiated too, and needs log x)
+    x = np.abs(np.random.default_rng(0).standard_normal((6, 5)).astype(dtype) * dtype(3))
+    value, (_, dx) = grad(lambda x: np.mean(x ** y), x)
+    assert value == np.mean(np.power(x, y))
+    assert dx.dtype == dtype
+    np.testing.assert_array_equal(dx, np.broadcast_to(1.0 / x.size, x.shape).astype(dtype) * (2 * x))
+    dz = np.arange(30.0).reshape(6, 5).astype(dtype)
+    (dx,) = gradient(lambda x: np.power(x, y), x, seed=dz)
+    np.testing.assert_array_equal(dx, dz * (2 * x))
+    (dx,) = gradient(lambda x: np.power(x, y), x, seed=np.broadcast_to(dz[:1], x.shape))
+    np.testing.assert_array_equal(dx, dz[:1] * (2 * x))
+
+
 def test_sqrt_at_zero_is_inf():
     """d/dx √x at 0 is inf, as in autograd and JAX."""
     with np.errstate(divide="ignore"):
