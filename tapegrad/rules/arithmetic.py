@@ -144,13 +144,23 @@ def _multiply_arrays(x, y, needs):
     if large:  # dx = dz y and dy = dz x: a constant's partner is needed only for its shape
         x, y = (x if need_y else stand_in(x)), (y if need_x else stand_in(y))
 
-    if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
-        def multiply_pullback(dz):  # nothing was broadcast: nothing to sum
-            return (
-                NO_TANGENT,
-                Thunk(lambda: dz * y) if need_x else NO_TANGENT,
-                Thunk(lambda: dz * x) if need_y else NO_TANGENT,
-            )
+    # Plain arrays of one shape, or a number times an array: nothing to sum, so each tangent is
+    # one product. `needs` says which ones the sweep reads (a traced argument's tangent is
+    # always read), so they are computed at once, without a Thunk and its closure apiece.
+    tx, ty = type(x), type(y)
+    if tx is np.ndarray and ty is np.ndarray and x.shape == y.shape:
+        def multiply_pullback(dz):  # nothing was broadcast
+            return NO_TANGENT, dz * y if need_x else NO_TANGENT, dz * x if need_y else NO_TANGENT
+
+        return z, multiply_pullback
+    if ty is np.ndarray and not need_x and tx in _SCALARS:  # c * t: dz has t's shape
+        def multiply_pullback(dz):
+            return NO_TANGENT, NO_TANGENT, dz * x
+
+        return z, multiply_pullback
+    if tx is np.ndarray and not need_y and ty in _SCALARS:  # t * c
+        def multiply_pullback(dz):
+            return NO_TANGENT, dz * y, NO_TANGENT
 
         return z, multiply_pullback
 
