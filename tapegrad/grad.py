@@ -159,12 +159,12 @@ class GradContext(BaseContext):
             integral = _from_floats(vals, targs)
         if self.private:
             kept = stand_in(y) if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
-            yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
+            yv = tape.push_call(rrule, (fn,) + targs, kwargs or None, kept)
             if not integral:
                 self.pullbacks[yv] = pb
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
-            rv = push(rrule, (fn, *targs), kwargs or None, pair)
+            rv = push(rrule, (fn,) + targs, kwargs or None, pair)
             yv = push(getitem, (rv, 0), None, y)
             pv = push(getitem, (rv, 1), None, pb)
             if not integral:
