@@ -75,6 +75,9 @@ class GradContext(BaseContext):
         #: private tape the pullback itself (the value's op is the rrule op)
         self.pullbacks = {}
         self.private = private
+        # read for every primitive: an instance attribute is a specialized load, a class
+        # attribute read through an instance a generic lookup each time
+        self.complex_seen = type(self).complex_seen
         cls = type(self)
         if cls is not GradContext and (cls.is_primitive is not GradContext.is_primitive
                 or cls.record_primitive is not GradContext.record_primitive):
