@@ -50,6 +50,7 @@ __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 _ndarray = np.ndarray
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _float64 = np.float64
+_F8 = np.dtype(np.float64)  # the dtype of float64 arrays (a numpy built-in type's is one object)
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -140,11 +141,15 @@ class GradContext(BaseContext):
         y, pb = pair
         ty = type(y)
         if ty is _ndarray:
-            kind = y.dtype.kind
-            if kind == "c":
-                self._allow_complex(fn, args, kwargs, y)
-            integral = kind in "iub"
-            packed = False
+            dtype = y.dtype
+            if dtype is _F8:  # the common dtype, known real and not integral
+                integral = packed = False
+            else:
+                kind = dtype.kind
+                if kind == "c":
+                    self._allow_complex(fn, args, kwargs, y)
+                integral = kind in "iub"
+                packed = False
         elif ty is float or ty is _float64:
             integral = packed = False
         else:
