@@ -247,9 +247,11 @@ def back_values(tape, seed):
             # read_tangent, its two common cases written out (a number for a number, an
             # array of the argument's shape), as they are this loop's per-argument cost
             dval = dxs_val[i]
-            if type(dval) is Thunk:
+            td = type(dval)
+            if td is Thunk:
                 dval = dval.fn()
-            td, xval = type(dval), arg._op.val
+                td = type(dval)
+            xval = arg._op.val
             if td is _ndarray:
                 if type(xval) is not _ndarray or dval.shape != xval.shape:
                     dval = checked_tangent(dval, i, arg, var, args[0])  # (an array: never None)
