@@ -261,17 +261,15 @@ def back_values(tape, seed):
                     continue
             if real:
                 dval = real_part_for(dval, xval)
-            # set-or-add in step_back's order: a first share at once, a further one added to
-            # it (at once, unless a list argument's shares are waiting: then after them)
-            old = derivs.get(arg)
-            if old is None:
+            # set-or-add as in step_back: a first share at once, the sums after all the reads
+            # (a read may evaluate a Thunk, which a trace of `grad` records: the same order
+            # of operations as `back` makes the same program)
+            if arg not in derivs:
                 derivs[arg] = dval
-            elif later is not None:
-                later.append((arg, dval))
-            elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
-                derivs[arg] = old + dval
+            elif later is None:
+                later = [(arg, dval)]
             else:
-                derivs[arg] = accum(old, dval)
+                later.append((arg, dval))
         if later is not None:
             for arg, dval in later:
                 old = derivs.get(arg)
@@ -281,8 +279,8 @@ def back_values(tape, seed):
                     derivs[arg] = old + dval
                 else:
                     derivs[arg] = accum(old, dval)
-            later = None
+            later = old = None
         # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
         # hold the cotangent) and the shares would stay alive through the next pullback
-        dxs_val = dval = xval = old = None
+        dxs_val = dval = xval = None
     return derivs
