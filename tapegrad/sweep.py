@@ -263,13 +263,18 @@ def back_values(tape, seed):
                 dval = real_part_for(dval, xval)
             # set-or-add as in step_back: a first share at once, the sums after all the reads
             # (a read may evaluate a Thunk, which a trace of `grad` records: the same order
-            # of operations as `back` makes the same program)
-            if arg not in derivs:
+            # of operations as `back` makes the same program). Two plain numbers or arrays
+            # are summed at once: their sum records nothing on any tape, and it is the sum
+            # the end of the step would make, in the same order
+            old = derivs.get(arg)
+            if old is None:
                 derivs[arg] = dval
-            elif later is None:
-                later = [(arg, dval)]
-            else:
+            elif later is not None:
                 later.append((arg, dval))
+            elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
+                derivs[arg] = old + dval
+            else:
+                later = [(arg, dval)]
         if later is not None:
             for arg, dval in later:
                 old = derivs.get(arg)
