@@ -41,6 +41,8 @@ def _is_integer(v):
 #: A set: ``type(a) in`` it hashes a pointer, where a tuple compares an array's type with
 #: each entry through ``==``
 _SCALARS = frozenset((float, np.float64))
+#: the common dtype: an identity test tells a float64 result from a complex one without its kind
+_F8 = np.dtype(np.float64)
 
 
 def _passed_on(dz, x):
@@ -79,7 +81,8 @@ def add_rrule(x, y):
         return x + y, _add_pullback
 
     z = np.add(x, y)
-    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":
         return z, _complex_pullback("add", (stand_in(x), lambda dz: dz), (stand_in(y), lambda dz: dz))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         return z, _add_pullback  # nothing was broadcast, and nothing is kept
@@ -104,7 +107,8 @@ def subtract_rrule(x, y):
         return x - y, _subtract_numbers_pullback
 
     z = np.subtract(x, y)
-    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":
         return z, _complex_pullback("subtract", (stand_in(x), lambda dz: dz), (stand_in(y), np.negative))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         return z, _subtract_arrays_pullback  # nothing was broadcast, and nothing is kept
@@ -163,7 +167,8 @@ def _multiply_arrays(x, y, needs):
     else:
         need_x, need_y = needs
         large = type(z) is np.ndarray and z.nbytes >= registry.STAND_IN_BYTES
-    if z.dtype.kind == "c":  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
         return z, _complex_pullback("multiply", (x, (lambda dz: dz * y) if need_x else None),
                                     (y, (lambda dz: dz * x) if need_y else None))
     if large:  # dx = dz y and dy = dz x: a constant's partner is needed only for its shape
@@ -215,7 +220,8 @@ def _divide_arrays(x, y, needs):
     out = z = np.divide(x, y)
     x = stand_in(x)  # only its shape is needed
     need_x, need_y, large = _needed(needs, z)
-    if z.dtype.kind == "c":  # d(x/y) = dx/y - z dy/y
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":  # d(x/y) = dx/y - z dy/y
         return z, _complex_pullback("divide", (x, (lambda dz: np.divide(dz, y)) if need_x else None),
                                     (y, (lambda dz: np.divide(-dz * z, y)) if need_y else None))
     if large and not need_y:
