@@ -47,13 +47,16 @@ print(cos_pullback(2.0)[1])
 # %% [markdown]
 # A primitive of two arguments has one tangent per argument. For numbers `a * b` the
 # Jacobian is the row `[b, a]`, so the pullback returns `(ȳ · b, ȳ · a)`; for arrays,
-# elementwise, `(ȳ * b, ȳ * a)`. A rule may hand a tangent back as a `Thunk`, a tangent
-# computed only when the sweep reads it: often one factor is a constant, and its tangent
-# is never needed. tapegrad's rule for `multiply` does this for arrays (for two plain
-# floats, computing at once is cheaper):
+# elementwise, `(ȳ * b, ȳ * a)`, each summed down to its argument's shape where numpy
+# broadcast it. A rule may hand a tangent back as a `Thunk`, a tangent computed only when
+# the sweep reads it: often one factor is a constant, and its tangent is never needed.
+# tapegrad's rule for `multiply` does this for arrays that broadcast (here `b` has one
+# element, spread over two); for two floats, or two arrays of one shape, it computes the
+# products at once, which is cheaper (a gradient tells the rule which arguments are
+# constants):
 
 # %% name="multiply"
-a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+a, b = np.array([1.0, 2.0]), np.array([3.0])
 _, mul_pullback = tapegrad.rrule(np.multiply, a, b)
 tangents = mul_pullback(np.ones(2))
 print(tangents)

@@ -45,7 +45,7 @@ __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "l
 
 
 def lift(args, tape):
-    """Split call arguments into (values, tape arguments).
+    """Split call arguments into (values, tape arguments), two tuples.
 
     A Tracer of `tape` becomes its value and its Variable, also inside lists and tuples.
     Anything else, including a Tracer of an enclosing (outer) trace, is a constant from this
@@ -69,11 +69,11 @@ def lift(args, tape):
             return _lift_each(args, tape)
         else:
             bv = b
-        return [av, bv], [a, b]
+        return (av, bv), (a, b)
     if n == 1:
         a = args[0]
         if type(a) is Tracer and a._tape is tape:
-            return [a._val], [a._var]
+            return (a._val,), (a._var,)
     return _lift_each(args, tape)
 
 
@@ -92,7 +92,7 @@ def _lift_each(args, tape):
         else:
             vals.append(a)
             targs.append(a)
-    return vals, targs
+    return tuple(vals), tuple(targs)
 
 
 def traced_on(tape):
@@ -161,7 +161,7 @@ class BaseContext:
             # the exception, and a guard records that for replay
             tape.push(Call(guard_raises, (fn, type(exc), *targs), kw_targs, None, user_location()))
             raise
-        var = tape.push_call(fn, tuple(targs), kw_targs, y)
+        var = tape.push_call(fn, targs, kw_targs, y)
         return wrap_result(self, tape, var, y, fn)
 
     def record(self, tape, fn, args, kwargs):

@@ -50,6 +50,7 @@ __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 _ndarray = np.ndarray
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _float64 = np.float64
+_F8 = np.dtype(np.float64)  # the dtype of float64 arrays (a numpy built-in type's is one object)
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -75,6 +76,9 @@ class GradContext(BaseContext):
         #: private tape the pullback itself (the value's op is the rrule op)
         self.pullbacks = {}
         self.private = private
+        # read for every primitive: an instance attribute is a specialized load, a class
+        # attribute read through an instance a generic lookup each time
+        self.complex_seen = type(self).complex_seen
         cls = type(self)
         if cls is not GradContext and (cls.is_primitive is not GradContext.is_primitive
                 or cls.record_primitive is not GradContext.record_primitive):
@@ -137,11 +141,15 @@ class GradContext(BaseContext):
         y, pb = pair
         ty = type(y)
         if ty is _ndarray:
-            kind = y.dtype.kind
-            if kind == "c":
-                self._allow_complex(fn, args, kwargs, y)
-            integral = kind in "iub"
-            packed = False
+            dtype = y.dtype
+            if dtype is _F8:  # the common dtype, known real and not integral
+                integral = packed = False
+            else:
+                kind = dtype.kind
+                if kind == "c":
+                    self._allow_complex(fn, args, kwargs, y)
+                integral = kind in "iub"
+                packed = False
         elif ty is float or ty is _float64:
             integral = packed = False
         else:
@@ -159,12 +167,12 @@ class GradContext(BaseContext):
             integral = _from_floats(vals, targs)
         if self.private:
             kept = stand_in(y) if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
-            yv = tape.push_call(rrule, (fn, *targs), kwargs or None, kept)
+            yv = tape.push_call(rrule, (fn,) + targs, kwargs or None, kept)
             if not integral:
                 self.pullbacks[yv] = pb
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
-            rv = push(rrule, (fn, *targs), kwargs or None, pair)
+            rv = push(rrule, (fn,) + targs, kwargs or None, pair)
             yv = push(getitem, (rv, 0), None, y)
             pv = push(getitem, (rv, 1), None, pb)
             if not integral:

@@ -218,24 +218,26 @@ def back_values(tape, seed):
     """
     pullbacks = tape.ctx.pullbacks
     real = getattr(tape.ctx, "complex_seen", False)
-    result = tape.result
-    derivs = {result: seed}
-    last = result._op.id
-    for var in reversed(pullbacks):
-        dy = derivs.pop(var, None)
-        if dy is None or var._op.id > last:
+    derivs = {tape.result: seed}
+    pop = derivs.pop
+    # Only the result and the arguments of the ops swept so far get a derivative, and an
+    # argument is older than its op: no op newer than the result is reached (`back` checks ids)
+    for var, pullback_fn in reversed(pullbacks.items()):
+        dy = pop(var, None)
+        if dy is None:
             continue
         # a private tape (`GradContext(private=True)`): the value's op is the rrule op
-        pullback_fn = pullbacks[var]
-        args = var._op.args
+        op = var._op
+        args = op.args
         # the pullback keeps what it needs in its closure; the rest goes before it allocates
-        pullbacks[var] = var._op.val = None
+        pullbacks[var] = op.val = None
         dxs_val = pullback_fn(dy)
-        if type(dxs_val) is not tuple or len(dxs_val) != len(args):
-            raise _arity_error(var, args, dxs_val)
         del pullback_fn, dy
+        n = len(args)
+        if type(dxs_val) is not tuple or len(dxs_val) != n:
+            raise _arity_error(var, args, dxs_val)
         later = None
-        for i in range(1, len(args)):
+        for i in range(1, n):
             arg = args[i]
             if type(arg) is not Variable:
                 if type(arg) is list or type(arg) is tuple:
@@ -245,9 +247,11 @@ def back_values(tape, seed):
             # read_tangent, its two common cases written out (a number for a number, an
             # array of the argument's shape), as they are this loop's per-argument cost
             dval = dxs_val[i]
-            if type(dval) is Thunk:
+            td = type(dval)
+            if td is Thunk:
                 dval = dval.fn()
-            td, xval = type(dval), arg._op.val
+                td = type(dval)
+            xval = arg._op.val
             if td is _ndarray:
                 if type(xval) is not _ndarray or dval.shape != xval.shape:
                     dval = checked_tangent(dval, i, arg, var, args[0])  # (an array: never None)
@@ -258,12 +262,19 @@ def back_values(tape, seed):
             if real:
                 dval = real_part_for(dval, xval)
             # set-or-add as in step_back: a first share at once, the sums after all the reads
-            if arg not in derivs:
+            # (a read may evaluate a Thunk, which a trace of `grad` records: the same order
+            # of operations as `back` makes the same program). Two plain numbers or arrays
+            # are summed at once: their sum records nothing on any tape, and it is the sum
+            # the end of the step would make, in the same order
+            old = derivs.get(arg)
+            if old is None:
                 derivs[arg] = dval
-            elif later is None:
-                later = [(arg, dval)]
-            else:
+            elif later is not None:
                 later.append((arg, dval))
+            elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
+                derivs[arg] = old + dval
+            else:
+                later = [(arg, dval)]
         if later is not None:
             for arg, dval in later:
                 old = derivs.get(arg)

@@ -169,7 +169,7 @@ def test_a_traced_keyword_gets_its_gradient_once_in_position():
 def test_lift_splits_values_from_variables_inside_lists():
     """A Tracer of the tape gives its value and its Variable, also inside a list; anything else is itself twice."""
     (vals, targs), (x, k) = seen_in_trace(lambda x, k: lift((x, [k, 2.0], "s"), x._tape), 2.0, np.ones(2))
-    assert repr(targs) == "[%2, [%3, 2.0], 's']"
+    assert repr(targs) == "(%2, [%3, 2.0], 's')"
     assert vals[0] == 2.0 and vals[1][0] is k._val and vals[1][1:] == [2.0] and vals[2] == "s"
 
 

@@ -37,8 +37,12 @@ def _is_integer(v):
 
 #: plain scalars: nothing to unbroadcast and nothing worth deferring, so rules of scalar
 #: arithmetic skip Thunk and unbroadcast, and use Python's operators, which round exactly as
-#: the ufuncs do but cost a tenth of a ufunc call on scalars (the per-op cost of scalar code)
-_SCALARS = (float, np.float64)
+#: the ufuncs do but cost a tenth of a ufunc call on scalars (the per-op cost of scalar code).
+#: A set: ``type(a) in`` it hashes a pointer, where a tuple compares an array's type with
+#: each entry through ``==``
+_SCALARS = frozenset((float, np.float64))
+#: the common dtype: an identity test tells a float64 result from a complex one without its kind
+_F8 = np.dtype(np.float64)
 
 
 def _passed_on(dz, x):
@@ -51,55 +55,75 @@ def _passed_on(dz, x):
 
 # --- add, subtract, multiply, divide ---
 
+# The pullbacks that keep nothing are made once, here: a function made inside the rule would
+# be a new object for every primitive.
+
+
+def _add_pullback(dz):  # nothing was broadcast: both tangents are dz
+    return NO_TANGENT, dz, dz
+
+
+def _subtract_numbers_pullback(dz):
+    return NO_TANGENT, dz, -dz
+
+
+def _subtract_arrays_pullback(dz):  # nothing was broadcast
+    return NO_TANGENT, dz, Thunk(lambda: np.negative(dz))
+
+
+_add_pullback.__name__ = "add_pullback"
+_subtract_numbers_pullback.__name__ = _subtract_arrays_pullback.__name__ = "subtract_pullback"
+
 
 @rrule(np.add)
 def add_rrule(x, y):
     if type(x) in _SCALARS and type(y) in _SCALARS:
-        def add_pullback(dz):
-            return NO_TANGENT, dz, dz
-
-        return x + y, add_pullback
+        return x + y, _add_pullback
 
     z = np.add(x, y)
-    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":
         return z, _complex_pullback("add", (stand_in(x), lambda dz: dz), (stand_in(y), lambda dz: dz))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
-        def add_pullback(dz):  # nothing was broadcast: both tangents are dz, and nothing is kept
-            return NO_TANGENT, dz, dz
+        return z, _add_pullback  # nothing was broadcast, and nothing is kept
+    return z, _add_broadcast_pullback(x, y, z)
 
-        return z, add_pullback
+
+def _add_broadcast_pullback(x, y, z):
+    """`add_rrule`'s pullback for every other case (a function of its own, so that the rule
+    does not make cells for x and y, which only this pullback captures)."""
     if type(z) is np.ndarray and z.nbytes >= registry.STAND_IN_BYTES:  # skip two calls when small
         x, y = stand_in(x), stand_in(y)  # only their shapes are needed
 
     def add_pullback(dz):
         return NO_TANGENT, _passed_on(dz, x), _passed_on(dz, y)
 
-    return z, add_pullback
+    return add_pullback
 
 
 @rrule(np.subtract)
 def subtract_rrule(x, y):
     if type(x) in _SCALARS and type(y) in _SCALARS:
-        def subtract_pullback(dz):
-            return NO_TANGENT, dz, -dz
-
-        return x - y, subtract_pullback
+        return x - y, _subtract_numbers_pullback
 
     z = np.subtract(x, y)
-    if z.dtype.kind == "c":  # (z is numpy's, or a Tracer: both have a dtype)
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":
         return z, _complex_pullback("subtract", (stand_in(x), lambda dz: dz), (stand_in(y), np.negative))
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
-        def subtract_pullback(dz):  # nothing was broadcast, and nothing is kept
-            return NO_TANGENT, dz, Thunk(lambda: np.negative(dz))
+        return z, _subtract_arrays_pullback  # nothing was broadcast, and nothing is kept
+    return z, _subtract_broadcast_pullback(x, y, z)
 
-        return z, subtract_pullback
+
+def _subtract_broadcast_pullback(x, y, z):
+    """`subtract_rrule`'s pullback for every other case (see `_add_broadcast_pullback`)."""
     if type(z) is np.ndarray and z.nbytes >= registry.STAND_IN_BYTES:  # skip two calls when small
         x, y = stand_in(x), stand_in(y)  # only their shapes are needed
 
     def subtract_pullback(dz):
         return NO_TANGENT, _passed_on(dz, x), Thunk(lambda: unbroadcast(np.negative(dz), y))
 
-    return z, subtract_pullback
+    return subtract_pullback
 
 
 def _product_to(dz, y, x):
@@ -137,20 +161,36 @@ def multiply_rrule(x, y, needs=None):
 
 def _multiply_arrays(x, y, needs):
     z = np.multiply(x, y)
-    need_x, need_y, large = _needed(needs, z)
-    if z.dtype.kind == "c":  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
+    if needs is None:  # `_needed`, written out: this is every array product's cost
+        need_x = need_y = True
+        large = False
+    else:
+        need_x, need_y = needs
+        large = type(z) is np.ndarray and z.nbytes >= registry.STAND_IN_BYTES
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":  # d(xy) = y dx + x dy: the real rule's shares, real parts for a real argument
         return z, _complex_pullback("multiply", (x, (lambda dz: dz * y) if need_x else None),
                                     (y, (lambda dz: dz * x) if need_y else None))
     if large:  # dx = dz y and dy = dz x: a constant's partner is needed only for its shape
         x, y = (x if need_y else stand_in(x)), (y if need_x else stand_in(y))
 
-    if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
-        def multiply_pullback(dz):  # nothing was broadcast: nothing to sum
-            return (
-                NO_TANGENT,
-                Thunk(lambda: dz * y) if need_x else NO_TANGENT,
-                Thunk(lambda: dz * x) if need_y else NO_TANGENT,
-            )
+    # Plain arrays of one shape, or a number times an array: nothing to sum, so each tangent is
+    # one product. `needs` says which ones the sweep reads (a traced argument's tangent is
+    # always read), so they are computed at once, without a Thunk and its closure apiece.
+    tx, ty = type(x), type(y)
+    if tx is np.ndarray and ty is np.ndarray and x.shape == y.shape:
+        def multiply_pullback(dz):  # nothing was broadcast
+            return NO_TANGENT, dz * y if need_x else NO_TANGENT, dz * x if need_y else NO_TANGENT
+
+        return z, multiply_pullback
+    if ty is np.ndarray and not need_x and tx in _SCALARS:  # c * t: dz has t's shape
+        def multiply_pullback(dz):
+            return NO_TANGENT, NO_TANGENT, dz * x
+
+        return z, multiply_pullback
+    if tx is np.ndarray and not need_y and ty in _SCALARS:  # t * c
+        def multiply_pullback(dz):
+            return NO_TANGENT, dz * y, NO_TANGENT
 
         return z, multiply_pullback
 
@@ -180,7 +220,8 @@ def _divide_arrays(x, y, needs):
     out = z = np.divide(x, y)
     x = stand_in(x)  # only its shape is needed
     need_x, need_y, large = _needed(needs, z)
-    if z.dtype.kind == "c":  # d(x/y) = dx/y - z dy/y
+    dtype = z.dtype  # (z is numpy's, or a Tracer: both have a dtype)
+    if dtype is not _F8 and dtype.kind == "c":  # d(x/y) = dx/y - z dy/y
         return z, _complex_pullback("divide", (x, (lambda dz: np.divide(dz, y)) if need_x else None),
                                     (y, (lambda dz: np.divide(-dz * z, y)) if need_y else None))
     if large and not need_y:
@@ -202,19 +243,21 @@ def _divide_arrays(x, y, needs):
 # --- sign ---
 
 
+def negative_pullback(dy):
+    return NO_TANGENT, -dy
+
+
 @rrule(np.negative)
 def negative_rrule(x):
-    def negative_pullback(dy):
-        return NO_TANGENT, -dy
-
     return np.negative(x), negative_pullback
+
+
+def positive_pullback(dy):
+    return NO_TANGENT, dy
 
 
 @rrule(np.positive)
 def positive_rrule(x):
-    def positive_pullback(dy):
-        return NO_TANGENT, dy
-
     return np.positive(x), positive_pullback
 
 
