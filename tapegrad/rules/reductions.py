@@ -33,18 +33,27 @@ from ._shapes import (
     positional_names,
     reduced_axes,
     reject,
+    spread,
     tangent_dtype,
 )
 
 
 def _spread(dy, x, axes, keepdims):
     """`dy` copied to every element of `x` that was reduced into it."""
-    return np.broadcast_to(expand_reduced(dy, axes, keepdims), np.shape(x))
+    return spread(dy, axes, keepdims, np.shape(x))
+
+
+#: the keywords of a reduction that need no binding against its signature
+_PLAIN_KEYWORDS = frozenset(("axis", "keepdims"))
 
 
 def _reduction(fn, x, args, kwargs):
     """(axes, keepdims, all bound arguments) of a reduction called as numpy allows."""
-    b = bind(fn, (x, *args), kwargs)
+    if not args and kwargs.keys() <= _PLAIN_KEYWORDS and kwargs.get("axis") is not np._NoValue \
+            and kwargs.get("keepdims") is not np._NoValue:
+        b = kwargs  # ``np.sum(x)``, ``np.max(z, axis=1, keepdims=True)``: nothing to bind
+    else:
+        b = bind(fn, (x, *args), kwargs)
     return reduced_axes(b.get("axis"), np.ndim(x)), bool(b.get("keepdims", False)), b
 
 
@@ -230,7 +239,9 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
     if "initial" in b or "where" in b:
         # a group decided by `initial` alone has no element to share among
         count = np.maximum(count, 1)
-    return _spread(dy, x, axes, keepdims) * hit / count
+    # hit is 0 or 1, so hit (dy/count) is (dy hit)/count to the bit, with one pass over x
+    # fewer and no broadcast of dy
+    return hit * (expand_reduced(dy, axes, keepdims) / count)
 
 
 @rrule(np.max)
