@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import registry
 from ..errors import is_complex_value
 from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
@@ -282,6 +283,13 @@ def tanh_rrule(x):
 
     def tanh_pullback(dy):
         # d/dx tanh = 1 - tanh²
+        if type(dy) is np.ndarray and type(y) is np.ndarray and y.nbytes >= registry.STAND_IN_BYTES \
+                and dy.shape == y.shape and dy.dtype == y.dtype:
+            # the same three operations in one buffer of our own: a large array's two fresh
+            # temporaries cost more than the arithmetic (a third less time at 128 x 256)
+            t = np.multiply(y, y)
+            np.subtract(1, t, out=t)
+            return NO_TANGENT, np.multiply(dy, t, out=t)
         return NO_TANGENT, dy * (1 - y * y)
 
     return y, tanh_pullback
