@@ -59,6 +59,8 @@ def reduced_axes(axis, ndim) -> tuple:
     """The axes a reduction runs over, non-negative and sorted (all of them for None)."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and ndim:
+        return (axis % ndim,)
     return tuple(sorted(operator.index(a) % ndim for a in as_tuple(axis))) if ndim else ()
 
 

@@ -49,12 +49,19 @@ _PLAIN_KEYWORDS = frozenset(("axis", "keepdims"))
 
 def _reduction(fn, x, args, kwargs):
     """(axes, keepdims, all bound arguments) of a reduction called as numpy allows."""
-    if not args and kwargs.keys() <= _PLAIN_KEYWORDS and kwargs.get("axis") is not np._NoValue \
-            and kwargs.get("keepdims") is not np._NoValue:
-        b = kwargs  # ``np.sum(x)``, ``np.max(z, axis=1, keepdims=True)``: nothing to bind
-    else:
-        b = bind(fn, (x, *args), kwargs)
+    if not args and (not kwargs or kwargs.keys() <= _PLAIN_KEYWORDS):
+        # ``np.sum(x)``, ``np.max(z, axis=1, keepdims=True)``: nothing to bind
+        axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
+        if axis is not np._NoValue and keepdims is not np._NoValue:
+            return reduced_axes(axis, np.ndim(x)), bool(keepdims), kwargs
+    b = bind(fn, (x, *args), kwargs)
     return reduced_axes(b.get("axis"), np.ndim(x)), bool(b.get("keepdims", False)), b
+
+
+def _plain_float64(x, args, kwargs) -> bool:
+    """A float64 ndarray reduced with at most axis= and keepdims=: `np.add.reduce` computes
+    np.sum and np.mean of it with the same arithmetic, without their Python layers."""
+    return type(x) is np.ndarray and x.dtype.char == "d" and not args and kwargs.keys() <= _PLAIN_KEYWORDS
 
 
 def _count(x, axes) -> int:
@@ -68,7 +75,10 @@ def _count(x, axes) -> int:
 def sum_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.sum, x, args, kwargs)
     where = b.get("where")
-    y = np.sum(x, *args, **kwargs)
+    if _plain_float64(x, args, kwargs):
+        y = np.add.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.sum calls
+    else:
+        y = np.sum(x, *args, **kwargs)
     x = stand_in(x)  # only its shape and dtype are needed
 
     def sum_pullback(dy):
@@ -84,7 +94,11 @@ def sum_rrule(x, *args, **kwargs):
 def mean_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.mean, x, args, kwargs)
     where = b.get("where")
-    y = np.mean(x, *args, **kwargs)
+    if not kwargs and _plain_float64(x, args, kwargs) and x.size:
+        # np.mean's own arithmetic for a whole array: the sum, then a division by the count
+        y = np.float64(np.add.reduce(x, axis=None) / x.size)
+    else:
+        y = np.mean(x, *args, **kwargs)
     x = stand_in(x)  # only its shape and dtype are needed
 
     def mean_pullback(dy):
