@@ -59,12 +59,27 @@ def reduced_axes(axis, ndim) -> tuple:
     """The axes a reduction runs over, non-negative and sorted (all of them for None)."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and ndim:
+        return (axis % ndim,)
     return tuple(sorted(operator.index(a) % ndim for a in as_tuple(axis))) if ndim else ()
 
 
 def as_tuple(axis) -> tuple:
     """An axis argument as a tuple: ``0`` is ``(0,)``."""
     return tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
+
+
+def spread(dy, axes, keepdims, shape):
+    """`dy`, a cotangent of a reduction over `axes`, copied to every element of the input's
+    `shape` that was reduced into it (a read-only view, nothing copied).
+
+    A number (what a full reduction passes back) is broadcast with the ndarray constructor,
+    a tenth of `np.broadcast_to`'s cost: the cotangent of ``np.mean(x)``."""
+    if type(dy) is float or type(dy) is np.float64:
+        out = np.ndarray(shape, np.float64, np.array(dy), 0, (0,) * len(shape))
+        out.flags.writeable = False  # as np.broadcast_to's
+        return out
+    return np.broadcast_to(expand_reduced(dy, axes, keepdims), shape)
 
 
 def expand_reduced(dy, axes, keepdims):
@@ -98,6 +113,9 @@ def tangent_dtype(x, dy=None) -> np.dtype:
 
 def cast_like(dx, x):
     """Give a tangent the dtype of its argument (float32 in, float32 out)."""
+    have = getattr(dx, "dtype", None)
+    if have is not None and have is getattr(x, "dtype", None) and have.kind in "fc":
+        return dx  # the common case: an inexact argument and a tangent of its dtype
     want = tangent_dtype(x, dx)
     have = getattr(dx, "dtype", None)
     if have is None or have == want:
@@ -116,6 +134,8 @@ def normalize_axis(axis, ndim) -> int:
 
 def mT(a):
     """The transpose of the last two axes (of each matrix in a stack)."""
+    if type(a) is np.ndarray and a.ndim == 2:
+        return a.T  # the same view as np.swapaxes gives, without its Python call
     return np.swapaxes(a, -1, -2)
 
 
@@ -142,6 +162,9 @@ def real_to(t, x):
 
 def like(g, x):
     """`g` as the tangent of `x`: summed down to x's shape, in x's dtype, a scalar for a number."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype is x.dtype \
+            and g.dtype.kind in "fc":
+        return g  # the common case (a matrix product's tangent): nothing to sum, cast or take apart
     g = real_to(g, x)
     dt = getattr(x, "dtype", None)
     if dt is not None and dt.kind in "fc":

@@ -33,19 +33,35 @@ from ._shapes import (
     positional_names,
     reduced_axes,
     reject,
+    spread,
     tangent_dtype,
 )
 
 
 def _spread(dy, x, axes, keepdims):
     """`dy` copied to every element of `x` that was reduced into it."""
-    return np.broadcast_to(expand_reduced(dy, axes, keepdims), np.shape(x))
+    return spread(dy, axes, keepdims, np.shape(x))
+
+
+#: the keywords of a reduction that need no binding against its signature
+_PLAIN_KEYWORDS = frozenset(("axis", "keepdims"))
 
 
 def _reduction(fn, x, args, kwargs):
     """(axes, keepdims, all bound arguments) of a reduction called as numpy allows."""
+    if not args and (not kwargs or kwargs.keys() <= _PLAIN_KEYWORDS):
+        # ``np.sum(x)``, ``np.max(z, axis=1, keepdims=True)``: nothing to bind
+        axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
+        if axis is not np._NoValue and keepdims is not np._NoValue:
+            return reduced_axes(axis, np.ndim(x)), bool(keepdims), kwargs
     b = bind(fn, (x, *args), kwargs)
     return reduced_axes(b.get("axis"), np.ndim(x)), bool(b.get("keepdims", False)), b
+
+
+def _plain_float64(x, args, kwargs) -> bool:
+    """A float64 ndarray reduced with at most axis= and keepdims=: `np.add.reduce` computes
+    np.sum and np.mean of it with the same arithmetic, without their Python layers."""
+    return type(x) is np.ndarray and x.dtype.char == "d" and not args and kwargs.keys() <= _PLAIN_KEYWORDS
 
 
 def _count(x, axes) -> int:
@@ -59,7 +75,10 @@ def _count(x, axes) -> int:
 def sum_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.sum, x, args, kwargs)
     where = b.get("where")
-    y = np.sum(x, *args, **kwargs)
+    if _plain_float64(x, args, kwargs):
+        y = np.add.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.sum calls
+    else:
+        y = np.sum(x, *args, **kwargs)
     x = stand_in(x)  # only its shape and dtype are needed
 
     def sum_pullback(dy):
@@ -75,7 +94,11 @@ def sum_rrule(x, *args, **kwargs):
 def mean_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.mean, x, args, kwargs)
     where = b.get("where")
-    y = np.mean(x, *args, **kwargs)
+    if not kwargs and _plain_float64(x, args, kwargs) and x.size:
+        # np.mean's own arithmetic for a whole array: the sum, then a division by the count
+        y = np.float64(np.add.reduce(x, axis=None) / x.size)
+    else:
+        y = np.mean(x, *args, **kwargs)
     x = stand_in(x)  # only its shape and dtype are needed
 
     def mean_pullback(dy):
@@ -230,7 +253,9 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
     if "initial" in b or "where" in b:
         # a group decided by `initial` alone has no element to share among
         count = np.maximum(count, 1)
-    return _spread(dy, x, axes, keepdims) * hit / count
+    # hit is 0 or 1, so hit (dy/count) is (dy hit)/count to the bit, with one pass over x
+    # fewer and no broadcast of dy
+    return hit * (expand_reduced(dy, axes, keepdims) / count)
 
 
 @rrule(np.max)

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import registry
 from ..errors import is_complex_value
 from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
@@ -279,12 +280,29 @@ def cosh_rrule(x):
 @rrule(np.tanh)
 def tanh_rrule(x):
     y = np.tanh(x)
+    if type(y) is np.ndarray and y.nbytes >= registry.STAND_IN_BYTES:
+        return y, _tanh_pullback_in_place(y)
 
     def tanh_pullback(dy):
         # d/dx tanh = 1 - tanh²
         return NO_TANGENT, dy * (1 - y * y)
 
     return y, tanh_pullback
+
+
+def _tanh_pullback_in_place(y):
+    """tanh's pullback of a large array: the same three operations in one buffer of its own
+    (out=), since a large array's two fresh temporaries cost more than the arithmetic (a third
+    less time at 128 x 256). Any other cotangent (a Tracer, another shape or dtype) takes the
+    plain expression. Decided in the rule, so that a small array's pullback checks nothing."""
+    def tanh_pullback(dy):
+        if type(dy) is np.ndarray and dy.shape == y.shape and dy.dtype == y.dtype:
+            t = np.multiply(y, y)
+            np.subtract(1, t, out=t)
+            return NO_TANGENT, np.multiply(dy, t, out=t)
+        return NO_TANGENT, dy * (1 - y * y)
+
+    return tanh_pullback
 
 
 @rrule(np.arcsinh)

@@ -226,6 +226,23 @@ def test_sqrt_at_zero_is_inf():
         assert gradient(np.sqrt, 0.0) == (np.inf,)
 
 
+def test_tanh_pullback_of_a_large_array_is_the_formula_to_the_bit(rng):
+    """A large array's tanh pullback works in a buffer of its own (out=): the same operations,
+    so the same bits as dy * (1 - y*y), and the cotangent it is given is left as it was."""
+    x, dy = rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
+    y, back = tapegrad.registry.RULES[np.tanh](x)
+    before = dy.copy()
+    np.testing.assert_array_equal(back(dy)[1], dy * (1 - y * y))
+    np.testing.assert_array_equal(dy, before)
+    # float32 and a float64 cotangent keep numpy's promotion; a traced pullback (second order)
+    # takes the plain expression
+    y32, back32 = tapegrad.registry.RULES[np.tanh](x.astype(np.float32))
+    assert back32(dy)[1].dtype == np.float64
+    check_grad(lambda x: np.sum(np.tanh(x) ** 2), x[:8])
+    h = tapegrad.hessian(lambda x: np.sum(np.tanh(x)), x[0, :3])
+    np.testing.assert_allclose(np.diag(h), -2 * np.tanh(x[0, :3]) * (1 - np.tanh(x[0, :3]) ** 2), rtol=1e-12)
+
+
 # --- piecewise functions and their conventions ---
 
 

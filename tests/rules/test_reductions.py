@@ -418,3 +418,22 @@ def test_complex_reduction_second_order(fn, f, x, y):
 def test_complex_reduction_second_order_in_every_mode(fn, f, x, y):
     """The same, in the four combinations of forward and reverse mode."""
     check_grad(lambda x, y: f(x + 1j * y), x, y, order=2)
+
+
+def test_spread_cotangent_of_a_full_reduction_is_read_only():
+    """The cotangent np.sum(x) and np.mean(x) pass back is a view of one number, as np.broadcast_to
+    gives it: read-only, and the gradient the user gets is the same."""
+    x = np.arange(6.0).reshape(2, 3)
+    for fn, share in [(np.sum, 1.0), (np.mean, 1 / 6)]:
+        _, (_, dx) = grad(fn, x)
+        np.testing.assert_array_equal(dx, np.full((2, 3), share))
+        assert dx.shape == (2, 3) and dx.dtype == np.float64 and not dx.flags.writeable
+
+
+def test_max_pullback_shares_a_tie_to_the_bit():
+    """max's pullback gives hit * (dy/count): the bits of (dy * hit)/count, a tie split evenly."""
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.5, 0.1], [7.0, 7.0, 7.0]])
+    dy = np.array([[0.3], [-1.7], [0.1]])
+    y, back = tapegrad.registry.RULES[np.max](x, axis=1, keepdims=True)
+    hit = (x == y).astype(float)
+    np.testing.assert_array_equal(back(dy)[1], np.broadcast_to(dy, x.shape) * hit / np.sum(hit, axis=1, keepdims=True))
