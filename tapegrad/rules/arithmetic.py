@@ -12,6 +12,7 @@ from .. import registry
 from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ..errors import is_complex_value
+from ..literals import NUMPY
 from ._shapes import real_to
 
 
@@ -43,6 +44,8 @@ def _is_integer(v):
 _SCALARS = frozenset((float, np.float64))
 #: the common dtype: an identity test tells a float64 result from a complex one without its kind
 _F8 = np.dtype(np.float64)
+#: numpy's own ``np.array`` (a trace puts a wrapper in its place, see `tapegrad.literals`)
+_array = NUMPY["array"]
 
 
 def _passed_on(dz, x):
@@ -160,6 +163,13 @@ def multiply_rrule(x, y, needs=None):
 
 
 def _multiply_arrays(x, y, needs):
+    if needs is not None:
+        tx, ty = type(x), type(y)
+        # a constant number times a float64 array (0.5 * t), or the other way round
+        if ty is np.ndarray and tx in _SCALARS and not needs[0] and y.dtype is _F8:
+            return _scaled(x, y, 2)
+        if tx is np.ndarray and ty in _SCALARS and not needs[1] and x.dtype is _F8:
+            return _scaled(y, x, 1)
     z = np.multiply(x, y)
     if needs is None:  # `_needed`, written out: this is every array product's cost
         need_x = need_y = True
@@ -200,6 +210,23 @@ def _multiply_arrays(x, y, needs):
             Thunk(lambda: _product_to(dz, y, x)) if need_x else NO_TANGENT,
             Thunk(lambda: _product_to(dz, x, y)) if need_y else NO_TANGENT,
         )
+
+    return z, multiply_pullback
+
+
+def _scaled(c, t, at):
+    """``c * t`` for a constant number `c` and a traced float64 array `t`, `t` the argument at
+    position `at`: its tangent is ``dz * c``, computed with `c` as a 0-d float64 array. numpy
+    takes a Python or numpy float beside an array through its slow "weak scalar" path (on a
+    short vector, ``c * t`` costs twice ``array(c) * t``); the 0-d array of the same float64
+    gives the same products bit for bit. A cotangent that is not a float64 array (a traced
+    one, in a higher derivative) is multiplied by the number, as before."""
+    c0 = _array(c)
+    z = np.multiply(c0, t)
+
+    def multiply_pullback(dz):
+        d = dz * c0 if type(dz) is np.ndarray and dz.dtype is _F8 else dz * c
+        return (NO_TANGENT, NO_TANGENT, d) if at == 2 else (NO_TANGENT, d, NO_TANGENT)
 
     return z, multiply_pullback
 

@@ -277,11 +277,25 @@ def cosh_rrule(x):
     return np.cosh(x), cosh_pullback
 
 
+#: 1 as a 0-d float64 array, for float64 arrays only: numpy takes a Python number beside an
+#: array through its slow "weak scalar" path (on a short vector, ``1 - t`` costs twice
+#: ``one - t``), and a 0-d array of the array's own dtype gives the same result bit for bit
+_F8 = np.dtype(np.float64)
+_ONE_F8 = np.array(1.0)
+_ONE_F8.flags.writeable = False
+
+
 @rrule(np.tanh)
 def tanh_rrule(x):
     y = np.tanh(x)
-    if type(y) is np.ndarray and y.nbytes >= registry.STAND_IN_BYTES:
-        return y, _tanh_pullback_in_place(y)
+    if type(y) is np.ndarray:
+        if y.nbytes >= registry.STAND_IN_BYTES:
+            return y, _tanh_pullback_in_place(y)
+        if y.dtype is _F8:
+            def tanh_pullback(dy):  # (y is a plain array: 1 - y² records nothing on any tape)
+                return NO_TANGENT, dy * (_ONE_F8 - y * y)
+
+            return y, tanh_pullback
 
     def tanh_pullback(dy):
         # d/dx tanh = 1 - tanh²
