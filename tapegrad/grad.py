@@ -126,13 +126,20 @@ class GradContext(BaseContext):
                 args, kwargs = positional(fn, args, kwargs)
         vals, targs = lift(args, tape)
         rule_kwargs = kwargs
-        if fn in NEEDS and _ndarray in map(type, vals):
+        if fn in NEEDS:
             # which arguments are traced: only their tangents will be read. Told when it helps,
             # a constant beside an array (two numbers cost nothing to keep). `lift` puts a
             # constant in both lists as the same object, a traced value as value and Variable
-            needs = tuple(map(operator.is_not, targs, vals))
-            if False in needs:
-                rule_kwargs = {**kwargs, "needs": needs} if kwargs else {"needs": needs}
+            if len(vals) == 2:  # a binary operator: the same, without the maps
+                a, b = vals
+                ta, tb = targs
+                if (ta is a or tb is b) and (type(a) is _ndarray or type(b) is _ndarray):
+                    needs = (ta is not a, tb is not b)
+                    rule_kwargs = {**kwargs, "needs": needs} if kwargs else {"needs": needs}
+            elif _ndarray in map(type, vals):
+                needs = tuple(map(operator.is_not, targs, vals))
+                if False in needs:
+                    rule_kwargs = {**kwargs, "needs": needs} if kwargs else {"needs": needs}
         try:
             pair = rule(*vals, **rule_kwargs) if rule_kwargs else rule(*vals)
         except TypeError:
