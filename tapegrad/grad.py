@@ -42,7 +42,7 @@ from . import registry
 from .registry import COMPLEX, NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import ZERO, getitem
-from .tape import Input, paused_gc
+from .tape import Call, Input, Variable, paused_gc
 from .tracer import Tracer, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
@@ -174,7 +174,18 @@ class GradContext(BaseContext):
             integral = _from_floats(vals, targs)
         if self.private:
             kept = stand_in(y) if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
-            yv = tape.push_call(rrule, (fn,) + targs, kwargs or None, kept)
+            # tape.push_call, written out: every primitive of every gradient comes here
+            op = _new(Call)
+            op.fn = rrule
+            op.args = (fn,) + targs
+            op.kwargs = kwargs or None
+            op.val = kept
+            op.note = ""
+            ops = tape.ops
+            ops.append(op)
+            op.id = len(ops)
+            yv = op.var = _new(Variable)
+            yv._op = op
             if not integral:
                 self.pullbacks[yv] = pb
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
