@@ -173,7 +173,17 @@ class GradContext(BaseContext):
         if integral:
             integral = _from_floats(vals, targs)
         if self.private:
-            kept = stand_in(y) if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES else y
+            if ty is _ndarray and y.nbytes >= registry.STAND_IN_BYTES:
+                kept = stand_in(y)
+                if _ndarray in map(type, targs):
+                    # the rule has run, and of its arguments only the Variables are read from
+                    # here on: a large constant (W6's distance matrix, its noise matrix) is
+                    # kept as its shape, not held until the sweep. (Asked only of a large
+                    # result, which is where large constants meet: a check per primitive
+                    # cost 5% of the per-op cost of small-array code)
+                    targs = tuple(map(stand_in, targs))
+            else:
+                kept = y
             # tape.push_call, written out: every primitive of every gradient comes here
             op = _new(Call)
             op.fn = rrule

@@ -73,6 +73,38 @@ def test_grad_keeps_only_the_shape_of_an_intermediate_no_pullback_needs():
     assert not _intermediate_is_freed_during_f(with_pullback)
 
 
+def _constant_is_freed_during_f(run):
+    """Whether `run` lets go of a constant array that f made and passed to a primitive once f
+    drops it. add keeps only its arguments' shapes, so nothing but a tape could hold it."""
+    freed = []
+
+    def f(x):
+        c = np.arange(4.0) * 3.0  # made inside f, never traced
+        ref = weakref.ref(c)
+        s = np.sum(x + c)
+        del c
+        freed.append(ref() is None)
+        return s
+
+    value, grads = run(f, np.ones(4))
+    assert value == 22.0 and np.array_equal(grads[1], np.ones(4))
+    return freed[0]
+
+
+def test_grad_keeps_only_the_shape_of_a_constant_argument():
+    """grad's tape keeps a large constant argument of a primitive with a large result as a
+    stand-in (only its Variables are read by the sweep), so a constant such as a distance
+    matrix or np.eye(n) goes when f drops it, not after the sweep; pullback's tape, which the
+    user can read and replay, keeps it."""
+    assert _constant_is_freed_during_f(grad)
+
+    def with_pullback(f, x):
+        y, back = pullback(f, x)
+        return y, back(1.0)
+
+    assert not _constant_is_freed_during_f(with_pullback)
+
+
 def ratio(a, b):
     return a / (a + b * b)
 
