@@ -50,7 +50,7 @@ __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 _ndarray = np.ndarray
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _float64 = np.float64
-_F8 = np.dtype(np.float64)  # the dtype of float64 arrays (a numpy built-in type's is one object)
+_F8 = registry.FLOAT64
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -78,8 +78,8 @@ class GradContext(BaseContext):
         self.private = private
         # read for every primitive: an instance attribute is a specialized load, a class
         # attribute read through an instance a generic lookup each time
-        self.complex_seen = type(self).complex_seen
         cls = type(self)
+        self.complex_seen = cls.complex_seen
         if cls is not GradContext and (cls.is_primitive is not GradContext.is_primitive
                 or cls.record_primitive is not GradContext.record_primitive):
             # a subclass that decides what is a primitive, or records one its own way, is

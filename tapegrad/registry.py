@@ -185,6 +185,10 @@ def registered_rules() -> dict:
 #: the test suite sets it to 0, so that every pullback there runs on stand-ins
 STAND_IN_BYTES = 1 << 14
 
+#: the dtype of float64 arrays: numpy's built-in dtypes are single objects, so on the hot paths
+#: an identity test (``y.dtype is FLOAT64``) tells the common, real, non-integral case at once
+FLOAT64 = np.dtype(np.float64)
+
 # what a stand-in's elements read as: all bits set, a NaN for floats (-1 for integers), so
 # that a pullback reading the elements it should not gives a loud NaN gradient, not zeros
 _NAN_BYTES = b"\xff" * 64

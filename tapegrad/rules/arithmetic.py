@@ -42,8 +42,7 @@ def _is_integer(v):
 #: A set: ``type(a) in`` it hashes a pointer, where a tuple compares an array's type with
 #: each entry through ``==``
 _SCALARS = frozenset((float, np.float64))
-#: the common dtype: an identity test tells a float64 result from a complex one without its kind
-_F8 = np.dtype(np.float64)
+_F8 = registry.FLOAT64
 #: numpy's own ``np.array`` (a trace puts a wrapper in its place, see `tapegrad.literals`)
 _array = NUMPY["array"]
 

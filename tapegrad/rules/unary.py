@@ -280,7 +280,7 @@ def cosh_rrule(x):
 #: 1 as a 0-d float64 array, for float64 arrays only: numpy takes a Python number beside an
 #: array through its slow "weak scalar" path (on a short vector, ``1 - t`` costs twice
 #: ``one - t``), and a 0-d array of the array's own dtype gives the same result bit for bit
-_F8 = np.dtype(np.float64)
+_F8 = registry.FLOAT64
 _ONE_F8 = np.array(1.0)
 _ONE_F8.flags.writeable = False
 
