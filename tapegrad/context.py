@@ -15,11 +15,13 @@ knows only that its tape has one.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import inspect
 import sys
 import types
 
+import numpy as np
 
 from .errors import (
     ConcreteValueError,
@@ -39,6 +41,8 @@ from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
 from .tracer import Tracer, active_tapes, escaped_error, new_tracer, plain_scalar, record_call, wrap_result
+
+_ndarray = np.ndarray
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
            "describe_call"]
@@ -212,6 +216,78 @@ def param_names(f, n):
     return names[:n]
 
 
+def make_leaf(tape, ctx, value, path):
+    """``(var, tracer)`` of a differentiable leaf of an argument: its Input and what `f` gets."""
+    if type(value) is not float and is_complex_value(value):
+        ctx.complex_input(value, path)
+    var = tape.push_input(value, path)
+    return var, new_tracer(tape, var, value)
+
+
+def traced_copy(x, path, tape, ctx, specs, copies):
+    """``(spec, copy)`` of the argument `x` named `path`: its `Spec` (with an Input per
+    differentiable leaf, on `tape`) and the copy `f` runs on, Tracers in the leaves' places.
+    `specs` and `copies`, shared by the arguments of one trace, keep a value reachable from
+    two of them one spec and one copy (see `tapegrad.pytree.flatten`)."""
+    t = type(x)
+    if t is float or t is _ndarray and x.dtype.kind == "f" or (t is list or t is tuple) and _plain(x, 3):
+        # the common arguments (W3's params: a list of (W, b)) without the walk of `flatten`
+        return _plain_copy(x, path, tape, specs, copies)
+    if t is types.FunctionType and x.__closure__ is None:
+        return Spec("static", x), x  # a function that captures nothing: `object_fields` is None
+    try:
+        spec, stand_ins = flatten(x, argument=True, leaf=functools.partial(make_leaf, tape, ctx),
+                                  path=path, memo=specs)
+        return spec, unflatten(spec, stand_ins, copies)
+    except RecursionError:
+        raise TypeError(
+            f"the argument {path} given at {user_location()} is nested too deeply to walk "
+            f"(more levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
+            f"pass its numbers as an array, or nest them less"
+        ) from None
+
+
+def _plain(x, depth) -> bool:
+    """True for a float, a real float ndarray, or a non-empty list or tuple of them, at most
+    `depth` levels deep (so never a cycle): the arguments `_plain_copy` takes."""
+    t = type(x)
+    if t is float:
+        return True
+    if t is _ndarray:
+        return x.dtype.kind == "f"
+    if (t is list or t is tuple) and x and depth:
+        for v in x:
+            if not _plain(v, depth - 1):
+                return False
+        return True
+    return False
+
+
+def _plain_copy(x, path, tape, specs, copies):
+    """`traced_copy` of an argument `_plain` takes: the Specs, Inputs (in the same order, with
+    the same paths) and copies that `flatten` and `unflatten` would make."""
+    t = type(x)
+    if t is float:  # (a number is never shared: flatten keeps no memo of one)
+        var = tape.push_input(x, path)
+        return Spec("leaf", x, var=var), new_tracer(tape, var, x)
+    hit = specs.get(id(x))
+    if hit is not None and hit.primal is x:  # reached before: one spec, one copy
+        return hit, copies[id(hit)]
+    if t is _ndarray:
+        var = tape.push_input(x, path)
+        spec = Spec("leaf", x, var=var)
+        copy = new_tracer(tape, var, x)
+    else:
+        spec = Spec("seq", x, t, range(len(x)))
+        specs[id(x)] = spec
+        pairs = [_plain_copy(v, f"{path}[{i}]", tape, specs, copies) for i, v in enumerate(x)]
+        spec.children = [s for s, _ in pairs]
+        copy = t([c for _, c in pairs])
+    specs[id(x)] = spec
+    copies[id(spec)] = copy
+    return spec, copy
+
+
 def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
 
@@ -248,29 +324,8 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     stack = active_tapes()
     tape.level = len(stack) + 1
     tape.meta["epoch"] = new_epoch()  # a dual number made later handles the calls it is in
-    tape.push(Input(f))
-
-    def make_leaf(value, path):
-        if type(value) is not float and is_complex_value(value):
-            ctx.complex_input(value, path)
-        var = tape.push(Input(value, note=path))
-        return var, new_tracer(tape, var, value)
-
+    tape.push_input(f)
     specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
-
-    def traced_copy(x, path):
-        if type(x) is float:  # the common leaf, which nothing can share, without the walk
-            var, tracer = make_leaf(x, path)
-            return Spec("leaf", x, var=var), tracer
-        try:
-            spec, stand_ins = flatten(x, argument=True, leaf=make_leaf, path=path, memo=specs)
-            return spec, unflatten(spec, stand_ins, copies)
-        except RecursionError:
-            raise TypeError(
-                f"the argument {path} given at {user_location()} is nested too deeply to walk "
-                f"(more levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
-                f"pass its numbers as an array, or nest them less"
-            ) from None
 
     if not callable(f):
         raise TypeError(
@@ -278,25 +333,29 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
             f"{user_location()}: call it as trace(f, *args) / grad(f, *args)"
         )
     names = _names or param_names(f, len(args))
-    selected = _selector(wrt, len(args), names, kwargs)
+    chosen = None if wrt is None else _selector(wrt, len(args), names, kwargs)
     # with wrt, the values f captures are differentiated only if wrt names "f"
-    fspec, tf = traced_copy(f, "f") if wrt is None or selected(None, "f") else (Spec("static", f), f)
+    fspec, tf = (traced_copy(f, "f", tape, ctx, specs, copies) if chosen is None or "f" in chosen
+                 else (Spec("static", f), f))
     argspecs, targs = [], []
     for i, (name, a) in enumerate(zip(names, args)):
-        chosen = selected(i, name)
-        spec, copy = traced_copy(a, name) if chosen else (Spec("static", a), a)
-        if wrt is not None and chosen and spec.kind == "static":
-            raise TypeError(
-                f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
-                f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "
-                f"lists, dicts, dataclasses and objects, are); pass a number or a float array"
-            )
+        if chosen is None or i in chosen or name in chosen:
+            spec, copy = traced_copy(a, name, tape, ctx, specs, copies)
+            if chosen is not None and spec.kind == "static":
+                raise TypeError(
+                    f"wrt names argument {i} ({name}) at {user_location()}, a {type(a).__name__}, which "
+                    f"holds nothing differentiable (numbers and float arrays, alone or inside tuples, "
+                    f"lists, dicts, dataclasses and objects, are); pass a number or a float array"
+                )
+        else:
+            spec, copy = Spec("static", a), a
         argspecs.append(spec)
         targs.append(copy)
     kwspecs, tkwargs = {}, dict(kwargs)
-    for name, v in kwargs.items():
-        if wrt is not None and selected(None, name):
-            kwspecs[name], tkwargs[name] = traced_copy(v, name)
+    if chosen is not None:
+        for name, v in kwargs.items():
+            if name in chosen:
+                kwspecs[name], tkwargs[name] = traced_copy(v, name, tape, ctx, specs, copies)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     stack.append(tape)
     own = _OWN.get(type(ctx))
@@ -376,10 +435,13 @@ def tapegrads_own(cls) -> bool:
 
 
 def _selector(wrt, n_args, names, kwargs):
-    """``selected(position, name)`` for the arguments `wrt` names; a name or position that is
-    no argument of the call raises, listing the ones there are."""
-    if wrt is None:
-        return lambda i, name: True
+    """The positions and names `wrt` chooses (a tuple or a set; an argument is chosen when its
+    position or its name is in it, `f`'s captured values when "f" is); a name or position that
+    is no argument of the call raises, listing the ones there are."""
+    if type(wrt) is int and 0 <= wrt < n_args:  # one position (W4's wrt=0): nothing to check
+        return (wrt,)
+    if type(wrt) is tuple and all(type(w) is int and 0 <= w < n_args for w in wrt):
+        return wrt
     chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
     for w in chosen:
         if type(w) is int and 0 <= w < n_args:  # a position of the call: the common case
@@ -393,6 +455,6 @@ def _selector(wrt, n_args, names, kwargs):
                 + (f" and keywords {', '.join(kwargs)}" if kwargs else "")
                 + "; name one of them, or \"f\" for the values the function captures"
             )
-    return lambda i, name: i in chosen or name in chosen
+    return chosen
 
 

@@ -195,6 +195,13 @@ class Tape:
             op.val = op.run(_current_value)
         return var
 
+    def push_input(self, val, note="") -> Variable:
+        """`push` of an Input made without a call of its __init__: each argument of every trace comes here."""
+        op = _new(Input)
+        op.val = val
+        op.note = note
+        return self.push(op)
+
     def push_call(self, fn, args, kwargs, val, note="") -> Variable:
         """`push` of a Call whose value is known: the recording fast path (no __init__ calls)."""
         op = _new(Call)

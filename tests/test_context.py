@@ -203,3 +203,31 @@ def test_an_argument_nested_deeper_than_the_recursion_limit_is_refused_clearly()
     while isinstance(g, list):
         g = g[0]
     assert (value, g) == (3.0, 2.0)
+
+
+def test_plain_arguments_trace_as_the_general_walk_does():
+    """Floats, float arrays and lists or tuples of them (traced without `flatten`'s walk) get the
+    Inputs, paths, sharing and gradients of the general walk, also where they share an array
+    with an argument the general walk takes (a dict), before or after them."""
+    W, b, w = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([0.5, -1.0]), np.array([2.0, 3.0])
+    pair = (W, b)
+    params = [pair, pair, [w, 1.5]]
+
+    def f(p, q, r):
+        return sum(np.sum(Wi @ bi) for Wi, bi in p[:2]) * p[2][1] + np.sum(p[2][0] * q * r["v"])
+
+    for args in [(params, w, {"v": w}), ([(W, b), (W, b), [w, 1.5]], w, {"v": w})]:
+        _, tape = trace(f, *args)
+        assert [op.note for op in tape.ops if type(op) is tapegrad.tape.Input] == [
+            "", "p[0][0]", "p[0][1]", "p[2][0]", "p[2][1]"]
+    value, (_, dp, dq, dr) = grad(f, params, w, {"v": w})
+    assert type(dp) is list and type(dp[0]) is tuple and dp[0] is dp[1] and dp[2][0] is dq is dr["v"]
+    assert type(dp[2][1]) is float and dp[0][0] is not dp[1][0] or pair is params[0]
+    np.testing.assert_allclose(dq, 3 * w * w)
+    _, (_, dr, dq) = grad(lambda r, q: np.sum(r["v"] * q[0]), {"v": w}, [w, w])
+    assert dr["v"] is dq[0] is dq[1]
+    np.testing.assert_allclose(dq[0], 2 * w)
+    # nested deeper, holding an int, empty: the general walk, as before
+    for odd, paths in [([[[[w]]]], ["p[0][0][0][0]"]), ([w, 1], ["p[0]", "p[1]"]), ([], []), ((), [])]:
+        _, tape = trace(lambda p: 1.0, odd)
+        assert [op.note for op in tape.ops if type(op) is tapegrad.tape.Input][1:] == paths
