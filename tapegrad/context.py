@@ -189,17 +189,28 @@ class BaseContext:
 # --- running a function under a context ---
 
 
+#: id of a plain function's code object -> (the code object, n, its names): `param_names`
+#: reads a code object once, not at every gradient of the same function
+_NAMES = {}
+
+
 def param_names(f, n):
     """Names of the first n positional parameters of f, for the notes on input ops."""
     code = getattr(f, "__code__", None)
     if type(f) is types.FunctionType and (not f.__dict__ or not hasattr(f, "__signature__")
                                           and not hasattr(f, "__wrapped__")):
+        hit = _NAMES.get(id(code))
+        if hit is not None and hit[0] is code and hit[1] == n:
+            return list(hit[2])
         # a plain function: read its code object (inspect.signature costs tens of µs a call)
         names = list(code.co_varnames[:code.co_argcount])
         if code.co_flags & inspect.CO_VARARGS and len(names) < n:
             star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
             names.extend(f"{star}[{i}]" for i in range(n - len(names)))
         names.extend(f"args[{i}]" for i in range(len(names), n))
+        if len(_NAMES) >= 256:  # (the code objects it holds stay few)
+            _NAMES.clear()
+        _NAMES[id(code)] = (code, n, tuple(names[:n]))
         return names[:n]
     try:
         params = list(inspect.signature(f).parameters.values())
@@ -438,10 +449,9 @@ def _selector(wrt, n_args, names, kwargs):
     """The positions and names `wrt` chooses (a tuple or a set; an argument is chosen when its
     position or its name is in it, `f`'s captured values when "f" is); a name or position that
     is no argument of the call raises, listing the ones there are."""
-    if type(wrt) is int and 0 <= wrt < n_args:  # one position (W4's wrt=0): nothing to check
-        return (wrt,)
-    if type(wrt) is tuple and all(type(w) is int and 0 <= w < n_args for w in wrt):
-        return wrt
+    one = wrt[0] if type(wrt) is tuple and len(wrt) == 1 else wrt
+    if type(one) is int and 0 <= one < n_args:  # one position (W3's and W4's wrt): nothing to check
+        return (one,)
     chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
     for w in chosen:
         if type(w) is int and 0 <= w < n_args:  # a position of the call: the common case

@@ -41,7 +41,7 @@ from .pytree import Boxed, any_nested, flatten, tangent_of
 from . import registry
 from .registry import COMPLEX, NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
-from .tangents import ZERO, getitem
+from .tangents import NO_TANGENT, ZERO, getitem
 from .tape import Call, Input, Variable, paused_gc
 from .tracer import Tracer, wrap_result
 
@@ -427,8 +427,9 @@ class Pullback:
 
         fspec, argspecs, kwspecs = tape.meta["inputs"]
         memo = {}
-        df = ZERO if fspec.kind == "static" else tangent_of(fspec, derivative_of, concrete, memo)
-        grads = [df] + [tangent_of(s, derivative_of, concrete, memo) for s in argspecs]
+        grads = [ZERO if fspec.kind == "static" else tangent_of(fspec, derivative_of, concrete, memo)]
+        for s in argspecs:  # (an argument not differentiated, W4's X and y, without a call)
+            grads.append(NO_TANGENT if s.kind == "static" else tangent_of(s, derivative_of, concrete, memo))
         if kwspecs:
             grads.append({k: tangent_of(s, derivative_of, concrete, memo) for k, s in kwspecs.items()})
         return tuple(grads)

@@ -37,6 +37,7 @@ __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested",
            "tangent_of", "leaf_gradient", "finalize", "fill_zeros", "update"]
 
 _float64 = np.float64
+_ndarray = np.ndarray
 
 
 class Boxed:
@@ -466,20 +467,25 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
     several calls, keeps a value shared between arguments one tangent.
     """
     kind = spec.kind
-    if kind == "leaf" and type(spec.primal) is float:
-        # a number's derivative, a float (the common case, which no other argument can share)
+    if kind == "leaf":
+        x = spec.primal
         d = derivative_of(spec.var)
-        if type(d) is float:
-            return d
-        if type(d) is _float64:  # what numpy's functions of a number give: a float as well
-            return float(d)
+        tx = type(x)
+        if tx is float:
+            # a number's derivative, a float (the common case, which no other argument can share)
+            if type(d) is float:
+                return d
+            if type(d) is _float64:  # what numpy's functions of a number give: a float as well
+                return float(d)
+        elif tx is _ndarray and type(d) is _ndarray and d.dtype is x.dtype and d.shape == x.shape:
+            return d  # an array's derivative as it is (the same object at each place it is shared)
     elif kind == "static":
         return NO_TANGENT
     memo = {} if memo is None else memo
     if id(spec) in memo:
         return memo[id(spec)]
-    if spec.kind == "leaf":
-        out = leaf_gradient(derivative_of(spec.var), spec.primal, spec.var in concrete)
+    if kind == "leaf":
+        out = leaf_gradient(d, x, spec.var in concrete)
     elif spec.kind == "seq" and spec.cls is list or spec.kind == "dict" and spec.cls is dict \
             or spec.kind == "object":
         # made empty first and filled after, so that a cycle back here (a list holding itself)
