@@ -241,7 +241,7 @@ def traced_copy(x, path, tape, ctx, specs, copies):
     `specs` and `copies`, shared by the arguments of one trace, keep a value reachable from
     two of them one spec and one copy (see `tapegrad.pytree.flatten`)."""
     t = type(x)
-    if t is float or t is _ndarray and x.dtype.kind == "f" or (t is list or t is tuple) and _plain(x, 3):
+    if t is float or t is _ndarray and x.dtype.kind == "f" or (t is list or t is tuple) and x and _plain(x, 2):
         # the common arguments (W3's params: a list of (W, b)) without the walk of `flatten`
         return _plain_copy(x, path, tape, specs, copies)
     if t is types.FunctionType and x.__closure__ is None:
@@ -258,39 +258,35 @@ def traced_copy(x, path, tape, ctx, specs, copies):
         ) from None
 
 
-def _plain(x, depth) -> bool:
-    """True for a float, a real float ndarray, or a non-empty list or tuple of them, at most
-    `depth` levels deep (so never a cycle): the arguments `_plain_copy` takes."""
-    t = type(x)
-    if t is float:
-        return True
-    if t is _ndarray:
-        return x.dtype.kind == "f"
-    if (t is list or t is tuple) and x and depth:
-        for v in x:
-            if not _plain(v, depth - 1):
+def _plain(items, depth) -> bool:
+    """True when each of `items` is a float, a real float ndarray, or a non-empty list or tuple
+    of them, at most `depth` levels deeper (so never a cycle): what `_plain_copy` takes."""
+    for x in items:
+        t = type(x)
+        if t is _ndarray:
+            if x.dtype.kind != "f":
                 return False
-        return True
-    return False
+        elif t is not float and not ((t is list or t is tuple) and x and depth and _plain(x, depth - 1)):
+            return False
+    return True
 
 
 def _plain_copy(x, path, tape, specs, copies):
     """`traced_copy` of an argument `_plain` takes: the Specs, Inputs (in the same order, with
     the same paths) and copies that `flatten` and `unflatten` would make."""
     t = type(x)
-    if t is float:  # (a number is never shared: flatten keeps no memo of one)
-        var = tape.push_input(x, path)
-        return Spec("leaf", x, var=var), new_tracer(tape, var, x)
-    hit = specs.get(id(x))
-    if hit is not None and hit.primal is x:  # reached before: one spec, one copy
-        return hit, copies[id(hit)]
-    if t is _ndarray:
+    if t is not float:  # (a number is never shared: flatten keeps no memo of one)
+        hit = specs.get(id(x))
+        if hit is not None and hit.primal is x:  # reached before: one spec, one copy
+            return hit, copies[id(hit)]
+    if t is float or t is _ndarray:
         var = tape.push_input(x, path)
         spec = Spec("leaf", x, var=var)
         copy = new_tracer(tape, var, x)
+        if t is float:
+            return spec, copy
     else:
         spec = Spec("seq", x, t, range(len(x)))
-        specs[id(x)] = spec
         pairs = [_plain_copy(v, f"{path}[{i}]", tape, specs, copies) for i, v in enumerate(x)]
         spec.children = [s for s, _ in pairs]
         copy = t([c for _, c in pairs])
