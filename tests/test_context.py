@@ -4,7 +4,7 @@ import pytest
 
 import tapegrad
 from tapegrad import BaseContext, NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
-from tapegrad.context import describe_call, lift, positional
+from tapegrad.context import describe_call, lift, param_names, positional
 
 
 @primitive
@@ -231,3 +231,17 @@ def test_plain_arguments_trace_as_the_general_walk_does():
     for odd, paths in [([[[[w]]]], ["p[0][0][0][0]"]), ([w, 1], ["p[0]", "p[1]"]), ([], []), ((), [])]:
         _, tape = trace(lambda p: 1.0, odd)
         assert [op.note for op in tape.ops if type(op) is tapegrad.tape.Input][1:] == paths
+
+
+def test_param_names_follow_the_count_and_the_code_object():
+    """`param_names` keeps a plain function's names by its code object: another count of
+    arguments, or another code object, is read again, and the list given may be changed."""
+    def f(a, *rest):
+        pass
+
+    assert param_names(f, 3) == ["a", "rest[0]", "rest[1]"]
+    assert param_names(f, 1) == ["a"]
+    param_names(f, 1).append("x")
+    assert param_names(f, 1) == ["a"]
+    f.__code__ = (lambda b, c: None).__code__
+    assert param_names(f, 3) == ["b", "c", "args[2]"]
