@@ -286,10 +286,13 @@ def _plain_copy(x, path, tape, specs, copies):
         if t is float:
             return spec, copy
     else:
-        spec = Spec("seq", x, t, range(len(x)))
-        pairs = [_plain_copy(v, f"{path}[{i}]", tape, specs, copies) for i, v in enumerate(x)]
-        spec.children = [s for s, _ in pairs]
-        copy = t([c for _, c in pairs])
+        children, items = [], []
+        for i, v in enumerate(x):
+            child, item = _plain_copy(v, f"{path}[{i}]", tape, specs, copies)
+            children.append(child)
+            items.append(item)
+        spec = Spec("seq", x, t, range(len(x)), children)
+        copy = items if t is list else tuple(items)
     specs[id(x)] = spec
     copies[id(spec)] = copy
     return spec, copy
