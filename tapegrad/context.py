@@ -36,7 +36,7 @@ from .errors import (
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
-from .tape import Call, Constant, Input, Tape
+from .tape import Call, Constant, Tape
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
