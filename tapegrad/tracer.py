@@ -234,11 +234,22 @@ class Tracer(ArrayLike):
 
     # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        # a ufunc of this Tracer alone (np.sin(t)): its tape records it, as `record_call` would
-        # find; every other call (keywords, more inputs, methods) takes ArrayLike's way
-        if not kwargs and method == "__call__" and len(inputs) == 1:
+        # a ufunc of this Tracer alone (np.sin(t)), or of it and a plain number or array or a
+        # Tracer of its tape (``X @ t``, ``y * t``, which numpy hands here): its tape records
+        # it, as `record_call` would find; every other call (keywords, methods, an outer
+        # tape's Tracer, subclasses) takes ArrayLike's way
+        if not kwargs and method == "__call__":
             tape = self._tape
-            if not tape.closed:
+            n = len(inputs)
+            if n == 2:
+                a, other = inputs
+                if other is self:
+                    other = a
+                to = type(other)
+                if (to is _ndarray or to is float or to is Tracer and other._tape is tape or to is int
+                        or to is _float64) and not tape.closed:
+                    return tape.ctx.record(tape, ufunc, inputs, kwargs)
+            elif n == 1 and not tape.closed:
                 return tape.ctx.record(tape, ufunc, inputs, kwargs)
         return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
