@@ -40,7 +40,7 @@ from ._shapes import (
 
 def _spread(dy, x, axes, keepdims):
     """`dy` copied to every element of `x` that was reduced into it."""
-    return spread(dy, axes, keepdims, np.shape(x))
+    return spread(dy, axes, keepdims, x.shape if type(x) is np.ndarray else np.shape(x))
 
 
 #: the keywords of a reduction that need no binding against its signature
@@ -53,7 +53,8 @@ def _reduction(fn, x, args, kwargs):
         # ``np.sum(x)``, ``np.max(z, axis=1, keepdims=True)``: nothing to bind
         axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
         if axis is not np._NoValue and keepdims is not np._NoValue:
-            return reduced_axes(axis, np.ndim(x)), bool(keepdims), kwargs
+            ndim = x.ndim if type(x) is np.ndarray else np.ndim(x)  # (np.ndim is a Python call)
+            return reduced_axes(axis, ndim), bool(keepdims), kwargs
     b = bind(fn, (x, *args), kwargs)
     return reduced_axes(b.get("axis"), np.ndim(x)), bool(b.get("keepdims", False)), b
 
@@ -65,7 +66,10 @@ def _plain_float64(x, args, kwargs) -> bool:
 
 
 def _count(x, axes) -> int:
-    return math.prod(np.shape(x)[a] for a in axes)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    if len(axes) == len(shape):  # all of them (np.mean(x)), without the generator
+        return math.prod(shape)
+    return math.prod(shape[a] for a in axes)
 
 
 # --- sums and means ---
