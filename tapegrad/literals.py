@@ -63,7 +63,7 @@ import numpy as np
 from .buffers import Buffer, TracedBuffer, unbuffer
 from .errors import in_library, in_scipy, user_location
 from .pytree import Boxed, find_nested
-from .tracer import Tracer, active_tapes
+from .tracer import Tracer, active_tapes, plain_options
 from .views import concrete
 from .writes import fill_diagonal
 
@@ -258,17 +258,6 @@ class ConcatenatorOfTraced:
         return 0
 
 
-#: the types of a reduction's options that hold no traced value (axis=1, keepdims=True)
-_OPTIONS = frozenset((int, bool, type(None)))
-
-
-def _plain_options(kwargs) -> bool:
-    for v in kwargs.values():
-        if type(v) not in _OPTIONS:
-            return False
-    return True
-
-
 def _reducer(original, weights=False):
     """The stand-in of a reduction (`weights`: also of its ``weights`` argument, as
     ``np.average`` has): a list or tuple holding traced or dual values becomes their
@@ -278,7 +267,7 @@ def _reducer(original, weights=False):
     @functools.wraps(original)
     def reduce(a, *args, **kwargs):
         t = type(a)
-        if t is Tracer and not args and (not kwargs or _plain_options(kwargs)):
+        if t is Tracer and not args and (not kwargs or plain_options(kwargs)):
             # np.sum(t), np.max(z, axis=1, keepdims=True): straight to its tape's context, where
             # numpy's dispatch and `record_call` would take it (a reduction's per-op cost)
             tape = a._tape

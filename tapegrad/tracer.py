@@ -34,7 +34,7 @@ from .pytree import build, nested
 
 
 __all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
-           "KEEP_WHOLE"]
+           "KEEP_WHOLE", "plain_options"]
 
 _local = threading.local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
@@ -103,7 +103,7 @@ def record_call(fn, args, kwargs):
             return record_call(fn, unbuffer_all(args), kwargs)
         elif isinstance(a, ArrayLike):
             boxed = True
-    if kwargs:
+    if kwargs and not plain_options(kwargs):
         try:
             tape = _innermost(nested(kwargs.values()), tape)
         except _HoldsBuffer:
@@ -146,6 +146,18 @@ def newer_boxed(args, kwargs, tape):
                     return a
                 v = v._val
     return None
+
+
+#: the types of options that hold no traced value (axis=1, keepdims=True, out=None)
+_OPTIONS = frozenset((int, bool, type(None)))
+
+
+def plain_options(kwargs) -> bool:
+    """True when every keyword argument is a plain int, bool or None: nothing to look into."""
+    for v in kwargs.values():
+        if type(v) not in _OPTIONS:
+            return False
+    return True
 
 
 def innermost_tape(args, kwargs):
