@@ -57,11 +57,14 @@ def _matmul_grads(dz, x, y):
 def matmul_rrule(x, y, needs=None):
     def matmul_pullback(dz):
         dx, dy = _matmul_grads(dz, x, y)
-        if needs is None:
-            return NO_TANGENT, Thunk(dx), Thunk(dy)
-        # a constant beside the traced one (X @ w): the sweep reads only the traced one's
-        # tangent, made at once, without a Thunk apiece
-        return NO_TANGENT, dx() if needs[0] else NO_TANGENT, dy() if needs[1] else NO_TANGENT
+        # which tangents the sweep reads is known, so they are made at once, without a Thunk
+        # apiece: beside a constant (X @ w) `needs` tells; two plain arrays without it are
+        # both traced (a constant array comes with `needs`), as in multiply's rule
+        if needs is not None:
+            return NO_TANGENT, dx() if needs[0] else NO_TANGENT, dy() if needs[1] else NO_TANGENT
+        if type(x) is np.ndarray and type(y) is np.ndarray:
+            return NO_TANGENT, dx(), dy()
+        return NO_TANGENT, Thunk(dx), Thunk(dy)
 
     return np.matmul(x, y), matmul_pullback
 
