@@ -242,15 +242,16 @@ def unbroadcast(dx, x):
         return dx
     if tx is float and td is np.float64:
         return dx  # both scalars: nothing was broadcast
-    xs = _shape(x)
-    ds = _shape(dx)
+    xs = x.shape if tx is np.ndarray else _shape(x)
+    ds = dx.shape if td is np.ndarray else _shape(dx)
     if ds == xs:
         return dx
     lead = len(ds) - len(xs)
     if lead > 0:
         dx = _sum(dx, tuple(range(lead)), False)
         ds = ds[lead:]
-    axes = tuple(i for i, n in enumerate(xs) if n == 1 and ds[i] != 1)
+    # (no axis of length 1, as a bias has none: nothing more to sum, without the generator)
+    axes = tuple(i for i, n in enumerate(xs) if n == 1 and ds[i] != 1) if 1 in xs else ()
     if axes:
         dx = _sum(dx, axes, True)
     if not xs:
