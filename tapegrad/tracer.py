@@ -253,7 +253,10 @@ class Tracer(ArrayLike):
         if not kwargs and method == "__call__":
             tape = self._tape
             n = len(inputs)
-            if n == 2:
+            if n == 1:
+                if not tape.closed:
+                    return tape.ctx.record(tape, ufunc, inputs, kwargs)
+            elif n == 2:
                 a, other = inputs
                 if other is self:
                     other = a
@@ -261,8 +264,6 @@ class Tracer(ArrayLike):
                 if (to is _ndarray or to is float or to is Tracer and other._tape is tape or to is int
                         or to is _float64) and not tape.closed:
                     return tape.ctx.record(tape, ufunc, inputs, kwargs)
-            elif n == 1 and not tape.closed:
-                return tape.ctx.record(tape, ufunc, inputs, kwargs)
         return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
     def __array__(self, dtype=None, copy=None):
