@@ -43,7 +43,7 @@ from .registry import COMPLEX, NEEDS, NONDIFF, RULES, rrule, stand_in
 from .sweep import back, back_values
 from .tangents import NO_TANGENT, ZERO, getitem
 from .tape import Call, Input, Variable, paused_gc
-from .tracer import Tracer, wrap_result
+from .tracer import Tracer, plain_options, wrap_result
 
 __all__ = ["GradContext", "Pullback", "grad", "gradient", "pullback"]
 
@@ -120,7 +120,7 @@ class GradContext(BaseContext):
         rule = RULES.get(fn)
         if rule is None:
             return BaseContext.record(self, tape, fn, args, kwargs)
-        if kwargs and any_nested(kwargs.values(), traced_on(tape)):
+        if kwargs and not plain_options(kwargs) and any_nested(kwargs.values(), traced_on(tape)):
             kwargs = _concrete_ints(kwargs, tape)
             if any_nested(kwargs.values(), traced_on(tape)):
                 args, kwargs = positional(fn, args, kwargs)

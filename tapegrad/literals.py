@@ -63,7 +63,7 @@ import numpy as np
 from .buffers import Buffer, TracedBuffer, unbuffer
 from .errors import in_library, in_scipy, user_location
 from .pytree import Boxed, find_nested
-from .tracer import active_tapes
+from .tracer import Tracer, active_tapes, plain_options
 from .views import concrete
 from .writes import fill_diagonal
 
@@ -267,6 +267,12 @@ def _reducer(original, weights=False):
     @functools.wraps(original)
     def reduce(a, *args, **kwargs):
         t = type(a)
+        if t is Tracer and not args and (not kwargs or plain_options(kwargs)):
+            # np.sum(t), np.max(z, axis=1, keepdims=True): straight to its tape's context, where
+            # numpy's dispatch and `record_call` would take it (a reduction's per-op cost)
+            tape = a._tape
+            if not tape.closed:
+                return tape.ctx.record(tape, original, (a,), kwargs)
         if (t is list or t is tuple) and _traced_literal(a):
             a = _stack(a)
         if weights:  # np.average(a, axis, weights, ...)

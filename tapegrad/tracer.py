@@ -34,7 +34,7 @@ from .pytree import build, nested
 
 
 __all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
-           "KEEP_WHOLE"]
+           "KEEP_WHOLE", "plain_options"]
 
 _local = threading.local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
@@ -103,7 +103,7 @@ def record_call(fn, args, kwargs):
             return record_call(fn, unbuffer_all(args), kwargs)
         elif isinstance(a, ArrayLike):
             boxed = True
-    if kwargs:
+    if kwargs and not plain_options(kwargs):
         try:
             tape = _innermost(nested(kwargs.values()), tape)
         except _HoldsBuffer:
@@ -146,6 +146,18 @@ def newer_boxed(args, kwargs, tape):
                     return a
                 v = v._val
     return None
+
+
+#: the types of options that hold no traced value (axis=1, keepdims=True, out=None)
+_OPTIONS = frozenset((int, bool, type(None)))
+
+
+def plain_options(kwargs) -> bool:
+    """True when every keyword argument is a plain int, bool or None: nothing to look into."""
+    for v in kwargs.values():
+        if type(v) not in _OPTIONS:
+            return False
+    return True
 
 
 def innermost_tape(args, kwargs):
@@ -234,12 +246,24 @@ class Tracer(ArrayLike):
 
     # --- numpy protocols (numpy's ufuncs and functions reach `_dispatch` through ArrayLike) ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        # a ufunc of this Tracer alone (np.sin(t)): its tape records it, as `record_call` would
-        # find; every other call (keywords, more inputs, methods) takes ArrayLike's way
-        if not kwargs and method == "__call__" and len(inputs) == 1:
+        # a ufunc of this Tracer alone (np.sin(t)), or of it and a plain number or array or a
+        # Tracer of its tape (``X @ t``, ``y * t``, which numpy hands here): its tape records
+        # it, as `record_call` would find; every other call (keywords, methods, an outer
+        # tape's Tracer, subclasses) takes ArrayLike's way
+        if not kwargs and method == "__call__":
             tape = self._tape
-            if not tape.closed:
-                return tape.ctx.record(tape, ufunc, inputs, kwargs)
+            n = len(inputs)
+            if n == 1:
+                if not tape.closed:
+                    return tape.ctx.record(tape, ufunc, inputs, kwargs)
+            elif n == 2:
+                a, other = inputs
+                if other is self:
+                    other = a
+                to = type(other)
+                if (to is _ndarray or to is float or to is Tracer and other._tape is tape or to is int
+                        or to is _float64) and not tape.closed:
+                    return tape.ctx.record(tape, ufunc, inputs, kwargs)
         return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
     def __array__(self, dtype=None, copy=None):

@@ -11,10 +11,13 @@ import operator
 import numpy as np
 
 from ..errors import is_complex_value
+from ..literals import NUMPY
 from ..registry import unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 
 _SIGNATURES: dict = {}
+#: numpy's own ``np.array`` (a trace puts a wrapper in its place, see `tapegrad.literals`)
+_array = NUMPY["array"]
 
 
 def bind(fn, args, kwargs) -> dict:
@@ -76,7 +79,7 @@ def spread(dy, axes, keepdims, shape):
     A number (what a full reduction passes back) is broadcast with the ndarray constructor,
     a tenth of `np.broadcast_to`'s cost: the cotangent of ``np.mean(x)``."""
     if type(dy) is float or type(dy) is np.float64:
-        out = np.ndarray(shape, np.float64, np.array(dy), 0, (0,) * len(shape))
+        out = np.ndarray(shape, np.float64, _array(dy), 0, (0,) * len(shape))
         out.flags.writeable = False  # as np.broadcast_to's
         return out
     return np.broadcast_to(expand_reduced(dy, axes, keepdims), shape)

@@ -28,7 +28,8 @@ from ._shapes import conj, like, mT, perm_back, reject, tangent_float
 
 def _matmul_grads(dz, x, y):
     """Tangents (as thunks) of x @ y for 1-d and n-d operands, batch axes broadcast."""
-    xn, yn = np.ndim(x), np.ndim(y)
+    xn = x.ndim if type(x) is np.ndarray else np.ndim(x)  # (np.ndim is a Python call)
+    yn = y.ndim if type(y) is np.ndarray else np.ndim(y)
     if xn == 1 and yn == 1:
         return lambda: like(dz * y, x), lambda: like(dz * x, y)
     # one matrix and one vector: matrix-vector products go to BLAS (einsum would not)
@@ -53,9 +54,16 @@ def _matmul_grads(dz, x, y):
 
 
 @rrule(np.matmul)
-def matmul_rrule(x, y):
+def matmul_rrule(x, y, needs=None):
     def matmul_pullback(dz):
         dx, dy = _matmul_grads(dz, x, y)
+        # which tangents the sweep reads is known, so they are made at once, without a Thunk
+        # apiece: beside a constant (X @ w) `needs` tells; two plain arrays without it are
+        # both traced (a constant array comes with `needs`), as in multiply's rule
+        if needs is not None:
+            return NO_TANGENT, dx() if needs[0] else NO_TANGENT, dy() if needs[1] else NO_TANGENT
+        if type(x) is np.ndarray and type(y) is np.ndarray:
+            return NO_TANGENT, dx(), dy()
         return NO_TANGENT, Thunk(dx), Thunk(dy)
 
     return np.matmul(x, y), matmul_pullback

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..registry import complex_rules, register_rrule, rrule, stand_in
+from ..registry import FLOAT64, complex_rules, register_rrule, rrule, stand_in
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._shapes import (
     as_tuple,
@@ -40,7 +40,7 @@ from ._shapes import (
 
 def _spread(dy, x, axes, keepdims):
     """`dy` copied to every element of `x` that was reduced into it."""
-    return spread(dy, axes, keepdims, np.shape(x))
+    return spread(dy, axes, keepdims, x.shape if type(x) is np.ndarray else np.shape(x))
 
 
 #: the keywords of a reduction that need no binding against its signature
@@ -53,7 +53,8 @@ def _reduction(fn, x, args, kwargs):
         # ``np.sum(x)``, ``np.max(z, axis=1, keepdims=True)``: nothing to bind
         axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
         if axis is not np._NoValue and keepdims is not np._NoValue:
-            return reduced_axes(axis, np.ndim(x)), bool(keepdims), kwargs
+            ndim = x.ndim if type(x) is np.ndarray else np.ndim(x)  # (np.ndim is a Python call)
+            return reduced_axes(axis, ndim), bool(keepdims), kwargs
     b = bind(fn, (x, *args), kwargs)
     return reduced_axes(b.get("axis"), np.ndim(x)), bool(b.get("keepdims", False)), b
 
@@ -65,7 +66,10 @@ def _plain_float64(x, args, kwargs) -> bool:
 
 
 def _count(x, axes) -> int:
-    return math.prod(np.shape(x)[a] for a in axes)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    if len(axes) == len(shape):  # all of them (np.mean(x)), without the generator
+        return math.prod(shape)
+    return math.prod(shape[a] for a in axes)
 
 
 # --- sums and means ---
@@ -245,11 +249,16 @@ def _exclusive_cumprod(x):
 
 def _chooser_grad(dy, x, y, axes, keepdims, b):
     """The derivative of max or min: ties split it evenly, as in autograd and JAX."""
+    plain = type(x) is np.ndarray and x.dtype is FLOAT64  # (then hit is a plain array too)
     hit = np.equal(x, expand_reduced(y, axes, keepdims))
     if b.get("where") is not None:
         hit = np.logical_and(hit, b["where"])
-    hit = np.astype(hit, tangent_dtype(x, dy))
-    count = np.sum(hit, axis=axes, keepdims=True)
+    if plain:  # the same casts and sum as below, without numpy's Python layers (W3's softmax)
+        hit = hit.astype(FLOAT64)
+        count = np.add.reduce(hit, axis=axes, keepdims=True)
+    else:
+        hit = np.astype(hit, tangent_dtype(x, dy))
+        count = np.sum(hit, axis=axes, keepdims=True)
     if "initial" in b or "where" in b:
         # a group decided by `initial` alone has no element to share among
         count = np.maximum(count, 1)
@@ -262,7 +271,10 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
 def max_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.max, x, args, kwargs)
-    y = np.max(x, *args, **kwargs)
+    if _plain_float64(x, args, kwargs):
+        y = np.maximum.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.max calls
+    else:
+        y = np.max(x, *args, **kwargs)
 
     def max_pullback(dy):
         return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
@@ -274,7 +286,10 @@ def max_rrule(x, *args, **kwargs):
 def min_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.min, x, args, kwargs)
-    y = np.min(x, *args, **kwargs)
+    if _plain_float64(x, args, kwargs):
+        y = np.minimum.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.min calls
+    else:
+        y = np.min(x, *args, **kwargs)
 
     def min_pullback(dy):
         return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
