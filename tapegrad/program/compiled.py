@@ -49,6 +49,7 @@ function only by reference.
 from __future__ import annotations
 
 import operator
+import types
 from collections import OrderedDict
 
 import numpy as np
@@ -197,6 +198,16 @@ class CompiledGrad:
         return self.__dict__
 
     def _signature(self, args, seed, kwargs):
+        """``(key, leaves, keyed)``: the key of the call's structure (types, shapes, dtypes,
+        static values), the values the program takes, and False when no key can say the
+        arguments are unchanged (see `tapegrad.pytree.spec_key`)."""
+        if seed is None and not kwargs:
+            plain = _plain_signature(self.f, args)
+            if plain is not None:
+                return plain
+        return self._walked_signature(args, seed, kwargs)
+
+    def _walked_signature(self, args, seed, kwargs):
         memo, leaves, unkeyed = {}, [], []
 
         def key_of(x):
@@ -349,6 +360,43 @@ class CompiledGrad:
                 return node.program.__source__
             except Exception as exc:
                 node = node.children[_outcome(node.program, exc)]
+
+
+_FunctionType = types.FunctionType
+_NONE_KEY = ("static", (type(None), None))
+_FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
+
+
+def _plain_signature(f, args):
+    """``_signature``'s answer for the common call, without its walk: no seed or keywords, a
+    function that captures no differentiable value, and floats and float or complex arrays for arguments, no
+    array passed twice. None for any other call, which takes the walk. The keys are the
+    walk's own (a test compares them), so a program is found whichever way its key was made."""
+    if type(f) is not _FunctionType or f.__dict__:
+        return None
+    if f.__closure__:  # (W3's and W4's loss functions capture the numpy module)
+        spec, found = flatten(f, argument=True)
+        unkeyed = []
+        fkey = spec_key(spec, unkeyed=unkeyed)
+        if found or unkeyed or _holds_itself(spec):
+            return None  # a captured value the program takes, or one no key describes: the walk's
+    else:
+        fkey = ("static", (_FunctionType, f))
+    keys = [fkey, _NONE_KEY]
+    leaves = []
+    for x in args:
+        t = type(x)
+        if t is float:
+            keys.append(_FLOAT_KEY)
+        elif t is np.ndarray and x.dtype.kind in "fc":
+            for seen in leaves:
+                if seen is x:  # passed twice: one leaf, as the walk's memo makes it
+                    return None
+            keys.append(("leaf", np.ndarray, x.shape, x.dtype.str))
+        else:
+            return None
+        leaves.append(x)
+    return ((tuple(keys), (), len(leaves)), leaves, True)
 
 
 def _holds_itself(spec) -> bool:

@@ -248,3 +248,43 @@ def test_source_of_a_signature_not_yet_called_compiles_it():
     g = compiled_grad(lambda a, b: a * b)
     assert g.source(2.0, 3.0).startswith("def gradient_program(fn, a, b):\n")
     assert g(2.0, 3.0) == (6.0, (tapegrad.ZERO, 3.0, 2.0)) and g.cache_info()["hits"] == 1
+
+
+def test_the_plain_signature_is_the_walks_own_key(rng):
+    # the common call (a function that captures nothing, floats and float or complex arrays)
+    # is keyed without the walk; its key and leaves must be the walk's, or a program traced
+    # under one would be missed (or, worse, found) under the other
+    from tapegrad.program.compiled import _plain_signature
+
+    def f(*args):
+        return sum(np.sum(a) for a in args).real
+
+    x, z = rng.standard_normal((3, 2)), rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    cg = compiled_grad(f)
+    plain_calls = [(1.5,), (x,), (x, 2.0, z), (np.float32(1.0) * np.ones(3, np.float32),),
+                   (np.array(2.0),), (x, x.copy())]
+    for args in plain_calls:
+        assert _plain_signature(f, args) is not None
+        key, leaves, keyed = cg._signature(args, None, {})
+        wkey, wleaves, wkeyed = cg._walked_signature(args, None, {})
+        assert key == wkey and keyed == wkeyed
+        assert len(leaves) == len(wleaves) and all(a is b for a, b in zip(leaves, wleaves))
+    # anything else takes the walk: an array passed twice, an int, a list, a numpy scalar, a
+    # closure, a seed
+    for args in [(x, x), (1,), ([x],), (np.float64(1.0),), (np.arange(3),)]:
+        assert _plain_signature(f, args) is None
+    assert _plain_signature(lambda a: a * x, (1.0,)) is None  # captures an array: the walk's
+
+    def g(a, b):  # captures a module and a number that is not differentiated
+        return np.sum(a) * b * len(names)
+
+    names = ["a"]
+    cg_g = compiled_grad(g)
+    assert _plain_signature(g, (x, 2.0)) is not None
+    assert cg_g._signature((x, 2.0), None, {}) == cg_g._walked_signature((x, 2.0), None, {})
+    assert cg._signature((x,), 1.0, {})[0] == cg._walked_signature((x,), 1.0, {})[0]
+    # and the cached program answers the plain calls as a fresh grad does
+    for args in plain_calls[:3]:
+        for _ in range(6):
+            got = cg(*args)
+        assert_same(got, grad(f, *args))
