@@ -278,12 +278,7 @@ def back_values(tape, seed):
         if later is not None:
             for arg, dval in later:
                 old = derivs.get(arg)
-                if old is None:
-                    derivs[arg] = dval
-                elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
-                    derivs[arg] = old + dval
-                else:
-                    derivs[arg] = accum(old, dval)
+                derivs[arg] = dval if old is None else add_shares(old, dval)
             later = old = None
         # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
         # hold the cotangent) and the shares would stay alive through the next pullback

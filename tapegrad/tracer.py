@@ -40,6 +40,9 @@ _local = threading.local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _ndarray = np.ndarray
 _float64 = np.float64
+#: the operands beside a Tracer that hold nothing traced: a call of them and Tracers of one tape
+#: is that tape's to record, without `record_call`'s search (the operators, two-input ufuncs)
+_PLAIN_OPERANDS = frozenset((float, int, _float64, _ndarray))
 
 
 def active_tapes() -> list:
@@ -261,8 +264,7 @@ class Tracer(ArrayLike):
                 if other is self:
                     other = a
                 to = type(other)
-                if (to is _ndarray or to is float or to is Tracer and other._tape is tape or to is int
-                        or to is _float64) and not tape.closed:
+                if (to in _PLAIN_OPERANDS or to is Tracer and other._tape is tape) and not tape.closed:
                     return tape.ctx.record(tape, ufunc, inputs, kwargs)
         return ArrayLike.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
@@ -429,15 +431,14 @@ def _operators(ufunc, name):
     def forward(self, other):
         tape = self._tape
         to = type(other)
-        if (to is Tracer and other._tape is tape or to is float or to is _ndarray or to is int
-                or to is _float64) and not tape.closed:
+        if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
             return tape.ctx.record(tape, ufunc, (self, other), None)
         return record_call(ufunc, (self, other), None)
 
     def reflected(self, other):
         tape = self._tape
         to = type(other)
-        if (to is float or to is _ndarray or to is int or to is _float64) and not tape.closed:
+        if to in _PLAIN_OPERANDS and not tape.closed:
             return tape.ctx.record(tape, ufunc, (other, self), None)
         return record_call(ufunc, (other, self), None)
 

@@ -90,6 +90,23 @@ def test_escaped_tracer_is_caught():
         kept[0] + 1
 
 
+def test_escaped_tracer_is_caught_on_the_recording_shortcuts():
+    """The calls that go to a tape's context without `record_call` (a plain array beside a
+    Tracer, a reduction with plain options) still refuse a Tracer whose trace has ended."""
+    kept = []
+
+    def f(x):
+        kept.append(x)
+        return np.sum(x * 2)
+
+    grad(f, np.ones((2, 3)))
+    old = kept[0]
+    for use in (lambda t: np.ones((2, 3)) * old, lambda t: np.ones(2) @ old,
+                lambda t: np.sum(old), lambda t: np.max(old, axis=1, keepdims=True)):
+        with pytest.raises(EscapedTracerError, match=r"%2::float64\[2,3\] was used at test_errors"):
+            grad(lambda t: np.sum(t) + use(t), np.ones(2))
+
+
 def test_every_error_is_a_tapegrad_error_and_the_builtin_a_caller_would_catch():
     """Each error class derives from TapegradError and from the builtin exception its kind of failure raises."""
     bases = {cls.__name__: [b.__name__ for b in cls.__bases__] for cls in (

@@ -17,7 +17,7 @@ from ..tangents import NO_TANGENT, ZERO
 
 _SIGNATURES: dict = {}
 #: numpy's own ``np.array`` (a trace puts a wrapper in its place, see `tapegrad.literals`)
-_array = NUMPY["array"]
+plain_array = NUMPY["array"]
 
 
 def bind(fn, args, kwargs) -> dict:
@@ -79,7 +79,7 @@ def spread(dy, axes, keepdims, shape):
     A number (what a full reduction passes back) is broadcast with the ndarray constructor,
     a tenth of `np.broadcast_to`'s cost: the cotangent of ``np.mean(x)``."""
     if type(dy) is float or type(dy) is np.float64:
-        out = np.ndarray(shape, np.float64, _array(dy), 0, (0,) * len(shape))
+        out = np.ndarray(shape, np.float64, plain_array(dy), 0, (0,) * len(shape))
         out.flags.writeable = False  # as np.broadcast_to's
         return out
     return np.broadcast_to(expand_reduced(dy, axes, keepdims), shape)
@@ -120,7 +120,6 @@ def cast_like(dx, x):
     if have is not None and have is getattr(x, "dtype", None) and have.kind in "fc":
         return dx  # the common case: an inexact argument and a tangent of its dtype
     want = tangent_dtype(x, dx)
-    have = getattr(dx, "dtype", None)
     if have is None or have == want:
         return dx
     if have.kind == "c" and want.kind != "c":

@@ -12,8 +12,7 @@ from .. import registry
 from ..registry import complex_rules, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ..errors import is_complex_value
-from ..literals import NUMPY
-from ._shapes import real_to
+from ._shapes import plain_array, real_to
 
 
 def _complex_pullback(name, *parts):
@@ -43,8 +42,6 @@ def _is_integer(v):
 #: each entry through ``==``
 _SCALARS = frozenset((float, np.float64))
 _F8 = registry.FLOAT64
-#: numpy's own ``np.array`` (a trace puts a wrapper in its place, see `tapegrad.literals`)
-_array = NUMPY["array"]
 
 
 def _passed_on(dz, x):
@@ -220,7 +217,7 @@ def _scaled(c, t, at):
     short vector, ``c * t`` costs twice ``array(c) * t``); the 0-d array of the same float64
     gives the same products bit for bit. A cotangent that is not a float64 array (a traced
     one, in a higher derivative) is multiplied by the number, as before."""
-    c0 = _array(c)
+    c0 = plain_array(c)
     z = np.multiply(c0, t)
 
     def multiply_pullback(dz):

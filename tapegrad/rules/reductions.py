@@ -65,6 +65,14 @@ def _plain_float64(x, args, kwargs) -> bool:
     return type(x) is np.ndarray and x.dtype.char == "d" and not args and kwargs.keys() <= _PLAIN_KEYWORDS
 
 
+def _reduce(fn, ufunc, x, args, kwargs, b, keepdims):
+    """``fn(x, *args, **kwargs)``; of a plain float64 array (`_plain_float64`), the ufunc
+    reduction fn itself calls (np.add, np.maximum, np.minimum), without its Python layers."""
+    if _plain_float64(x, args, kwargs):
+        return ufunc.reduce(x, axis=b.get("axis"), keepdims=keepdims)
+    return fn(x, *args, **kwargs)
+
+
 def _count(x, axes) -> int:
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
     if len(axes) == len(shape):  # all of them (np.mean(x)), without the generator
@@ -79,10 +87,7 @@ def _count(x, axes) -> int:
 def sum_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.sum, x, args, kwargs)
     where = b.get("where")
-    if _plain_float64(x, args, kwargs):
-        y = np.add.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.sum calls
-    else:
-        y = np.sum(x, *args, **kwargs)
+    y = _reduce(np.sum, np.add, x, args, kwargs, b, keepdims)
     x = stand_in(x)  # only its shape and dtype are needed
 
     def sum_pullback(dy):
@@ -271,10 +276,7 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
 def max_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.max, x, args, kwargs)
-    if _plain_float64(x, args, kwargs):
-        y = np.maximum.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.max calls
-    else:
-        y = np.max(x, *args, **kwargs)
+    y = _reduce(np.max, np.maximum, x, args, kwargs, b, keepdims)
 
     def max_pullback(dy):
         return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
@@ -286,10 +288,7 @@ def max_rrule(x, *args, **kwargs):
 def min_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.min, x, args, kwargs)
-    if _plain_float64(x, args, kwargs):
-        y = np.minimum.reduce(x, axis=b.get("axis"), keepdims=keepdims)  # what np.min calls
-    else:
-        y = np.min(x, *args, **kwargs)
+    y = _reduce(np.min, np.minimum, x, args, kwargs, b, keepdims)
 
     def min_pullback(dy):
         return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
