@@ -36,13 +36,14 @@ from .errors import (
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
-from .tape import Call, Constant, Tape
+from .tape import Call, Constant, Input, Tape, Variable
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
 from .tracer import Tracer, active_tapes, escaped_error, new_tracer, plain_scalar, record_call, wrap_result
 
 _ndarray = np.ndarray
+_new = object.__new__  # a slotted object without a call of its __init__
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
            "describe_call"]
@@ -280,15 +281,21 @@ def _plain_copy(x, path, tape, specs, copies):
         if hit is not None and hit.primal is x:  # reached before: one spec, one copy
             return hit, copies[id(hit)]
     if t is float or t is _ndarray:
-        var = tape.push_input(x, path)
-        spec = Spec("leaf", x, var=var)
-        copy = new_tracer(tape, var, x)
+        spec, copy = _plain_leaf(x, path, tape)
         if t is float:
             return spec, copy
     else:
         children, items = [], []
         for i, v in enumerate(x):
-            child, item = _plain_copy(v, f"{path}[{i}]", tape, specs, copies)
+            tv = type(v)
+            # a number, or an array met for the first time: a leaf, without a call per level
+            if tv is float or tv is _ndarray and id(v) not in specs:
+                child, item = _plain_leaf(v, f"{path}[{i}]", tape)
+                if tv is _ndarray:
+                    specs[id(v)] = child
+                    copies[id(child)] = item
+            else:
+                child, item = _plain_copy(v, f"{path}[{i}]", tape, specs, copies)
             children.append(child)
             items.append(item)
         spec = Spec("seq", x, t, range(len(x)), children)
@@ -296,6 +303,31 @@ def _plain_copy(x, path, tape, specs, copies):
     specs[id(x)] = spec
     copies[id(spec)] = copy
     return spec, copy
+
+
+def _plain_leaf(x, path, tape):
+    """``(spec, tracer)`` of a float or a float array `x`: its Input pushed onto `tape`
+    (`Tape.push_input`), its `Spec` and its Tracer, made in one call without their __init__
+    (every array argument of every gradient comes here)."""
+    op = _new(Input)
+    op.val = x
+    op.note = path
+    ops = tape.ops
+    ops.append(op)
+    op.id = len(ops)
+    var = op.var = _new(Variable)
+    var._op = op
+    spec = _new(Spec)  # Spec("leaf", x, var=var)
+    spec.kind = "leaf"
+    spec.primal = x
+    spec.cls = None
+    spec.keys = spec.children = ()
+    spec.var = var
+    tracer = _new(Tracer)  # new_tracer(tape, var, x)
+    tracer._tape = tape
+    tracer._var = var
+    tracer._val = x
+    return spec, tracer
 
 
 def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):

@@ -492,16 +492,32 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
         # meets this very tangent: the tangent has the argument's cycle
         out = [] if spec.kind == "seq" else {} if spec.kind == "dict" else Tangent(spec.cls)
         memo[id(spec)] = out
-        items = [tangent_of(s, derivative_of, concrete, memo) for s in spec.children]
+        items = _tangents_of(spec.children, derivative_of, concrete, memo)
         if spec.kind == "seq":
             out.extend(items)
         else:
             (out if spec.kind == "dict" else out.fields).update(zip(spec.keys, items))
     else:
         memo[id(spec)] = ZERO  # a cycle through a tuple contributes nothing more
-        out = spec.pack([tangent_of(s, derivative_of, concrete, memo) for s in spec.children], True)
+        out = spec.pack(_tangents_of(spec.children, derivative_of, concrete, memo), True)
     memo[id(spec)] = out
     return out
+
+
+def _tangents_of(specs, derivative_of, concrete, memo):
+    """``[tangent_of(s, ...) for s in specs]``; an array leaf whose derivative is an array of
+    its dtype and shape is taken at once, without a call (W3's weights and biases)."""
+    items = []
+    for s in specs:
+        if s.kind == "leaf":
+            x = s.primal
+            if type(x) is _ndarray:
+                d = derivative_of(s.var)
+                if type(d) is _ndarray and d.dtype is x.dtype and d.shape == x.shape:
+                    items.append(d)
+                    continue
+        items.append(tangent_of(s, derivative_of, concrete, memo))
+    return items
 
 
 def leaf_gradient(dval, x, concrete):
