@@ -41,6 +41,9 @@ def _is_integer(v):
 #: A set: ``type(a) in`` it hashes a pointer, where a tuple compares an array's type with
 #: each entry through ``==``
 _SCALARS = frozenset((float, np.float64))
+#: with an int beside a float (``s / n``, ``2 * t``, ``1 - t``) the same holds: Python and numpy
+#: both convert the int to a double first. Two ints are left to numpy (int64, not Python's ints)
+_NUMBERS = _SCALARS | {int}
 _F8 = registry.FLOAT64
 
 
@@ -76,7 +79,7 @@ _subtract_numbers_pullback.__name__ = _subtract_arrays_pullback.__name__ = "subt
 
 @rrule(np.add)
 def add_rrule(x, y):
-    if type(x) in _SCALARS and type(y) in _SCALARS:
+    if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
         return x + y, _add_pullback
 
     z = np.add(x, y)
@@ -102,7 +105,7 @@ def _add_broadcast_pullback(x, y, z):
 
 @rrule(np.subtract)
 def subtract_rrule(x, y):
-    if type(x) in _SCALARS and type(y) in _SCALARS:
+    if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
         return x - y, _subtract_numbers_pullback
 
     z = np.subtract(x, y)
@@ -150,7 +153,7 @@ def _needed(needs, z):
 
 @rrule(np.multiply)
 def multiply_rrule(x, y, needs=None):
-    if type(x) in _SCALARS and type(y) in _SCALARS:
+    if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
         def multiply_pullback(dz):
             return NO_TANGENT, dz * y, dz * x
 
@@ -229,7 +232,8 @@ def _scaled(c, t, at):
 
 @rrule(np.divide)  # np.true_divide is the same ufunc
 def divide_rrule(x, y, needs=None):
-    if type(x) in _SCALARS and type(y) in _SCALARS and y != 0:  # x / 0.0 raises in Python
+    if (type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS) and y != 0:
+        # (x / 0.0 raises in Python, where numpy gives inf)
         z = x / y
 
         def divide_pullback(dz):

@@ -467,6 +467,37 @@ def test_scalar_arithmetic_rules_round_as_the_ufuncs_do(x, y, kx, ky, fn):
     np.testing.assert_array_equal(dy, ey)
 
 
+@settings(max_examples=300, deadline=None)
+@given(x=_FLOATS, n=st.integers(-2**62, 2**62) | st.sampled_from([0, 1, -1, 2**53 + 1]), kx=_SCALAR_KINDS,
+       int_first=st.booleans(), fn=st.sampled_from([np.add, np.subtract, np.multiply, np.divide]))
+def test_scalar_arithmetic_with_an_int_rounds_as_the_ufuncs_do(x, n, kx, int_first, fn):
+    """A float beside a Python int (``s / n``, ``2 * t``, ``1 - t``) takes the operators' path
+    too: value and tangents are the ufuncs' to the bit, and a division by the int 0 still
+    gives numpy's inf or nan."""
+    args = (n, kx(x)) if int_first else (kx(x), n)
+    with np.errstate(all="ignore"):
+        value, back = rrule(fn, *args)
+        expected = fn(*args)
+        np.testing.assert_array_equal(value, expected)
+        _, da, db = back(1.5)
+        da, db = getitem((None, da, db), 1), getitem((None, da, db), 2)
+        a, b = args
+        ea, eb = {np.add: (1.5, 1.5), np.subtract: (1.5, -1.5), np.multiply: (np.multiply(1.5, b), np.multiply(1.5, a)),
+                  np.divide: (np.divide(1.5, b), np.divide(-1.5 * expected, b))}[fn]
+    np.testing.assert_array_equal(da, ea)
+    np.testing.assert_array_equal(db, eb)
+
+
+def test_division_of_a_number_by_an_int_is_differentiated(rng):
+    """``np.sum(x) / n`` and ``n / s``: the int is a constant, the gradient the closed form."""
+    x = rng.standard_normal(5)
+    _, (_, dx) = grad(lambda x: -np.sum(x * x) / x.shape[0], x)
+    np.testing.assert_allclose(dx, -2 * x / 5, rtol=1e-15)
+    _, (_, ds) = grad(lambda s: 3 / s + 2 * s - 1, 1.5)
+    assert ds == pytest.approx(-3 / 1.5**2 + 2, rel=1e-15)
+    check_grad(lambda s: 3 / s + 2 * s - 1 + s / 4, 1.5)
+
+
 def test_scalar_times_array_tangent_is_a_dot_product(rng):
     """d/ds sum(w * s * K) and d/ds sum(w * K / s): the scalar's tangent is sum(dz * K), taken as a dot
     product (no array of K's size); closed forms, and the compiled gradient agrees exactly."""
