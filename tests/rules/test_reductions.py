@@ -430,6 +430,21 @@ def test_spread_cotangent_of_a_full_reduction_is_read_only():
         assert dx.shape == (2, 3) and dx.dtype == np.float64 and not dx.flags.writeable
 
 
+@pytest.mark.parametrize("shape, axis", [((4, 3), 1), ((4, 3), 0), ((2, 3, 4), (0, 2)), ((0, 3), 1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_spread_cotangent_of_a_keepdims_reduction_is_a_read_only_view(shape, axis, dtype):
+    """The cotangent of np.sum(x, axis=..., keepdims=True) is spread to x's shape as
+    np.broadcast_to spreads it: the same values, a read-only view of the cotangent."""
+    x = np.ones(shape, dtype)
+    dy = (np.arange(np.prod(np.sum(x, axis=axis, keepdims=True).shape)) + 1.5).astype(dtype)
+    dy = dy.reshape(np.sum(x, axis=axis, keepdims=True).shape)
+    _, back = tapegrad.registry.RULES[np.sum](x, axis=axis, keepdims=True)
+    dx = back(dy)[1]
+    np.testing.assert_array_equal(dx, np.broadcast_to(dy, shape))
+    assert dx.shape == shape and dx.dtype == dtype and not dx.flags.writeable
+    assert dx.size == 0 or np.shares_memory(dx, dy)
+
+
 def test_max_pullback_shares_a_tie_to_the_bit():
     """max's pullback gives hit * (dy/count): the bits of (dy * hit)/count, a tie split evenly."""
     x = np.array([[1.0, 3.0, 3.0], [2.0, 0.5, 0.1], [7.0, 7.0, 7.0]])
