@@ -52,6 +52,18 @@ def test_quick_run_checks_times_and_writes_the_report(tmp_path):
     assert row.count("×") == 1  # tapegrad's time, with its paired ratio to the hand-written one
 
 
+def test_cold_overhead_script_checks_its_gradients_and_reports_each_measure():
+    """benchmarks/cold.py's child checks that its hand-written gradients (with the cache-evicting
+    matrix product) agree with tapegrad's, then reports a cold and a hot overhead for W3 and W4."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "cold.py"), "--child", str(ROOT), "--repeats", "2"],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measures = dict(item.split("=") for item in done.stdout.split())
+    assert sorted(measures) == ["W3:cold", "W3:hot", "W4:cold", "W4:hot"]
+    assert all(abs(float(v)) < 1.0 for v in measures.values())  # seconds: finite, of one small call
+
+
 # --- second order on the workloads: hessian against finite differences of the gradient ---
 
 
