@@ -294,6 +294,8 @@ def fmt_time(s):
 def fmt_ratio(x):
     if x is None:
         return "—"
+    if x < 10:  # three decimals, so that a ratio beside a target (≤ 1.1×) shows which side it is on
+        return f"{x:.3f}×"
     return f"{x:.3g}×" if x < 1000 else f"{x:,.0f}×"
 
 
