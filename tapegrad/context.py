@@ -36,7 +36,7 @@ from .errors import (
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
-from .tape import Call, Constant, Input, Tape, Variable
+from .tape import Call, Constant, Tape
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
 from .buffers import Buffer, unbuffer, unbuffer_all
 from .literals import constructors_off, constructors_on
@@ -306,28 +306,17 @@ def _plain_copy(x, path, tape, specs, copies):
 
 
 def _plain_leaf(x, path, tape):
-    """``(spec, tracer)`` of a float or a float array `x`: its Input pushed onto `tape`
-    (`Tape.push_input`), its `Spec` and its Tracer, made in one call without their __init__
-    (every array argument of every gradient comes here)."""
-    op = _new(Input)
-    op.val = x
-    op.note = path
-    ops = tape.ops
-    ops.append(op)
-    op.id = len(ops)
-    var = op.var = _new(Variable)
-    var._op = op
+    """``(spec, tracer)`` of a float or a float array `x`: its Input pushed onto `tape`, its
+    `Spec` made without a call of its __init__, and its Tracer (every array argument of every
+    gradient comes here)."""
+    var = tape.push_input(x, path)
     spec = _new(Spec)  # Spec("leaf", x, var=var)
     spec.kind = "leaf"
     spec.primal = x
     spec.cls = None
     spec.keys = spec.children = ()
     spec.var = var
-    tracer = _new(Tracer)  # new_tracer(tape, var, x)
-    tracer._tape = tape
-    tracer._var = var
-    tracer._val = x
-    return spec, tracer
+    return spec, new_tracer(tape, var, x)
 
 
 def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
