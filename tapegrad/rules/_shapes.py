@@ -82,7 +82,8 @@ def spread(dy, axes, keepdims, shape):
         out = np.ndarray(shape, np.float64, plain_array(dy), 0, (0,) * len(shape))
         out.flags.writeable = False  # as np.broadcast_to's
         return out
-    if keepdims and type(dy) is np.ndarray and dy.flags.c_contiguous and dy.ndim == len(shape):
+    if keepdims and type(dy) is np.ndarray and dy.ndim == len(shape) and dy.flags.c_contiguous \
+            and dy.dtype.kind in "fc":  # (the constructor takes no object array)
         # a keepdims cotangent (the softmax's np.sum(e, axis=1, keepdims=True)): the same
         # view, its reduced axes of stride 0, without np.broadcast_to's Python layers
         out = np.ndarray(shape, dy.dtype, dy, 0,
