@@ -51,6 +51,8 @@ _ndarray = np.ndarray
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _float64 = np.float64
 _F8 = registry.FLOAT64
+_ONE_FLOAT64 = np.float64(1.0)  # the default seed of a numpy float result (numpy scalars are immutable)
+
 
 class GradContext(BaseContext):
     """Records primitives through their rrules, for the reverse sweep.
@@ -273,6 +275,8 @@ def _concrete_ints(kwargs, tape):
 def _default_seed(y, where):
     if type(y) is float:
         return 1.0
+    if type(y) is _float64:  # a numpy float gets a numpy float (a loss reduced by np.sum or np.mean)
+        return _ONE_FLOAT64
     if np.ndim(y) != 0:
         raise SeedError(
             f"{where} returned {type_str(y)}, not a scalar, so the gradient taken at "
@@ -336,7 +340,7 @@ def _check_seed(y, seed, where):
 def _check_result(f, value):
     """A result has a derivative when it is a number, an array of numbers, or a tuple, list or
     dict of those; anything else (None, a string, a set) raises, naming what came back."""
-    if type(value) is float:
+    if type(value) is float or type(value) is _float64:  # (W3's and W4's losses are numpy floats)
         return
     _, leaves = flatten(value)
     for leaf in leaves:
