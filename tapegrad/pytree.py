@@ -506,7 +506,8 @@ def tangent_of(spec, derivative_of, concrete, memo=None):
 
 def _tangents_of(specs, derivative_of, concrete, memo):
     """``[tangent_of(s, ...) for s in specs]``; an array leaf whose derivative is an array of
-    its dtype and shape is taken at once, without a call (W3's weights and biases)."""
+    its dtype and shape is taken at once, without a call (W3's weights and biases): the test of
+    `tangent_of`'s own first case, written out here, so the two must change together."""
     items = []
     for s in specs:
         if s.kind == "leaf":
