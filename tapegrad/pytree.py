@@ -118,7 +118,7 @@ def object_fields(x):
         if not x.__closure__ or getattr(x, "__tapegrad_primitive__", False):
             return None  # a primitive is a function of its arguments only
         return {name: cell.cell_contents for name, cell in zip(x.__code__.co_freevars, x.__closure__)
-                if _cell_filled(cell)}
+                if cell_filled(cell)}
     if isinstance(x, types.MethodType):
         return {"__self__": x.__self__}
     if isinstance(x, (type, types.ModuleType, types.BuiltinFunctionType, np.ufunc)):
@@ -143,7 +143,9 @@ def object_fields(x):
     return fields
 
 
-def _cell_filled(cell):
+def cell_filled(cell) -> bool:
+    """False for a closure's cell that holds nothing yet (a name the enclosing function has not
+    bound when the closure is made)."""
     try:
         cell.cell_contents
         return True
@@ -552,6 +554,12 @@ def leaf_gradient(dval, x, concrete):
 
 def finalize(t, x):
     """Give every leaf of tangent `t` the type of its primal in `x` (floats, dtypes, shapes)."""
+    tt = type(t)
+    if tt is _ndarray:
+        if type(x) is _ndarray and t.dtype is x.dtype and t.shape == x.shape:
+            return t  # an array's gradient, already its type (the common leaf)
+    elif (tt is list or tt is tuple) and type(x) is tt:  # (W3's [(dW, db), ...])
+        return tt([finalize(v, p) for v, p in zip(t, x)])
     if t is ZERO or t is NO_TANGENT or isinstance(t, (ZeroTangent, NoTangent)):
         return t
     if is_differentiable_leaf(x):

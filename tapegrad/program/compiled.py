@@ -57,7 +57,7 @@ import numpy as np
 from .codegen import compile_source, source_and_namespace
 from ..grad import grad
 from .passes import optimize
-from ..pytree import Spec, build, finalize, flatten, spec_key, spec_leaves, unflatten
+from ..pytree import Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..context import param_names, trace
 from ..errors import restore_warnings, route_warnings
 from ..tape import Call, Input, Variable, paused_gc
@@ -365,38 +365,69 @@ class CompiledGrad:
 _FunctionType = types.FunctionType
 _NONE_KEY = ("static", (type(None), None))
 _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
+#: what a closure may capture for `_plain_signature` to key it without the walk: values the
+#: walk never goes into, keyed by identity (`spec_key` of each is ``("static", (type, value))``)
+_OPAQUE = frozenset((types.ModuleType, type, types.BuiltinFunctionType, np.ufunc))
 
 
 def _plain_signature(f, args):
     """``_signature``'s answer for the common call, without its walk: no seed or keywords, a
-    function that captures no differentiable value, and floats and float or complex arrays for arguments, no
-    array passed twice. None for any other call, which takes the walk. The keys are the
-    walk's own (a test compares them), so a program is found whichever way its key was made."""
+    function that captures no differentiable value, and for arguments floats, float or complex
+    arrays, and non-empty lists and tuples of them (two levels deep: W3's ``[(W, b), ...]``),
+    no array or list met twice. None for any other call, which takes the walk. The keys are
+    the walk's own (a test compares them), so a program is found whichever way its key was
+    made."""
     if type(f) is not _FunctionType or f.__dict__:
         return None
-    if f.__closure__:  # (W3's and W4's loss functions capture the numpy module)
+    cells = f.__closure__
+    if not cells:
+        fkey = ("static", (_FunctionType, f))
+    elif all(cell_filled(c) and type(c.cell_contents) in _OPAQUE for c in cells):
+        # W3's and W4's loss functions capture only the numpy module: the walk's key for them
+        fkey = ("object", _FunctionType, tuple(
+            (name, ("static", (type(c.cell_contents), c.cell_contents)))
+            for name, c in zip(f.__code__.co_freevars, cells)))
+    else:
         spec, found = flatten(f, argument=True)
         unkeyed = []
         fkey = spec_key(spec, unkeyed=unkeyed)
         if found or unkeyed or _holds_itself(spec):
             return None  # a captured value the program takes, or one no key describes: the walk's
-    else:
-        fkey = ("static", (_FunctionType, f))
     keys = [fkey, _NONE_KEY]
     leaves = []
+    seen = set()  # ids of the arrays and sequences met: one met twice is keyed by the walk (as shared)
     for x in args:
-        t = type(x)
-        if t is float:
-            keys.append(_FLOAT_KEY)
-        elif t is np.ndarray and x.dtype.kind in "fc":
-            for seen in leaves:
-                if seen is x:  # passed twice: one leaf, as the walk's memo makes it
-                    return None
-            keys.append(("leaf", np.ndarray, x.shape, x.dtype.str))
-        else:
+        key = _plain_key(x, leaves, seen, 2)
+        if key is None:
             return None
-        leaves.append(x)
+        keys.append(key)
     return ((tuple(keys), (), len(leaves)), leaves, True)
+
+
+def _plain_key(x, leaves, seen, depth):
+    """The walk's key of one argument `_plain_signature` takes (its leaves appended to `leaves`),
+    or None."""
+    t = type(x)
+    if t is float:
+        leaves.append(x)
+        return _FLOAT_KEY
+    if t is np.ndarray:
+        if x.dtype.kind not in "fc" or id(x) in seen:
+            return None
+        seen.add(id(x))
+        leaves.append(x)
+        return ("leaf", np.ndarray, x.shape, x.dtype.str)
+    if (t is list or t is tuple) and x and depth and id(x) not in seen:
+        seen.add(id(x))
+        items = []
+        for i, v in enumerate(x):
+            key = _plain_key(v, leaves, seen, depth - 1)
+            if key is None:
+                return None
+            items.append((i, key))
+        return ("seq", t, tuple(items))
+    return None
+
 
 
 def _holds_itself(spec) -> bool:

@@ -23,12 +23,22 @@ def piecewise(x, w):
 
 def assert_same(a, b):
     assert a[0] == b[0]
-    for ga, gb in zip(a[1], b[1]):
-        if isinstance(gb, np.ndarray):
-            assert ga.dtype == gb.dtype and ga.shape == gb.shape
-            np.testing.assert_array_equal(ga, gb)
-        else:
-            assert ga == gb and type(ga) is type(gb)
+    _same_tangents(a[1], b[1])
+
+
+def _same_tangents(a, b):
+    """The same gradients, leaf by leaf: the types, dtypes, shapes and values, inside lists and
+    tuples too."""
+    assert type(a) is type(b)
+    if isinstance(b, (list, tuple)):
+        assert len(a) == len(b)
+        for ga, gb in zip(a, b):
+            _same_tangents(ga, gb)
+    elif isinstance(b, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    else:
+        assert a == b
 
 
 def test_compiled_equals_fresh_grad_across_branch_changes(rng):
@@ -250,28 +260,36 @@ def test_source_of_a_signature_not_yet_called_compiles_it():
     assert g(2.0, 3.0) == (6.0, (tapegrad.ZERO, 3.0, 2.0)) and g.cache_info()["hits"] == 1
 
 
+def _leaves(v):
+    return [w for u in v for w in _leaves(u)] if isinstance(v, (list, tuple)) else [v]
+
+
 def test_the_plain_signature_is_the_walks_own_key(rng):
     # the common call (a function that captures nothing, floats and float or complex arrays)
     # is keyed without the walk; its key and leaves must be the walk's, or a program traced
     # under one would be missed (or, worse, found) under the other
     from tapegrad.program.compiled import _plain_signature
 
-    def f(*args):
-        return sum(np.sum(a) for a in args).real
+    def f(*args):  # (captures nothing: `_leaves` is a global)
+        return sum(np.sum(a) * (i + 1) for i, a in enumerate(_leaves(args))).real
 
     x, z = rng.standard_normal((3, 2)), rng.standard_normal(4) + 1j * rng.standard_normal(4)
     cg = compiled_grad(f)
+    params = [(x, np.ones(2)), (rng.standard_normal((2, 2)), 0.5)]
     plain_calls = [(1.5,), (x,), (x, 2.0, z), (np.float32(1.0) * np.ones(3, np.float32),),
-                   (np.array(2.0),), (x, x.copy())]
+                   (np.array(2.0),), (x, x.copy()), ([x],), (params, z), ((x, [2.0, z]),)]
     for args in plain_calls:
         assert _plain_signature(f, args) is not None
         key, leaves, keyed = cg._signature(args, None, {})
         wkey, wleaves, wkeyed = cg._walked_signature(args, None, {})
         assert key == wkey and keyed == wkeyed
         assert len(leaves) == len(wleaves) and all(a is b for a, b in zip(leaves, wleaves))
-    # anything else takes the walk: an array passed twice, an int, a list, a numpy scalar, a
-    # closure, a seed
-    for args in [(x, x), (1,), ([x],), (np.float64(1.0),), (np.arange(3),)]:
+    # anything else takes the walk: an array or a list met twice, an int, a numpy scalar, an
+    # empty list, a list three levels deep or holding itself, a closure, a seed
+    loop = [x]
+    loop.append(loop)
+    for args in [(x, x), (1,), (np.float64(1.0),), (np.arange(3),), ([x, x],), ([x], x),
+                 (params, params), ([],), ([[[x]]],), (loop,), ([x, 1],)]:
         assert _plain_signature(f, args) is None
     assert _plain_signature(lambda a: a * x, (1.0,)) is None  # captures an array: the walk's
 
@@ -282,9 +300,20 @@ def test_the_plain_signature_is_the_walks_own_key(rng):
     cg_g = compiled_grad(g)
     assert _plain_signature(g, (x, 2.0)) is not None
     assert cg_g._signature((x, 2.0), None, {}) == cg_g._walked_signature((x, 2.0), None, {})
+
+    def opaque(np_, kind, ufunc, builtin):  # captures a module, a class, a ufunc, a builtin
+        return lambda a: np_.sum(ufunc(a[0], a[0])) * builtin(kind(2), 1)
+
+    h = opaque(np, float, np.multiply, max)
+    cg_h = compiled_grad(h)
+    assert _plain_signature(h, ([x],)) is not None
+    assert cg_h._signature(([x],), None, {}) == cg_h._walked_signature(([x],), None, {})
+    for _ in range(6):
+        got = cg_h([x])
+    assert_same(got, grad(h, [x]))
     assert cg._signature((x,), 1.0, {})[0] == cg._walked_signature((x,), 1.0, {})[0]
     # and the cached program answers the plain calls as a fresh grad does
-    for args in plain_calls[:3]:
+    for args in plain_calls[:3] + plain_calls[-3:]:
         for _ in range(6):
             got = cg(*args)
         assert_same(got, grad(f, *args))
