@@ -179,15 +179,18 @@ class ArrayLike(Boxed):
     # --- attributes numpy users read (shapes are fixed: plain values) ---
     @property
     def shape(self):
-        return np.shape(self._val)
+        v = self._val  # (an array's own attribute: np.shape is a dispatched Python function)
+        return v.shape if type(v) is np.ndarray else np.shape(v)
 
     @property
     def ndim(self):
-        return np.ndim(self._val)
+        v = self._val
+        return v.ndim if type(v) is np.ndarray else np.ndim(v)
 
     @property
     def size(self):
-        return np.size(self._val)
+        v = self._val
+        return v.size if type(v) is np.ndarray else np.size(v)
 
     @property
     def dtype(self):
