@@ -112,6 +112,11 @@ _OPAQUE_MODULES = ("numpy", "scipy", "tapegrad", "ast", "typing", "collections",
                    "pandas", "matplotlib", "torch", "jax", "jaxlib", "autograd")
 
 
+#: the objects whose fields are never walked into: classes, modules, builtins and ufuncs (a
+#: closure capturing only these, a loss over ``np``, has no differentiable value)
+OPAQUE_TYPES = (type, types.ModuleType, types.BuiltinFunctionType, np.ufunc)
+
+
 def object_fields(x):
     """The fields a plain object, dataclass, closure or bound method is differentiated through, or None."""
     if isinstance(x, types.FunctionType):
@@ -121,7 +126,7 @@ def object_fields(x):
                 if cell_filled(cell)}
     if isinstance(x, types.MethodType):
         return {"__self__": x.__self__}
-    if isinstance(x, (type, types.ModuleType, types.BuiltinFunctionType, np.ufunc)):
+    if isinstance(x, OPAQUE_TYPES):
         return None
     cls = type(x)
     if (cls.__module__ or "").split(".")[0] in _OPAQUE_MODULES:

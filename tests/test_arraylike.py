@@ -24,6 +24,14 @@ def test_attributes_read_the_value(rng):
     assert seen == dict(shape=(2, 3), dtype=np.float32, ndim=2, size=6, len=2, npshape=(2, 3))
     assert len(tape) == 3
 
+    def g(s):  # a traced number: numpy's answers for a number
+        seen.update(shape=s.shape, ndim=s.ndim, size=s.size)
+        return s * s
+
+    seen.clear()
+    trace(g, 1.5)
+    assert seen == dict(shape=(), ndim=0, size=1)
+
 
 def test_reflected_and_unary_operators(rng):
     """Every operator works with the Tracer on either side; gradients match central differences."""

@@ -57,7 +57,7 @@ import numpy as np
 from .codegen import compile_source, source_and_namespace
 from ..grad import grad
 from .passes import optimize
-from ..pytree import Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
+from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..context import param_names, trace
 from ..errors import restore_warnings, route_warnings
 from ..tape import Call, Input, Variable, paused_gc
@@ -365,9 +365,6 @@ class CompiledGrad:
 _FunctionType = types.FunctionType
 _NONE_KEY = ("static", (type(None), None))
 _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
-#: what a closure may capture for `_plain_signature` to key it without the walk: values the
-#: walk never goes into, keyed by identity (`spec_key` of each is ``("static", (type, value))``)
-_OPAQUE = frozenset((types.ModuleType, type, types.BuiltinFunctionType, np.ufunc))
 
 
 def _plain_signature(f, args):
@@ -382,8 +379,9 @@ def _plain_signature(f, args):
     cells = f.__closure__
     if not cells:
         fkey = ("static", (_FunctionType, f))
-    elif all(cell_filled(c) and type(c.cell_contents) in _OPAQUE for c in cells):
-        # W3's and W4's loss functions capture only the numpy module: the walk's key for them
+    elif all(cell_filled(c) and type(c.cell_contents) in OPAQUE_TYPES for c in cells):
+        # W3's and W4's loss functions capture only the numpy module: values the walk never
+        # goes into, each keyed by `spec_key` as ``("static", (type, value))``
         fkey = ("object", _FunctionType, tuple(
             (name, ("static", (type(c.cell_contents), c.cell_contents)))
             for name, c in zip(f.__code__.co_freevars, cells)))
@@ -427,7 +425,6 @@ def _plain_key(x, leaves, seen, depth):
             items.append((i, key))
         return ("seq", t, tuple(items))
     return None
-
 
 
 def _holds_itself(spec) -> bool:
