@@ -64,6 +64,24 @@ def test_cold_overhead_script_checks_its_gradients_and_reports_each_measure():
     assert all(abs(float(v)) < 1.0 for v in measures.values())  # seconds: finite, of one small call
 
 
+
+def test_cold_segments_split_each_gradient_at_its_matrix_products():
+    """``cold.py --segments``: one time per stretch between matrix products, the same number of
+    stretches for tapegrad and the hand-written gradient (W3: three products forward and five
+    back, so nine stretches; W4: two products, three), cold and hot."""
+    import json
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "cold.py"), "--child", str(ROOT), "--repeats", "2",
+         "--segments"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measures = {key: times for key, times in json.loads(done.stdout)}
+    assert sorted(measures) == sorted(f"{w}:{mode}:{side}" for w in ("W3", "W4") for mode in ("cold", "hot")
+                                      for side in ("tapegrad", "hand"))
+    for key, times in measures.items():
+        assert len(times) == (9 if key.startswith("W3") else 3), key
+        assert all(0 < t < 1.0 for t in times), key  # seconds: each stretch of one small call
+
 # --- second order on the workloads: hessian against finite differences of the gradient ---
 
 
