@@ -2,15 +2,16 @@
 
 numpy offers no dispatch for ``np.zeros``, and an ndarray cannot hold a traced value: numpy
 asks the value for a plain number and a traced value must refuse (its gradient would be
-lost). So while a trace is active in this thread, the constructors (``np.zeros``,
-``np.empty``, ``np.ones``, ``np.full`` and their ``_like`` forms, see `tapegrad.literals`)
-answer the user's code with a `Buffer`: the very array numpy made, seen through a subclass
+lost). So while a trace or a forward-mode call (`jvp`) is active in this thread, the
+constructors (``np.zeros``, ``np.empty``, ``np.ones``, ``np.full`` and their ``_like`` forms,
+see `tapegrad.literals`) answer the user's code with a `Buffer`: the very array numpy made, seen through a subclass
 that only adds ``__setitem__`` and ``fill``. Until a traced value is written into it, a
 Buffer is that plain array: numpy computes with it as ever, its results are plain arrays
 (``__array_wrap__``), and nothing of it is recorded, so a buffer that is never written with
 a traced value costs what it costs today.
 
-The first write of a traced value turns the buffer into a `TracedBuffer` (its class is
+The first write of a traced value (or a dual value, in forward mode, which goes the same
+way through its own dispatch) turns the buffer into a `TracedBuffer` (its class is
 swapped in place, so every name bound to it sees the change): from then on it stands for a
 traced value, ``updated(old values, index, value)``, which the write recorded. Every use of
 it (operators, numpy functions and ufuncs, methods, indexing, iteration, being returned)
@@ -26,8 +27,8 @@ the positions of the view's elements in the buffer's memory, as numpy's strides 
 taken before the first traced write keeps showing the memory; take views after it (or
 index the buffer itself), which are then traced views that follow every write.
 
-Outside a trace, in other threads, and for calls from numpy, scipy or tapegrad itself, the
-constructors return numpy's own arrays. Code that imported a constructor by name (``from
+Outside a trace and a forward-mode call, in other threads, and for calls from numpy, scipy
+or tapegrad itself, the constructors return numpy's own arrays. Code that imported a constructor by name (``from
 numpy import zeros``) gets plain arrays, and writing a traced value into one raises the
 error that says how to build the array instead.
 """
@@ -42,7 +43,7 @@ from .errors import user_location
 from .pytree import Boxed, find_nested
 from .views import note_view
 
-__all__ = ["Buffer", "TracedBuffer", "unbuffer", "unbuffer_all"]
+__all__ = ["Buffer", "TracedBuffer", "HoldsBuffer", "unbuffer", "unbuffer_all"]
 
 
 def _traced_part(value):
@@ -146,6 +147,11 @@ def _row_of(index, buffer):
     if not -n <= i < n:
         return None  # numpy's IndexError comes from the whole array
     return int(i) % n
+
+
+class HoldsBuffer(Exception):
+    """A preallocated buffer among a call's arguments: the call is made again with it unboxed
+    (`unbuffer_all`), as the traced or dual value it stands for, or its plain array."""
 
 
 def unbuffer(x):

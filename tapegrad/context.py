@@ -24,13 +24,12 @@ import types
 import numpy as np
 
 from .errors import (
-    ConcreteValueError,
     EscapedTracerError,
     NoRuleError,
     TapegradError,
     is_complex_value,
+    plain_store_error,
     qualified_name,
-    traceback_location,
     type_str,
     user_location,
 )
@@ -401,18 +400,10 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         except Exception as exc:
             # the partial tape, for debugging: what was recorded up to the failure
             exc.tapegrad_tape = tape
-            if not isinstance(exc, ValueError):
+            error = plain_store_error(exc)
+            if error is None:
                 raise
-            if "setting an array element with a sequence" not in str(exc):
-                raise
-            raise ConcreteValueError(
-                f"numpy could not store a value into a plain array at {traceback_location(exc)}: a traced "
-                f"value cannot be written into a plain ndarray (one made outside the traced function, "
-                f"by a copy of such an array, or by a constructor imported by name: from numpy "
-                f"import zeros). Make the array inside the traced function with np.zeros, np.empty, "
-                f"np.ones, np.full or their _like forms, which take traced values there, or build it "
-                f"from traced values: np.stack([...]), np.where(mask, t, 0.0), np.concatenate"
-            ) from exc
+            raise error from exc
         if type(out) is not Tracer:
             if isinstance(out, Buffer):
                 out = unbuffer(out)

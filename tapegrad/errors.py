@@ -350,6 +350,21 @@ def type_str(val) -> str:
     return t.__name__
 
 
+def plain_store_error(exc, value="traced"):
+    """The error to raise for `exc`, numpy's ValueError when a `value` ("traced" or "dual")
+    value was written into a plain ndarray, or None for any other exception."""
+    if not isinstance(exc, ValueError) or "setting an array element with a sequence" not in str(exc):
+        return None
+    return ConcreteValueError(
+        f"numpy could not store a value into a plain array at {traceback_location(exc)}: a {value} "
+        f"value cannot be written into a plain ndarray (one made outside the differentiated "
+        f"function, by a copy of such an array, or by a constructor imported by name: from numpy "
+        f"import zeros). Make the array inside the function with np.zeros, np.empty, np.ones, "
+        f"np.full or their _like forms, which take {value} values there, or build it from {value} "
+        f"values: np.stack([...]), np.where(mask, t, 0.0), np.concatenate"
+    )
+
+
 def traceback_location(exc) -> str:
     """``file.py:12`` of the innermost frame of `exc`'s traceback outside tapegrad and numpy."""
     where = "<unknown>"

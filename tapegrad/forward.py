@@ -28,6 +28,7 @@ import dataclasses
 import numpy as np
 
 from .arraylike import VIEWS, ArrayLike, new_epoch, note_view
+from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer, unbuffer_all
 from .context import describe_call, is_marked_primitive, positional
 from .grad import grad, gradient, pullback
 from .errors import (
@@ -37,6 +38,7 @@ from .errors import (
     NoRuleError,
     filler_hint,
     is_complex_value,
+    plain_store_error,
     too_deep_error,
     StaleViewError,
     qualified_name,
@@ -164,9 +166,22 @@ class _Stale:
 # --- applying forward rules ---
 
 
+#: the constructors of an array shaped like their argument (see `_writable`)
+_MADE_LIKE = frozenset((np.zeros_like, np.ones_like, np.empty_like, np.full_like))
+
+
 def _top_tag(args):
-    """The highest tag among the Duals of a call's arguments (inside lists and tuples)."""
-    return max((a.tag for a in nested(args) if type(a) is Dual), default=0)
+    """The highest tag among the Duals of a call's arguments (inside lists and tuples); a
+    preallocated buffer among them raises `HoldsBuffer` (the call is made again unboxed)."""
+    top = 0
+    for a in nested(args):
+        t = type(a)
+        if t is Dual:
+            if a.tag > top:
+                top = a.tag
+        elif t is Buffer or t is TracedBuffer:
+            raise HoldsBuffer
+    return top
 
 
 def _split(args, tag):
@@ -190,6 +205,10 @@ def _split(args, tag):
 
 def _is_dual(a):
     return type(a) is Dual
+
+
+def _is_buffer(a):
+    return type(a) is Buffer or type(a) is TracedBuffer
 
 
 def _value(a, tag=None):
@@ -225,9 +244,14 @@ def dual_call(fn, args, kwargs):
         # records the call (Duals are its constants); a Dual made inside the trace handles it
         return record_call(fn, args, kwargs)
     kwargs = kwargs or {}
+    if any_nested(kwargs.values(), _is_buffer):
+        kwargs = dict(zip(kwargs, unbuffer_all(kwargs.values())))
     if any_nested(kwargs.values(), _is_dual):
         args, kwargs = positional(fn, args, kwargs, Dual)  # dual values by keyword move into position
-    tag = _top_tag(args)
+    try:
+        tag = _top_tag(args)
+    except HoldsBuffer:  # a buffer: its plain array, or the dual value it stands for
+        return dual_call(fn, unbuffer_all(args), kwargs)
     vals, dargs = _split(args, tag)
     if fn not in COMPLEX and fn not in NONDIFF and any(map(is_complex_value, vals)):
         _refuse_complex(fn, args, kwargs, vals, dargs, None)  # (before its rule runs on them)
@@ -240,7 +264,7 @@ def dual_call(fn, args, kwargs):
         out = fn(*vals, **kwargs)
         if fn not in COMPLEX and is_complex_value(out) and any(d is not ZERO for d in dargs):
             _refuse_complex(fn, args, kwargs, vals, dargs, out)  # np.sign(z) = z/|z| is not flat
-        return out
+        return _writable(fn, args, out, tag)
     elif is_marked_primitive(fn):
         return fn.__wrapped__(*args, **kwargs)  # no rule: run its body on the Duals
     else:
@@ -254,6 +278,15 @@ def dual_call(fn, args, kwargs):
     out = _wrap(y, dy, tag)
     if fn in VIEWS and type(args[0]) is Dual:
         note_view(out, fn, args, kwargs)
+    return _writable(fn, args, out, tag)
+
+
+def _writable(fn, args, out, tag):
+    """`out`, or for np.zeros_like & co. of a dual value holding a traced one (a forward pass
+    inside a gradient), whose result is a traced array that varies by nothing: that array as
+    a dual value, which can take the writes of dual values the user's code fills it with."""
+    if fn in _MADE_LIKE and type(args[0]) is Dual and type(out) is not Dual and isinstance(out, ArrayLike):
+        return Dual(out, zero_tangent(out), tag)
     return out
 
 
@@ -376,6 +409,8 @@ def _walk_result(out, leaf, tangent):
     t = type(out)
     if t is Dual:
         return leaf(out)
+    if t is Buffer or t is TracedBuffer:  # a preallocated buffer: the array or Dual it holds
+        return leaf(unbuffer(out))
     if isinstance(out, tuple) and hasattr(out, "_fields"):
         return t(*[_walk_result(v, leaf, tangent) for v in out])
     if t is tuple or t is list:
@@ -457,8 +492,14 @@ def jvp(f, args, tangents):
         raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
     tag = new_tag()
     duals = [_duals(a, t, i, tag) for i, (a, t) in enumerate(zip(args, tangents))]
-    with dual_literals():  # np.array([d1, d2]) of dual values
-        out = f(*duals)
+    with dual_literals():  # np.array([d1, d2]) of dual values, buffers from np.zeros & co.
+        try:
+            out = f(*duals)
+        except ValueError as exc:
+            error = plain_store_error(exc, "dual")
+            if error is None:
+                raise
+            raise error from exc
     return _plain(_primal_of(out, tag)), _plain(tangent_of_result(out, tag))
 
 

@@ -22,9 +22,9 @@ the user's first call after the last one). `constructors_on` and
 in any thread; the first trace puts the stand-ins in numpy's namespace (one dict update),
 and the user's first call of a stand-in while no trace runs puts numpy's own back
 (`restore`; tapegrad's own calls, in a reverse sweep after the trace, do not), so that a
-loop of gradients pays for neither. In a thread that traces, a constructor called
-from the user's code returns its array as a `tapegrad.buffers.Buffer`, which can take
-traced values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
+loop of gradients pays for neither. In a thread that traces or runs a forward-mode call, a
+constructor called from the user's code returns its array as a `tapegrad.buffers.Buffer`,
+which can take traced and dual values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
 plain arrays, after one check.
 
 Code that compares these functions by identity while a trace runs (``fn is
@@ -142,8 +142,9 @@ def _constructor(original):
 
 
 def _made(out, caller):
-    """The array a constructor made, as a Buffer for the user's code in a thread that traces."""
-    if active_tapes():
+    """The array a constructor made, as a Buffer for the user's code in a thread that traces or
+    runs a forward-mode call (`jvp`, `check_grad`), where it takes traced or dual values."""
+    if active_tapes() or getattr(_local, "duals", 0):
         if type(out) is np.ndarray and not in_library(caller):
             return out.view(Buffer)
     elif not _traces[0] and not in_library(caller):

@@ -26,7 +26,7 @@ from .errors import (
     type_str,
     user_location,
 )
-from .buffers import Buffer, TracedBuffer, unbuffer_all
+from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
 from .views import VIEWS, note_view, view_again
 from .program.guards import guard_bool, guard_index, guard_int, guard_round
@@ -97,7 +97,7 @@ def record_call(fn, args, kwargs):
         elif (t is list or t is tuple) and a:
             try:
                 tape = _innermost(nested(a), tape)
-            except _HoldsBuffer:
+            except HoldsBuffer:
                 return record_call(fn, unbuffer_all(args), kwargs)
             boxed = True
         elif t is Buffer or t is TracedBuffer:
@@ -109,7 +109,7 @@ def record_call(fn, args, kwargs):
     if kwargs and not plain_options(kwargs):
         try:
             tape = _innermost(nested(kwargs.values()), tape)
-        except _HoldsBuffer:
+        except HoldsBuffer:
             return record_call(fn, args, dict(zip(kwargs, unbuffer_all(kwargs.values()))))
         boxed = True
     if tape is None:  # pragma: no cover - callers only come here holding a Tracer
@@ -168,7 +168,7 @@ def innermost_tape(args, kwargs):
     try:
         tape = _innermost(nested(args), None)
         return _innermost(nested(kwargs.values()), tape) if kwargs else tape
-    except _HoldsBuffer:  # a buffer: the traced value it stands for, if it was written one
+    except HoldsBuffer:  # a buffer: the traced value it stands for, if it was written one
         unboxed = dict(zip(kwargs, unbuffer_all(kwargs.values()))) if kwargs else None
         return innermost_tape(unbuffer_all(args), unboxed)
 
@@ -195,10 +195,6 @@ def refresh(view) -> bool:
     return True
 
 
-class _HoldsBuffer(Exception):
-    """A traced buffer among the items: the call is made again with it unboxed."""
-
-
 def _innermost(items, tape):
     """The innermost of `tape` and the tapes of the Tracers among `items`."""
     for a in items:
@@ -206,7 +202,7 @@ def _innermost(items, tape):
         if t is Tracer and (tape is None or a._tape.level > tape.level):
             tape = a._tape
         elif t is Buffer or t is TracedBuffer:
-            raise _HoldsBuffer
+            raise HoldsBuffer
     return tape
 
 
@@ -412,6 +408,17 @@ class Tracer(ArrayLike):
 
     # --- in-place writes (see ArrayLike.__setitem__) ---
     def _take(self, new):
+        if type(new) is not Tracer:
+            # a dual value of a forward pass inside the gradient (jvp in the function grad
+            # differentiates) written into a traced array that does not vary with that pass:
+            # this object cannot become a dual value
+            raise TypeError(
+                f"{self._label()} at {user_location()} was written in place with a value that "
+                f"varies in a forward pass (jvp) run inside the traced function; this array "
+                f"does not vary in that pass and cannot take it: make it from a value that does "
+                f"(np.zeros_like(x) of an argument of the jvp), or build the result with "
+                f"np.stack, np.concatenate or np.where instead of writing into it"
+            )
         self._var = new._var
         self._val = new._val
 

@@ -49,7 +49,7 @@ def test_buffer_written_with_traced_values(cname, make, wname, write, rng):
         write(b, x)
         return b * 2.0 + 1.0
 
-    assert_as_numpy(f, rng.standard_normal((4, 3)))
+    assert_as_numpy(f, rng.standard_normal((4, 3)), modes=("rev", "fwd"))
 
 
 def euler(p, u0, n=20, dt=0.05):
@@ -65,7 +65,7 @@ def euler(p, u0, n=20, dt=0.05):
 
 def test_euler_trajectory_differentiates_in_parameters_and_initial_state():
     """The Euler integrator every course writes: gradient w.r.t. p and u0, as numpy computes."""
-    assert_as_numpy(euler, np.array([4.0, 0.3]), np.array([1.0, 0.0]))
+    assert_as_numpy(euler, np.array([4.0, 0.3]), np.array([1.0, 0.0]), modes=("rev", "fwd"))
 
 
 def test_euler_trajectory_closed_form():
@@ -85,7 +85,7 @@ def test_plain_initial_state_then_traced_steps(rng):
         u[2:] = k * u[:2]
         return u
 
-    assert_as_numpy(f, 0.7)
+    assert_as_numpy(f, 0.7, modes=("rev", "fwd"))
 
 
 def test_write_through_a_view_of_a_buffer(rng):
@@ -98,7 +98,7 @@ def test_write_through_a_view_of_a_buffer(rng):
         b.T[3, 2] = x[2]
         return b
 
-    assert_as_numpy(f, rng.standard_normal(3))
+    assert_as_numpy(f, rng.standard_normal(3), modes=("rev", "fwd"))
 
 
 def test_buffer_never_written_with_traced_values_records_nothing():
@@ -173,7 +173,7 @@ def test_buffer_returned_inside_a_structure(rng):
 
     out, tape = trace(f, 1.5)
     assert out["b"].tolist() == [0.0, 1.5] and out["twice"][0].tolist() == [0.0, 3.0]
-    check_grad(lambda x: f(x)["twice"][1], 0.3, modes=("rev",))
+    check_grad(lambda x: f(x)["twice"][1], 0.3, modes=("rev", "fwd"))
 
 
 def test_traced_buffer_behaves_as_the_traced_array(rng):
@@ -188,7 +188,7 @@ def test_traced_buffer_behaves_as_the_traced_array(rng):
         return (total + b.sum() + np.mean(b) + (x @ b) + (b @ x) + b.T.dot(x) + len(b)
                 + np.stack([b, x]).max() + b.reshape(3, 1)[2, 0] + b.shape[0])
 
-    check_grad(f, rng.standard_normal(3), modes=("rev",))
+    check_grad(f, rng.standard_normal(3), modes=("rev", "fwd"))
     x = rng.standard_normal(3)
     assert grad(f, x)[0] == pytest.approx(f(x), rel=1e-14)
 
@@ -220,15 +220,89 @@ def gradient_of(f, x):
     return tapegrad.gradient(f, x)[0]
 
 
-def test_forward_mode_keeps_numpys_arrays():
-    """jvp runs no trace: np.zeros is numpy's, and writing a dual value into it is refused."""
+def test_forward_mode_takes_buffers():
+    """In jvp the constructors' buffers take dual values, and what comes back is plain: the
+    trajectory and its variation are ndarrays, and the variation is the Jacobian's column
+    (reverse mode's) and the central difference along the direction."""
+    p, u0, v = np.array([4.0, 0.3]), np.array([1.0, 0.0]), np.array([0.5, -2.0])
+    y, dy = tapegrad.jvp(lambda p: euler(p, u0), (p,), (v,))
+    assert type(y) is np.ndarray and type(dy) is np.ndarray
+    np.testing.assert_array_equal(y, euler(p, u0))
+    np.testing.assert_allclose(dy, tapegrad.jacobian(lambda p: euler(p, u0), p) @ v, rtol=1e-13)
+    h = 1e-6
+    np.testing.assert_allclose(dy, (euler(p + h * v, u0) - euler(p - h * v, u0)) / (2 * h), atol=1e-8)
+    J = tapegrad.jacobian(lambda p: euler(p, u0), p, mode="fwd")
+    np.testing.assert_allclose(J, tapegrad.jacobian(lambda p: euler(p, u0), p, mode="rev"), rtol=1e-13)
+
+
+def test_forward_mode_buffer_returned_inside_a_structure():
+    """A buffer returned in a dict or tuple from jvp is its value and its variation, plain."""
     def f(x):
         b = np.zeros(3)
-        b[1:] = x
-        return b
+        b[1:] = x * x
+        return {"b": b, "pair": (b @ x[[0, 0, 1]], np.ones(2))}
 
-    with pytest.raises(ConcreteValueError, match="dual value"):
+    x = np.array([2.0, 3.0])
+    y, dy = tapegrad.jvp(f, (x,), (np.array([1.0, 0.0]),))
+    assert type(y["b"]) is np.ndarray and type(dy["b"]) is np.ndarray
+    assert y["b"].tolist() == [0.0, 4.0, 9.0] and dy["b"].tolist() == [0.0, 4.0, 0.0]
+    # b @ (x0, x0, x1) = x0³ + x1³: its variation along x0 is 3 x0² = 12
+    assert y["pair"][0] == 35.0 and dy["pair"][0] == 12.0
+    assert dy["pair"][1].tolist() == [0.0, 0.0]
+
+
+def test_forward_mode_refuses_a_plain_array_made_outside():
+    """An array made outside the function jvp runs is numpy's: a dual value written into it is
+    refused with tapegrad's error, at the user's line, naming how to make the array."""
+    outside = np.zeros(3)
+
+    def f(x):
+        outside[1] = x[0]
+        return outside
+
+    with pytest.raises(ConcreteValueError, match=r"numpy could not store a value into a plain array at "
+                                                 r"test_buffers.py:\d+: a dual value cannot be written "
+                                                 r"into a plain ndarray.*np.zeros"):
         tapegrad.jvp(f, (np.ones(2),), (np.ones(2),))
+
+
+@pytest.mark.parametrize("make", [lambda x: np.zeros_like(x), lambda x: np.ones_like(x),
+                                  lambda x: np.full_like(x, 0.5)], ids=["zeros_like", "ones_like", "full_like"])
+def test_forward_mode_inside_a_gradient_fills_an_array_made_like_its_argument(make):
+    """grad of a jvp (reverse over forward): ``b = np.zeros_like(x)`` of the jvp's argument,
+    which holds a traced value, takes the dual values written into it. f = Σ b², b = (c, x0 x1),
+    so the variation along x0 is 2 x0 x1², and its gradient (2 x1², 4 x0 x1)."""
+    def f(x):
+        b = make(x)
+        b[1] = x[0] * x[1]
+        return np.sum(b * b)
+
+    def along_x0(x):
+        return tapegrad.jvp(f, (x,), (np.array([1.0, 0.0]),))[1]
+
+    x = np.array([0.5, 1.5])
+    value, (_, g) = grad(along_x0, x)
+    assert value == 2 * 0.5 * 1.5 ** 2 and g.tolist() == [2 * 1.5 ** 2, 4 * 0.5 * 1.5]
+    check_grad(f, x, order=2, modes=("rev", "fwd"))
+
+
+def test_forward_mode_inside_a_gradient_refuses_a_write_into_a_constant_array():
+    """An array that does not vary in the inner forward pass (made from the gradient's traced
+    value only) cannot take a dual value: a TypeError that names the line and the way out,
+    not an internal error."""
+    def outer(c):
+        k = c * np.ones(2)
+
+        def f(x):
+            b = k * 1.0
+            b[0] = x * 2.0
+            return np.sum(b)
+
+        return tapegrad.jvp(f, (1.0,), (1.0,))[1] * c
+
+    with pytest.raises(TypeError, match=r"at test_buffers.py:\d+ was written in place with a value that "
+                                        r"varies in a forward pass \(jvp\).*np.zeros_like\(x\)"):
+        grad(outer, 3.0)
 
 
 #: (name, a constructor call making a (4, 3) complex128 array, from a traced complex (4, 3) z)
@@ -279,7 +353,7 @@ def test_complex_buffer_written_with_traced_values(cname, make, wname, write, rn
     x, y = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
     z = x + 1j * y
     np.testing.assert_allclose(tapegrad.trace(fill, z)[0], fill(z.copy()), rtol=1e-15)
-    check_grad(f, x, y, order=2, modes=("rev",))
+    check_grad(f, x, y, order=2, modes=("rev", "fwd"))
 
 
 def test_write_into_a_part_of_complex_buffer_elements_is_refused():
@@ -346,7 +420,7 @@ def _augmented_through_copies(x):
                                _augmented_through_copies], ids=lambda f: f.__name__.strip("_"))
 def test_rows_behave_as_numpys_rows(f, rng):
     """Rows handed out are views of the buffer, before and after it is read as a whole."""
-    assert_as_numpy(f, rng.uniform(0.5, 1.5, 3))
+    assert_as_numpy(f, rng.uniform(0.5, 1.5, 3), modes=("rev", "fwd"))
 
 
 def test_a_step_records_one_row_not_a_copy_of_the_trajectory():
