@@ -49,7 +49,7 @@ from .errors import (
 from .literals import dual_literals
 from .pytree import any_nested, flatten, map_nested, nested, rebuild_object, unflatten
 from .registry import COMPLEX, FRULES, NONDIFF, RULES, frule
-from .tangents import NO_TANGENT, ZERO, Tangent, getitem
+from .tangents import NO_TANGENT, ZERO, Tangent, Thunk, getitem
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
@@ -343,12 +343,19 @@ def zero_tangent(y):
 def _pair(t, d):
     """<t, d> = Re Σ t·d: the real part of the sum of the elementwise product (over nested lists
     for sequence arguments), with no conjugate. Under autograd's convention (see the README) a
-    cotangent t of z pairs with a variation d of z so: ``df = Re Σ t·dz``."""
+    cotangent t of z pairs with a variation d of z so: ``df = Re Σ t·dz``.
+
+    The tangent of a list argument may hold a `Thunk` per entry (the sweep reads only those of
+    traced entries): one is evaluated only here, where its entry varies."""
     if type(t) in (list, tuple):
         total = 0.0
         for a, b in zip(t, d):
             if a is ZERO or a is NO_TANGENT or b is ZERO:
                 continue
+            if type(a) is Thunk:
+                a = a.fn()
+                if a is ZERO or a is NO_TANGENT:
+                    continue
             total = total + _pair(a, b)
         return total
     p = t * d

@@ -190,6 +190,38 @@ def test_forward_rule_comes_from_the_reverse_rule():
     np.testing.assert_allclose(dy, 2 / (1 + np.exp(-np.array([0.0, 1.0]))), rtol=1e-14)
 
 
+def test_derived_forward_rule_reads_the_thunks_of_a_list_argument():
+    """A reverse rule may give a list argument one Thunk per entry, which the sweep reads only
+    for traced entries: the derived forward rule evaluates them as well, and only those of the
+    entries that vary."""
+    reads = []
+
+    @tapegrad.primitive
+    def weigh(x, ws):
+        return x * (ws[0] + 2 * ws[1])
+
+    @tapegrad.rrule(weigh)
+    def weigh_rrule(x, ws):
+        def weigh_pullback(dy):
+            def entry(i, factor):
+                def read():
+                    reads.append(i)
+                    return factor * np.sum(dy * x)
+                return tapegrad.Thunk(read)
+
+            return tapegrad.NO_TANGENT, dy * (ws[0] + 2 * ws[1]), [entry(0, 1.0), entry(1, 2.0)]
+
+        return weigh(x, ws), weigh_pullback
+
+    x, dx = np.array([1.0, -2.0]), np.array([0.5, 0.25])
+    y, dy = jvp(lambda x, w: weigh(x, [w, 3.0]), (x, 0.5), (dx, 2.0))
+    np.testing.assert_allclose(dy, dx * 6.5 + x * 2.0, rtol=1e-15)
+    assert reads == [0]
+    y, dy = jvp(lambda w, v: weigh(x, [w, v]), (0.5, 3.0), (2.0, 0.5))
+    np.testing.assert_allclose(dy, x * (2.0 + 2 * 0.5), rtol=1e-15)
+    assert sorted(reads) == [0, 0, 1]
+
+
 def test_missing_forward_rule_names_the_function():
     """A numpy function with neither rule raises NoRuleError in forward mode, naming it."""
     with pytest.raises(NoRuleError, match=r"no forward rule for numpy.frexp.*@tapegrad.frule"):
