@@ -370,6 +370,29 @@ formulas(np.linalg.norm, "{dy} · {a[0]}/{y} for the 2-norm (each order has its 
 formulas(np.trace, "{dy} · I: {dy} on the diagonal, zeros elsewhere")
 formulas(np.sort, "{dy} put back where sort took each value from")
 formulas(np.partition, "{dy} put back where partition took each value from", None)
+formulas(np.percentile, "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that percentile {a[1]} "
+         "lies between (t its fraction, numpy's method; a tie in the stable sort's order)",
+         "{dy}·(s[hi] - s[lo])·g'/100 summed over the groups (s: {a[0]} sorted; g' the slope of numpy's virtual index: "
+         "n - 1 for linear, n + 1 - α - β for Hyndman-Fan); 0 for the piecewise-constant methods")
+formulas(np.quantile, "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that quantile {a[1]} "
+         "lies between (t its fraction, numpy's method; a tie in the stable sort's order)",
+         "{dy}·(s[hi] - s[lo])·g' summed over the groups (s: {a[0]} sorted; g' the slope of numpy's virtual index: "
+         "n - 1 for linear, n + 1 - α - β for Hyndman-Fan); 0 for the piecewise-constant methods")
+formulas(np.nanpercentile, "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that percentile "
+         "{a[1]} lies between among the values that are not nan (t its fraction), 0 at nan",
+         "{dy}·(s[hi] - s[lo])·g'/100 summed over the groups (s: the n values of {a[0]} that are not nan, sorted; g' as "
+         "for percentile); 0 for the piecewise-constant methods")
+formulas(np.nanquantile, "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that quantile "
+         "{a[1]} lies between among the values that are not nan (t its fraction), 0 at nan",
+         "{dy}·(s[hi] - s[lo])·g' summed over the groups (s: the n values of {a[0]} that are not nan, sorted; g' as "
+         "for quantile); 0 for the piecewise-constant methods")
+formulas(np.cov, "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[0]} (Xc: the variables as rows, less their mean; w the weights, "
+         "1 without; f = N - ddof, or numpy's weighted form)", "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[1]}",
+         None, None, None, None,
+         "φₖ·xcₖᵀ·{dy}·xcₖ/f - ⟨{dy}, {y}⟩·(∂f/∂aₖ)/f for each observation k (φ the fweights, 1 without)")
+formulas(np.corrcoef, "(C̄ + C̄ᵀ)·Xc - diag(r/d)·Xc, rows of {a[0]} (Xc: the variables as rows, less their mean; "
+         "d = diag(Xc·Xcᵀ), C̄ = {dy}/√(d dᵀ), r = row sums + column sums of {dy}·{y})",
+         "(C̄ + C̄ᵀ)·Xc - diag(r/d)·Xc, rows of {a[1]}", None)
 
 # --- shapes ---
 for _fn in (np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d,
@@ -403,6 +426,20 @@ formulas(np.gradient, "Σ over the axes of Jᵀ·{dy} along each (J: np.gradient
 formulas(np.cross, "{a[1]} × {dy}", "{dy} × {a[0]}", None)
 formulas(np.linspace, "Σₖ {dy}ₖ·(1 - tₖ), tₖ = k/(num - 1) (k/num without the endpoint)",
          "Σₖ {dy}ₖ·tₖ, tₖ = k/(num - 1) (k/num without the endpoint)", None)
+
+# --- integration, interpolation and polynomials ---
+formulas(np.trapezoid, "{dy}·d/2 added at both ends of each interval along the axis (d: diff(x), or dx)",
+         "x̄ᵢ = s̄ᵢ₋₁ - s̄ᵢ, s̄ = {dy}·(y[1:] + y[:-1])/2 along the axis (the transposed difference)",
+         "Σ {dy}·(y[1:] + y[:-1])/2 along the axis (0 beside an x, which numpy uses instead)", None)
+if hasattr(np, "trapz"):  # (numpy before 2.4)
+    FORMULAS[np.trapz] = FORMULAS[np.trapezoid]
+formulas(np.interp, "{dy}·(fp[j+1] - fp[j])/(xp[j+1] - xp[j]) for xp[j] ≤ {a[0]} < xp[j+1]; 0 outside [xp[0], xp[-1])",
+         "{dy}·m·(t - 1) to xp[j], -{dy}·m·t to xp[j+1] (m the slope, t = ({a[0]} - xp[j])/(xp[j+1] - xp[j]))",
+         "{dy}·(1 - t) to fp[j], {dy}·t to fp[j+1] (the hat functions at {a[0]}); outside the range, {dy} to "
+         "fp[0] or fp[-1] unless left/right is given", "Σ {dy} where {a[0]} < xp[0]", "Σ {dy} where {a[0]} > xp[-1]",
+         None)
+formulas(np.polyval, "{dy}·{a[1]}^(n-1-k) for coefficient k, summed back to its shape",
+         "{dy}·polyval(polyder({a[0]}), {a[1]})")
 
 # --- selecting and cleaning values ---
 formulas(np.select, "{dy} where this choice's condition is the first true one (for the default: where "
@@ -479,6 +516,10 @@ formulas(np.fft.ifftshift, "fftshift({dy}) (the opposite shift)", None)
 
 # --- signals and differential equations ---
 formulas(tg_convolve, _convolve)
+formulas(np.convolve, "convolve({dy}, flip({a[1]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
+         "convolve({dy}, flip({a[0]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it", None)
+formulas(np.correlate, "convolve({dy}, conj({a[1]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
+         "conj(convolve(flip({dy}), {a[0]}, 'valid')), {dy} first zero-padded to the 'full' length where the mode cropped it", None)
 formulas(odeint_op, None,
          "λ(t₀): the adjoint λ integrated back from the last time, dλ/dt = -λᵀ·∂f/∂y, "
          "taking the jump {dy}ᵢ at each tᵢ",
