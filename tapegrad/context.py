@@ -31,6 +31,7 @@ from .errors import (
     plain_store_error,
     qualified_name,
     type_str,
+    ufunc_method,
     user_location,
 )
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
@@ -45,7 +46,7 @@ _ndarray = np.ndarray
 _new = object.__new__  # a slotted object without a call of its __init__
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
-           "describe_call"]
+           "describe_call", "signature_of"]
 
 
 def lift(args, tape):
@@ -108,7 +109,7 @@ def positional(fn, args, kwargs, kind=Tracer):
     """Move traced (or, with ``kind=Dual``, dual) keyword arguments of a call into position, so
     that their tangents are returned; raise when the signature does not allow it."""
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = signature_of(fn).bind(*args, **kwargs)
         bound.apply_defaults()  # so that a traced keyword after missing ones moves into position
     except (TypeError, ValueError):
         bound = None
@@ -118,6 +119,33 @@ def positional(fn, args, kwargs, kind=Tracer):
             f"keyword; pass it by position so that its gradient can be returned"
         )
     return bound.args, bound.kwargs
+
+
+# numpy's signatures of a ufunc's methods: Python's inspect reads only the first options of
+# theirs, and numpy hands every option to tapegrad by keyword (a traced initial= or where= is
+# moved into its place, as numpy takes it, so that its tangent can be returned)
+def _reduce(array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """numpy's ``ufunc.reduce``."""
+
+
+def _accumulate(array, axis=0, dtype=None, out=None):
+    """numpy's ``ufunc.accumulate``."""
+
+
+def _reduceat(array, indices, axis=0, dtype=None, out=None):
+    """numpy's ``ufunc.reduceat``."""
+
+
+METHOD_SIGNATURES = {name: inspect.signature(stub) for name, stub in
+                     (("reduce", _reduce), ("accumulate", _accumulate), ("reduceat", _reduceat))}
+
+
+def signature_of(fn):
+    """``inspect.signature(fn)``; numpy's own for the reduce, accumulate and reduceat of a ufunc."""
+    method = ufunc_method(fn)
+    if method is not None and method[1] in METHOD_SIGNATURES:
+        return METHOD_SIGNATURES[method[1]]
+    return inspect.signature(fn)
 
 
 def describe_call(fn, args, kwargs) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "qualified_name",
     "short_name",
     "type_str",
+    "ufunc_method",
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -304,11 +305,31 @@ def _build_qualified():
     return table
 
 
+_BUILTIN_METHOD = type(np.add.reduce)
+
+
+def ufunc_method(fn):
+    """``(ufunc, method name)`` for a method bound to a ufunc (``np.add.reduce`` gives
+    ``(np.add, "reduce")``), or None for anything else.
+
+    Such a method is a new object at each attribute access, but it compares and hashes equal
+    to every other ``np.add.reduce``: the registry finds its rule by a dict lookup."""
+    if type(fn) is _BUILTIN_METHOD:
+        owner = fn.__self__
+        if isinstance(owner, np.ufunc):
+            return owner, fn.__name__
+    return None
+
+
 def qualified_name(fn) -> str:
-    """``numpy.multiply``, ``scipy.special.erfcx``, ``mymodule.myfn``: a name the user can import."""
+    """``numpy.multiply``, ``scipy.special.erfcx``, ``numpy.add.reduce``, ``mymodule.myfn``: a
+    name the user can import."""
     global _QUALIFIED
     if _QUALIFIED is None:
         _QUALIFIED = _build_qualified()
+    method = ufunc_method(fn)
+    if method is not None:
+        return f"{qualified_name(method[0])}.{method[1]}"
     q = _QUALIFIED.get(id(fn))
     if q is not None:
         return q
@@ -317,8 +338,33 @@ def qualified_name(fn) -> str:
     return f"{mod}.{name}" if mod and mod != "builtins" else name
 
 
+def ufunc_method_hint(fn, rules) -> str:
+    """For a method of a ufunc that has no rule (``np.subtract.reduce``), the ufuncs whose
+    method of that name tapegrad differentiates and what to write instead, as a clause ending
+    in "; " to put before the advice of a NoRuleError; "" for any other function. `rules` is
+    the registry's table (passed in: this module imports nothing of tapegrad's)."""
+    method = ufunc_method(fn)
+    if method is None:
+        return ""
+    ufunc, name = method
+    have = sorted(qualified_name(m[0]) for m in map(ufunc_method, rules) if m is not None and m[1] == name)
+    own = qualified_name(ufunc)
+    if name == "outer":
+        return (f"tapegrad differentiates the outer method of the two-input ufuncs that had a "
+                f"rule when it was imported: if {own} has one now, write "
+                f"{own}(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b), the same outer "
+                f"product by broadcasting; otherwise ")
+    listed = (", ".join(have[:-1]) + " and " + have[-1]) if len(have) > 1 else "".join(have) or "no ufunc"
+    return (f"tapegrad differentiates the {name} method of {listed} only: write this one with "
+            f"{own} itself, applied step by step along the axis (each step is differentiated), "
+            f"or ")
+
+
 def short_name(fn) -> str:
-    """The name a dump shows: ``multiply``, ``sum``, ``erfcx``, ``sin_pullback``."""
+    """The name a dump shows: ``multiply``, ``sum``, ``erfcx``, ``add.reduce``, ``sin_pullback``."""
+    method = ufunc_method(fn)
+    if method is not None:
+        return f"{method[0].__name__}.{method[1]}"
     name = getattr(fn, "__name__", None)
     if name is None:
         name = type(fn).__name__

@@ -44,6 +44,7 @@ from .errors import (
     qualified_name,
     scalar_cast_error,
     type_str,
+    ufunc_method_hint,
     user_location,
 )
 from .literals import dual_literals
@@ -271,7 +272,7 @@ def dual_call(fn, args, kwargs):
         raise NoRuleError(
             f"no forward rule for {describe_call(fn, args, kwargs)} at {user_location()}: it has "
             f"neither @tapegrad.frule({qualified_name(fn)}) nor @tapegrad.rrule({qualified_name(fn)}); "
-            f"register one (a reverse rule gives forward mode too)"
+            f"{ufunc_method_hint(fn, RULES)}register one (a reverse rule gives forward mode too)"
         )
     if fn not in COMPLEX and is_complex_value(y):
         _refuse_complex(fn, args, kwargs, vals, dargs, y)

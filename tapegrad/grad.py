@@ -35,6 +35,7 @@ from .errors import (
     restore_warnings,
     route_warnings,
     type_str,
+    ufunc_method_hint,
     user_location,
 )
 from .pytree import Boxed, any_nested, flatten, tangent_of
@@ -105,7 +106,8 @@ class GradContext(BaseContext):
                     raise complex_error(describe_call(fn, args, kwargs), getattr(out, "_val", out))
                 return out
             raise NoRuleError(
-                f"no rrule for {describe_call(fn, args, kwargs)} at {user_location()}; register "
+                f"no rrule for {describe_call(fn, args, kwargs)} at {user_location()}; "
+                f"{ufunc_method_hint(fn, RULES)}register "
                 f"one with @tapegrad.rrule({qualified_name(fn)}), or mark it "
                 f"tapegrad.nondifferentiable({qualified_name(fn)}) if its derivative is zero"
             )

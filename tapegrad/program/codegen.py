@@ -7,8 +7,9 @@ attribute holds the text.
 
 Arithmetic ufuncs print as Python operators where the operator means the same as the numpy
 function for the values recorded (``a * b`` for ``np.multiply(a, b)``); numpy functions print
-as ``np.name``, scipy.special ones as ``scipy.special.name``; any other function or
-non-literal constant is bound by name in the namespace the source is run in.
+as ``np.name``, scipy.special ones as ``scipy.special.name``, a ufunc's method as
+``np.add.reduce``; any other function or non-literal constant is bound by name in the
+namespace the source is run in.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import numpy as np
 import scipy
 import scipy.special
 
-from ..errors import qualified_name, short_name
+from ..errors import qualified_name, short_name, ufunc_method
 from .guards import GUARDS
 from ..pytree import Spec, build, spec_leaves
 from ..tangents import NO_TANGENT, ZERO
@@ -67,6 +68,11 @@ class _Writer:
         """A name for a function or constant: np.x / scipy.special.x when that is what it is."""
         name = self.objects.get(id(obj))
         if name is not None:
+            return name
+        method = ufunc_method(obj)
+        if method is not None:  # np.add.reduce: the ufunc's own name, then the method's
+            name = f"{self.bind(method[0], short_name(method[0]))}.{method[1]}"
+            self.objects[id(obj)] = name
             return name
         q = qualified_name(obj) if callable(obj) else ""
         module, _, attr = q.rpartition(".")

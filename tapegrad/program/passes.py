@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from .guards import GUARDS
+from ..errors import ufunc_method
 from ..tape import Call, Constant, Input, Tape, Variable
 
 __all__ = ["simplify", "prune", "cse", "optimize"]
@@ -32,6 +33,9 @@ def _is_pure(fn, known=None):
         return False
     if isinstance(fn, np.ufunc):
         return True
+    method = ufunc_method(fn)
+    if method is not None:  # np.add.reduce, np.subtract.outer; not np.add.at, which writes
+        return method[1] != "at"
     mod = getattr(fn, "__module__", "") or ""
     return fn is operator.getitem or (mod.split(".")[0] == "numpy" and "random" not in mod)
 
@@ -262,7 +266,10 @@ def _shared(tape, replace, skip):
         kwargs = op.kwargs
         if kwargs and replace:
             kwargs = {k: resolve(v) if type(v) is Variable else v for k, v in kwargs.items()}
-        key = (id(op.fn), tuple([a if type(a) is Variable else _key(a) for a in args]),
+        fn = op.fn
+        method = ufunc_method(fn)  # (np.add.reduce is a new object at each access: one key for all)
+        key = (id(fn) if method is None else (id(method[0]), method[1]),
+               tuple([a if type(a) is Variable else _key(a) for a in args]),
                _key(tuple(sorted(kwargs.items()))) if kwargs else ())
         first = seen.get(key)
         if first is None:

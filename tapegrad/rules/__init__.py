@@ -36,4 +36,5 @@ from . import (  # noqa: F401
     inplace,
     frules,
     structure,
+    ufunc_methods,  # last: it gives outer to every two-input ufunc registered above
 )

@@ -126,14 +126,23 @@ def tanh_frule(d, x):
 
 
 def _linear(fn):
+    is_sum = fn is np.sum  # (decided here: a trace may swap numpy's names while it runs)
+
     def linear_frule(d, x, *rest, **kwargs):
         y = fn(x, *rest, **kwargs)
+        # np.sum's initial= is added to the sum: its variation (a dual one, moved into its
+        # place, np.sum(a, axis, dtype, out, keepdims, initial)) is added, not its value
+        dinitial = d[5] if is_sum and len(d) > 5 else ZERO
         if d[0] is ZERO:
-            return y, ZERO
+            return y, dinitial
         dx = d[0]
         if type(dx) is complex or type(dx) is float:
             dx = np.asarray(dx)  # the variation of a 0-d array given as a number: x[()] indexes it too
-        return y, fn(dx, *rest, **kwargs)
+        if is_sum and (len(rest) > 4 or "initial" in kwargs):
+            rest = rest[:4] + (np._NoValue,) + rest[5:] if len(rest) > 4 else rest
+            kwargs = {k: v for k, v in kwargs.items() if k != "initial"}
+        dy = fn(dx, *rest, **kwargs)
+        return y, dy if dinitial is ZERO else dy + dinitial
 
     linear_frule.__name__ = f"{fn.__name__}_frule"
     return frule(fn)(linear_frule)

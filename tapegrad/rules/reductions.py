@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..registry import FLOAT64, complex_rules, register_rrule, rrule, stand_in
+from ..registry import FLOAT64, complex_rules, register_rrule, rrule, stand_in, unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._shapes import (
     as_tuple,
@@ -80,6 +80,25 @@ def _count(x, axes) -> int:
     return math.prod(shape[a] for a in axes)
 
 
+def _option_tangents(fn, args, initial_tangent):
+    """The tangents of a reduction's options given by position (a traced ``initial=`` is moved
+    into its place): NoTangent, but for ``initial=`` a Thunk of `initial_tangent`, read only
+    when the initial value is traced."""
+    if not args:
+        return ()
+    names = positional_names(fn, 1 + len(args))[1:]
+    return tuple(Thunk(initial_tangent) if name == "initial" else NO_TANGENT for name in names)
+
+
+def _initial_alone(x, y, axes, keepdims, b):
+    """Where no element of the group equals the extremum `y`: ``initial=`` alone decided it (at
+    a tie the element takes the cotangent, as `_chooser_grad` gives it)."""
+    hit = np.equal(x, expand_reduced(y, axes, keepdims))
+    if b.get("where") is not None:
+        hit = np.logical_and(hit, b["where"])
+    return np.logical_not(np.any(hit, axis=axes, keepdims=keepdims))
+
+
 # --- sums and means ---
 
 
@@ -94,7 +113,8 @@ def sum_rrule(x, *args, **kwargs):
         dx = _spread(dy, x, axes, keepdims)
         if where is not None:
             dx = dx * where
-        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+        # initial= is added to each sum: it gets the sum of their cotangents
+        return NO_TANGENT, cast_like(dx, x), *_option_tangents(np.sum, args, lambda: unbroadcast(dy, b["initial"]))
 
     return y, sum_pullback
 
@@ -130,7 +150,8 @@ def nansum_rrule(x, *args, **kwargs):
     def nansum_pullback(dy):
         # a nan is skipped (counted as 0), so it receives no share
         keep = np.logical_not(np.isnan(x))
-        return NO_TANGENT, cast_like(_spread(dy, x, axes, keepdims) * keep, x), *no_tangents(args)
+        return NO_TANGENT, cast_like(_spread(dy, x, axes, keepdims) * keep, x), *_option_tangents(
+            np.nansum, args, lambda: unbroadcast(dy, b["initial"]))
 
     return np.nansum(x, *args, **kwargs), nansum_pullback
 
@@ -223,7 +244,9 @@ def prod_rrule(x, *args, **kwargs):
             dx = dx * _product_of_others(x, axes)
         if initial is not None:
             dx = dx * initial
-        return NO_TANGENT, cast_like(dx, x), *no_tangents(args)
+        # each product is initial times the product of its group
+        return NO_TANGENT, cast_like(dx, x), *_option_tangents(
+            np.prod, args, lambda: unbroadcast(dy * np.prod(x, axis=axes, keepdims=keepdims), initial))
 
     return np.prod(x, *args, **kwargs), prod_pullback
 
@@ -279,7 +302,8 @@ def max_rrule(x, *args, **kwargs):
     y = _reduce(np.max, np.maximum, x, args, kwargs, b, keepdims)
 
     def max_pullback(dy):
-        return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
+        return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *_option_tangents(
+            np.max, args, lambda: unbroadcast(np.where(_initial_alone(x, y, axes, keepdims, b), dy, 0.0), b["initial"]))
 
     return y, max_pullback
 
@@ -291,7 +315,8 @@ def min_rrule(x, *args, **kwargs):
     y = _reduce(np.min, np.minimum, x, args, kwargs, b, keepdims)
 
     def min_pullback(dy):
-        return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *no_tangents(args)
+        return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *_option_tangents(
+            np.min, args, lambda: unbroadcast(np.where(_initial_alone(x, y, axes, keepdims, b), dy, 0.0), b["initial"]))
 
     return y, min_pullback
 

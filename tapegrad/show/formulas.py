@@ -31,7 +31,7 @@ import numpy as np
 import scipy.special
 
 from ..arraylike import added_at, updated
-from ..errors import qualified_name
+from ..errors import qualified_name, ufunc_method
 from ..pytree import build
 from ..registry import RULES
 from ..rules.decompositions import cholesky_lower_grad
@@ -221,6 +221,33 @@ def _diff(names, values, kwargs):
             "the last entries of the transposed differences of {dy} (where append went)"]
 
 
+def _along(text):
+    """The template of a ufunc's reduce or accumulate: `text` with ``{over}`` the axes it ran
+    along, numpy's axis 0 when none was given (explain's ``{over}`` reads None as every axis)."""
+    def templates(names, values, kwargs):
+        axis = kwargs.get("axis", 0)
+        if type(axis) is tuple and len(axis) == 1:
+            axis = axis[0]
+        over = ("every axis" if axis is None else
+                "axes " + ", ".join(map(str, axis)) if type(axis) is tuple else f"axis {axis}")
+        return [text.replace("{over}", over)]
+    return templates
+
+
+def _outer(entry):
+    """The templates of ``ufunc.outer`` from the ufunc's own: each tangent is the elementwise
+    one (a[0] spread along the axes of a[1]), summed over the axes of the other argument."""
+    def templates(names, values, kwargs):
+        out = []
+        for i, other in enumerate(("{a[1]}", "{a[0]}")):
+            t = entry.template(i, names, values, kwargs)
+            if t is not None and entry.kind == "partial":
+                t = "{dy}" if t == "1" else "-{dy}" if t == "-1" else "{dy} · " + t
+            out.append(None if t is None else f"{t}, summed over the axes of {other} (outer product)")
+        return out
+    return templates
+
+
 def _convolve(names, values, kwargs):
     """Each input's tangent is the correlation of ȳ with the other input."""
     mode = _option(values, kwargs, "mode", 2)
@@ -367,6 +394,28 @@ formulas(np.std, "{dy} · ({a[0]} - mean)/((n - ddof)·{y}) over {over} (conjuga
 formulas(np.cumsum, "the cumulative sum of {dy} taken backwards along {over}")
 formulas(np.cumprod, "the backward cumulative sum of {dy} · {y}, divided by {a[0]}, along {over}")
 formulas(np.linalg.norm, "{dy} · {a[0]}/{y} for the 2-norm (each order has its own), over {over}")
+
+# --- the methods of ufuncs (reduce and accumulate run along numpy's axis 0 unless given) ---
+formulas(np.add.reduce, _along("{dy} broadcast back over {over}"))
+formulas(np.multiply.reduce, _along("{dy} · {y}/{a[0]} broadcast back over {over} (the product of the others)"))
+for _fn in (np.maximum.reduce, np.fmax.reduce):
+    formulas(_fn, _along("{dy} sent to where {a[0]} is largest over {over} (shared at a tie)"))
+for _fn in (np.minimum.reduce, np.fmin.reduce):
+    formulas(_fn, _along("{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)"))
+formulas(np.logaddexp.reduce, _along("{dy} · exp({a[0]} - {y}) broadcast back over {over}"))
+formulas(np.logaddexp2.reduce, _along("{dy} · 2^({a[0]} - {y}) broadcast back over {over}"))
+formulas(np.add.accumulate, _along("the cumulative sum of {dy} taken backwards along {over}"))
+formulas(np.multiply.accumulate, _along("the backward cumulative sum of {dy} · {y}, divided by {a[0]}, along {over}"))
+for _fn in (np.maximum.accumulate, np.fmax.accumulate):
+    formulas(_fn, _along("each {dy}ⱼ sent to the element holding the running maximum {y}ⱼ along {over} "
+                         "(half to each of two at a tie, as np.maximum's rule)"))
+for _fn in (np.minimum.accumulate, np.fmin.accumulate):
+    formulas(_fn, _along("each {dy}ⱼ sent to the element holding the running minimum {y}ⱼ along {over} "
+                         "(half to each of two at a tie, as np.minimum's rule)"))
+formulas(np.logaddexp.accumulate, _along("Σⱼ₍≥ᵢ₎ {dy}ⱼ · exp({a[0]}ᵢ - {y}ⱼ) along {over}"))
+formulas(np.logaddexp2.accumulate, _along("Σⱼ₍≥ᵢ₎ {dy}ⱼ · 2^({a[0]}ᵢ - {y}ⱼ) along {over}"))
+formulas(np.add.reduceat, "{dy} of each segment copied to the elements summed into it (added where segments overlap)",
+         None)
 formulas(np.trace, "{dy} · I: {dy} on the diagonal, zeros elsewhere")
 formulas(np.sort, "{dy} put back where sort took each value from")
 formulas(np.partition, "{dy} put back where partition took each value from", None)
@@ -525,3 +574,9 @@ formulas(odeint_op, None,
          "taking the jump {dy}ᵢ at each tᵢ",
          "{dy}ᵢ·f(yᵢ, tᵢ) at i > 0; at t₀ minus their sum, plus ∫ -λᵀ·∂f/∂t",
          "∫ λᵀ·∂f/∂θ dt from t₀ to the last time (θ the parameters)")
+
+# --- outer products of ufuncs: from each two-input ufunc's own entry above ---
+for _fn in list(RULES):
+    _method = ufunc_method(_fn)
+    if _method is not None and _method[1] == "outer" and _method[0] in FORMULAS:
+        formulas(_fn, _outer(FORMULAS[_method[0]]))

@@ -4,6 +4,19 @@ import numpy as np
 SHAPES = [(), (3,), (2, 3)]
 DTYPES = [np.float64, np.float32]
 
+#: numpy's two-input ufuncs with rules: (function, interval of x, interval of y) where they are smooth
+BINARY = [
+    (np.add, (-2, 2), (-2, 2)), (np.subtract, (-2, 2), (-2, 2)),
+    (np.multiply, (-2, 2), (-2, 2)), (np.divide, (-2, 2), (0.5, 2)),
+    (np.power, (0.5, 2), (-2, 2)), (np.float_power, (0.5, 2), (-2, 2)),
+    (np.logaddexp, (-2, 2), (-2, 2)), (np.logaddexp2, (-2, 2), (-2, 2)),
+    (np.arctan2, (-2, 2), (0.5, 2)), (np.hypot, (-2, 2), (0.5, 2)),
+    (np.maximum, (-2, 2), (-2, 2)), (np.minimum, (-2, 2), (-2, 2)),
+    (np.fmax, (-2, 2), (-2, 2)), (np.fmin, (-2, 2), (-2, 2)),
+    (np.remainder, (-5, 5), (0.7, 1.5)), (np.fmod, (-5, 5), (0.7, 1.5)),
+    (np.copysign, (0.5, 2), (-2, 2)),
+]
+
 
 def name(v):
     """A test id: the function's name."""

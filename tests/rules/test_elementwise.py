@@ -10,7 +10,7 @@ from tapegrad.rules.piecewise import BranchCotangent, branch_cotangent
 from tapegrad.tangents import getitem
 
 from _complex import check_complex_jvp, check_complex_rule
-from _rule_tables import DTYPES, SHAPES, middle, name, sample
+from _rule_tables import BINARY, DTYPES, SHAPES, middle, name, sample
 
 #: (function, interval where it is smooth)
 UNARY = [
@@ -25,18 +25,6 @@ UNARY = [
     (np.deg2rad, (-2, 2)), (np.radians, (-2, 2)), (np.rad2deg, (-2, 2)), (np.degrees, (-2, 2)),
     (np.sinc, (0.1, 2)), (np.absolute, (0.1, 2)), (np.fabs, (-2, -0.1)),
     (np.real, (-2, 2)), (np.imag, (-2, 2)), (np.conjugate, (-2, 2)),
-]
-#: (function, interval of x, interval of y)
-BINARY = [
-    (np.add, (-2, 2), (-2, 2)), (np.subtract, (-2, 2), (-2, 2)),
-    (np.multiply, (-2, 2), (-2, 2)), (np.divide, (-2, 2), (0.5, 2)),
-    (np.power, (0.5, 2), (-2, 2)), (np.float_power, (0.5, 2), (-2, 2)),
-    (np.logaddexp, (-2, 2), (-2, 2)), (np.logaddexp2, (-2, 2), (-2, 2)),
-    (np.arctan2, (-2, 2), (0.5, 2)), (np.hypot, (-2, 2), (0.5, 2)),
-    (np.maximum, (-2, 2), (-2, 2)), (np.minimum, (-2, 2), (-2, 2)),
-    (np.fmax, (-2, 2), (-2, 2)), (np.fmin, (-2, 2), (-2, 2)),
-    (np.remainder, (-5, 5), (0.7, 1.5)), (np.fmod, (-5, 5), (0.7, 1.5)),
-    (np.copysign, (0.5, 2), (-2, 2)),
 ]
 #: the same ufunc under another name: the rule is found through either
 ALIASES = [(np.true_divide, np.divide), (np.mod, np.remainder), (np.abs, np.absolute),

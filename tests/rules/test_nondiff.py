@@ -5,6 +5,7 @@ import scipy.special
 import pytest
 
 from tapegrad import ZERO, ComplexValueError, check_grad, fill_zeros, grad, gradient, trace
+from tapegrad.errors import short_name, ufunc_method
 
 #: points away from every jump of the functions below (integers, halves, 0.3, multiples of 0.7)
 X = np.array([[-1.62, -0.41, 0.21], [0.88, 1.33, 1.94]])
@@ -65,6 +66,31 @@ NONDIFF = [
     (np.argpartition, lambda x: np.argpartition(x, 1, axis=1)),
     (scipy.special.gammasgn, scipy.special.gammasgn),
 ]
+
+
+def above(x):
+    return x > 0.3
+
+
+#: the methods of the non-differentiable two-input ufuncs, each on values it takes (the booleans
+#: of a comparison, the integers of an argsort, floats): (ufunc, x -> the values)
+METHOD_INPUTS = [
+    (np.less, above), (np.less_equal, above), (np.greater, above), (np.greater_equal, above),
+    (np.equal, above), (np.not_equal, above), (np.logical_and, above), (np.logical_or, above),
+    (np.logical_xor, above), (np.floor_divide, lambda x: x), (np.bitwise_and, sorter),
+    (np.bitwise_or, sorter), (np.bitwise_xor, sorter), (np.left_shift, sorter), (np.right_shift, sorter),
+]
+for _uf, _of in METHOD_INPUTS:
+    # outer: a column against a row shifted off the column's values, so that the result is x's shape
+    NONDIFF.append((_uf.outer, lambda x, uf=_uf, of=_of: uf.outer(of(x)[:, 0], of(x[1] + 0.5))))
+    if _uf is np.floor_divide:  # (its reduce passes a group of one through: not piecewise constant)
+        continue
+    NONDIFF += [
+        (_uf.reduce, lambda x, uf=_uf, of=_of: uf.reduce(of(x))),
+        (_uf.accumulate, lambda x, uf=_uf, of=_of: uf.accumulate(of(x))),
+        (_uf.reduceat, lambda x, uf=_uf, of=_of: uf.reduceat(of(x), [0, 1])),
+    ]
+del _uf, _of
 DTYPES = [np.float64, np.float32]
 
 #: a first argument with steps (zeros), for the functions smooth in their second argument only
@@ -85,7 +111,7 @@ ORDER2 = [
 
 
 def name(v):
-    return getattr(v, "__name__", "")
+    return short_name(v) if ufunc_method(v) else getattr(v, "__name__", "")
 
 
 @pytest.mark.parametrize("fn, use", NONDIFF, ids=name)

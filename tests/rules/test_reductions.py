@@ -149,6 +149,31 @@ def test_prod_with_initial(rng):
     check_grad(lambda x: np.prod(x, axis=0, initial=3.0), uniform(rng, (2, 3)))
 
 
+@pytest.mark.parametrize("fn", [np.sum, np.nansum, np.prod, np.max, np.min, np.amax, np.amin], ids=name)
+@pytest.mark.parametrize("t", [0.3, 2.0, -2.0])
+def test_traced_initial_is_differentiated(fn, t, rng):
+    """A traced initial= (an argument, or a float a closure captures) gets its derivative, in
+    both modes and beside the array's: it is added to each sum, a factor of each product, and
+    the value of each extremum it decides alone (before, its gradient was a silent zero)."""
+    check_grad(lambda x, t: fn(x, axis=1, initial=t), uniform(rng, (2, 3)), t)
+
+
+def test_traced_initial_closed_forms():
+    """d/dt Σ sum(x, axis=1, initial=t) = 2 (one per row); of the products, the rows'
+    products; of the maxima, the number of rows whose maximum t is (here the second)."""
+    x = np.array([[1.0, 3.0], [0.5, 1.5]])
+    assert grad(lambda t: np.sum(np.sum(x, axis=1, initial=t)), 2.0)[1][1] == 2.0
+    assert grad(lambda t: np.sum(np.prod(x, axis=1, initial=t)), 2.0)[1][1] == 3.0 + 0.75
+    assert grad(lambda t: np.sum(np.max(x, axis=1, initial=t)), 2.0)[1][1] == 1.0
+    assert grad(lambda t: np.sum(np.min(x, axis=1, initial=t)), 2.0)[1][1] == 0.0
+
+    def scaled(t):
+        return lambda x: np.sum(np.sum(x, axis=1, initial=t))  # t captured by the closure
+
+    _, (df, dx) = grad(scaled(2.0), x)
+    assert df.t == 2.0 and dx.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
 @pytest.mark.parametrize("fn", [np.nansum, np.nanmean], ids=name)
 def test_nan_elements_receive_no_share(fn, rng):
     """nansum and nanmean skip nans, and the nans get a zero derivative."""
