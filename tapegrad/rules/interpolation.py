@@ -34,25 +34,18 @@ import operator
 
 import numpy as np
 
-from ..registry import complex_rules, rrule
+from ..registry import complex_rules, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, like, positional_names, tangent_dtype
 from .indexing import scatter_add
 
 
 def _sum_to(t, shape):
-    """`t` summed down to `shape`, undoing numpy broadcasting (leading axes, axes of length 1)."""
+    """`t` summed down to `shape` (`unbroadcast` against an array of that shape), or spread
+    over it when `t` is a scalar factor standing for every entry."""
     shape = tuple(shape)
-    lead = np.ndim(t) - len(shape)
-    if lead > 0:
-        t = np.sum(t, axis=tuple(range(lead)))
-    have = np.shape(t)
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and have[i] != 1)
-    if axes:
-        t = np.sum(t, axis=axes, keepdims=True)
-    if np.shape(t) != shape:  # a scalar factor: spread over the shape it stands for
-        t = np.broadcast_to(t, shape)
-    return t
+    t = unbroadcast(t, np.broadcast_to(0.0, shape))
+    return t if np.shape(t) == shape else np.broadcast_to(t, shape)
 
 
 def _along(ndim, axis, piece):

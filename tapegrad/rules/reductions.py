@@ -80,23 +80,33 @@ def _count(x, axes) -> int:
     return math.prod(shape[a] for a in axes)
 
 
+def option_tangents(names, initial_tangent=None):
+    """The tangents of a reduction's options given by position, named `names` (a traced
+    ``initial=`` is moved into its place): NoTangent, but for ``initial=`` a Thunk of
+    `initial_tangent` (if given), read only when the initial value is traced."""
+    return tuple(Thunk(initial_tangent) if name == "initial" and initial_tangent is not None else NO_TANGENT
+                 for name in names)
+
+
 def _option_tangents(fn, args, initial_tangent):
-    """The tangents of a reduction's options given by position (a traced ``initial=`` is moved
-    into its place): NoTangent, but for ``initial=`` a Thunk of `initial_tangent`, read only
-    when the initial value is traced."""
-    if not args:
-        return ()
-    names = positional_names(fn, 1 + len(args))[1:]
-    return tuple(Thunk(initial_tangent) if name == "initial" else NO_TANGENT for name in names)
+    """`option_tangents` of the options of `fn` in `args` (none: no call of positional_names)."""
+    return option_tangents(positional_names(fn, 1 + len(args))[1:], initial_tangent) if args else ()
 
 
-def _initial_alone(x, y, axes, keepdims, b):
-    """Where no element of the group equals the extremum `y`: ``initial=`` alone decided it (at
-    a tie the element takes the cotangent, as `_chooser_grad` gives it)."""
-    hit = np.equal(x, expand_reduced(y, axes, keepdims))
-    if b.get("where") is not None:
-        hit = np.logical_and(hit, b["where"])
-    return np.logical_not(np.any(hit, axis=axes, keepdims=keepdims))
+def initial_of_extremum(x, y, axes, keepdims, b):
+    """The tangent of ``initial=`` of a maximum or minimum `y` of `x`, as a function of the
+    cotangent: the cotangent of each result that no element equals (``initial=`` alone decided
+    it; at a tie the element takes the cotangent, as `_chooser_grad` gives it). `b`: the bound
+    arguments (``where=`` and ``initial=``)."""
+    def initial_tangent(dy):
+        hit = np.equal(x, expand_reduced(y, axes, keepdims))
+        where = b.get("where")
+        if where is not None and where is not True:
+            hit = np.logical_and(hit, where)
+        alone = np.logical_not(np.any(hit, axis=axes, keepdims=keepdims))
+        return unbroadcast(np.where(alone, dy, 0.0), b["initial"])
+
+    return initial_tangent
 
 
 # --- sums and means ---
@@ -303,7 +313,7 @@ def max_rrule(x, *args, **kwargs):
 
     def max_pullback(dy):
         return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *_option_tangents(
-            np.max, args, lambda: unbroadcast(np.where(_initial_alone(x, y, axes, keepdims, b), dy, 0.0), b["initial"]))
+            np.max, args, lambda: initial_of_extremum(x, y, axes, keepdims, b)(dy))
 
     return y, max_pullback
 
@@ -316,7 +326,7 @@ def min_rrule(x, *args, **kwargs):
 
     def min_pullback(dy):
         return NO_TANGENT, cast_like(_chooser_grad(dy, x, y, axes, keepdims, b), x), *_option_tangents(
-            np.min, args, lambda: unbroadcast(np.where(_initial_alone(x, y, axes, keepdims, b), dy, 0.0), b["initial"]))
+            np.min, args, lambda: initial_of_extremum(x, y, axes, keepdims, b)(dy))
 
     return y, min_pullback
 

@@ -59,31 +59,11 @@ import math
 
 import numpy as np
 
-from ..errors import NoRuleError, qualified_name, type_str, user_location
+from ..errors import qualified_name, user_location
 from ..registry import rrule, stand_in
 from ..tangents import NO_TANGENT, ZERO, Thunk
+from .special_params import no_derivative
 from ._shapes import bind, cast_like, dtype_of, like, mT, positional_names, reduced_axes
-
-
-def _constant_argument(fn, name, value, why):
-    """The tangent of an argument that is not differentiated: a `Thunk` that raises
-    `NoRuleError` (a NotImplementedError) naming it, read only if the argument is traced.
-
-    A list or tuple gets one such Thunk per entry: the sweep reads the tangent of a list
-    argument to look for traced entries in it, and only those entries' Thunks are evaluated."""
-    if type(value) is list or type(value) is tuple:
-        return type(value)(_constant_argument(fn, name, v, why) for v in value)
-
-    def refuse():
-        raise NoRuleError(
-            f"tapegrad does not differentiate {qualified_name(fn)} with respect to its argument "
-            f"{name} ({type_str(value)}) at {user_location()}: {why}. Keep {name} a constant of "
-            f"the differentiated function: not one of its arguments, and not a value it captures "
-            f"from an enclosing function (grad differentiates those too; pass wrt= to grad, or "
-            f"give the value as a default argument)"
-        )
-
-    return Thunk(refuse)
 
 
 # --- quantiles ---
@@ -210,7 +190,7 @@ def _quantile_rule(fn, a, args, kwargs, needs, percent, nan_form):
     for option in ("out", "weights"):
         if b.get(option) is not None:
             raise NotImplementedError(
-                f"tapegrad has no derivative of {name} with {option}=; "
+                f"tapegrad has no derivative of {name} with {option}= (at {user_location()}); "
                 + ("use the returned value instead" if option == "out" else
                    "weights= (method='inverted_cdf' only) is not differentiated")
             )
@@ -462,8 +442,8 @@ def cov_rrule(m, *args, **kwargs):
         tangents = {
             "m": dm,
             "y": NO_TANGENT if other is None else dother,
-            "fweights": _constant_argument(np.cov, "fweights", fweights,
-                                           "frequency weights are integer counts (numpy checks that they are)"),
+            "fweights": no_derivative(np.cov, "fweights", fweights,
+                                      "frequency weights are integer counts (numpy checks that they are)"),
             "aweights": Thunk(daweights),
         }
         return NO_TANGENT, *(tangents.get(name, NO_TANGENT) for name in names)

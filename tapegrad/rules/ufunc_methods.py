@@ -35,12 +35,8 @@ from ..registry import (COMPLEX, NEEDS, NONDIFF, RULES, complex_rules, frule, no
 from ..tangents import NO_TANGENT, ZERO, Thunk, getitem
 from ._shapes import cast_like, expand_reduced, no_tangents, normalize_axis, reduced_axes, tangent_dtype
 from .indexing import scatter_add
-from .reductions import cumprod_rrule, cumsum_rrule, max_rrule, min_rrule, prod_rrule, sum_rrule
-
-
-#: initial='s place among the options after the array of ``ufunc.reduce`` (axis, dtype, out,
-#: keepdims, initial, where): a traced one is passed there (see `tapegrad.context.signature_of`)
-_INITIAL = 4
+from .reductions import (cumprod_rrule, cumsum_rrule, initial_of_extremum, max_rrule, min_rrule, option_tangents,
+                         prod_rrule, sum_rrule)
 
 
 #: method -> (its parameter names, the defaults of its options, how many arrays come first)
@@ -50,6 +46,11 @@ _PARAMETERS = {
              sum(p.default is p.empty for p in sig.parameters.values()))
     for method, sig in METHOD_SIGNATURES.items()
 }
+#: the options after the array of ``ufunc.reduce``, in numpy's order (axis, dtype, out,
+#: keepdims, initial, where), and initial='s place among them: a traced initial= is passed
+#: there (see `tapegrad.context.signature_of`)
+_REDUCE_OPTIONS = tuple(_PARAMETERS["reduce"][0][1:])
+_INITIAL = _REDUCE_OPTIONS.index("initial")
 
 
 def _bind(fn, method, args, kwargs) -> dict:
@@ -112,12 +113,9 @@ def _named(pb, ufunc, method, args, initial=None):
 
 
 def _option_tangents(args, initial, dy):
-    """NoTangent for each option given by position, but for initial= (`initial(dy)`, computed
-    only if the sweep reads it: the initial value is traced)."""
-    out = [NO_TANGENT] * len(args)
-    if initial is not None and len(args) > _INITIAL and args[_INITIAL] is not np._NoValue:
-        out[_INITIAL] = Thunk(lambda: initial(dy))
-    return tuple(out)
+    """NoTangent for each option of ``ufunc.reduce`` given by position, but for initial=
+    (`initial(dy)`, computed only if the sweep reads it: the initial value is traced)."""
+    return option_tangents(_REDUCE_OPTIONS[:len(args)], None if initial is None else lambda: initial(dy))
 
 
 def _name(fn, ufunc, method):
@@ -226,22 +224,6 @@ def multiply_reduce_rrule(array, *args, **kwargs):
     return y, multiply_reduce_pullback
 
 
-def _initial_wins(array, y, b, axes, keepdims):
-    """The tangent of initial= of an extremum, as a function of the cotangent: the cotangent of
-    each result that no element equals (initial alone decided it; at a tie, the element takes
-    the whole cotangent, as np.max's rule gives it)."""
-    initial, where = b["initial"], b["where"]
-
-    def initial_tangent(dy):
-        hit = np.equal(array, expand_reduced(y, axes, keepdims))
-        if where is not True:
-            hit = np.logical_and(hit, where)
-        alone = np.sum(hit, axis=axes, keepdims=keepdims) == 0
-        return unbroadcast(np.where(alone, dy, 0), initial)
-
-    return initial_tangent
-
-
 def _extremum_reduce(ufunc, rule):
     def reduce_rrule(array, *args, **kwargs):
         fn = ufunc.reduce
@@ -250,7 +232,7 @@ def _extremum_reduce(ufunc, rule):
         options = _options(b)
         y, pb = rule(array, **options)
         axes = reduced_axes(b["axis"], np.ndim(array))
-        return y, _named(pb, ufunc, "reduce", args, _initial_wins(array, y, b, axes, options["keepdims"]))
+        return y, _named(pb, ufunc, "reduce", args, initial_of_extremum(array, y, axes, options["keepdims"], b))
 
     reduce_rrule.__doc__ = (f"np.{rule.__name__[:3]} along numpy's axis=0: the cotangent goes to the "
                             f"element picked, split evenly at a tie.")
@@ -276,7 +258,7 @@ def _nan_extremum_reduce(ufunc, rule, fill):
             keep = np.logical_and(keep, b["where"])
         start = fill if b["initial"] is np._NoValue else b["initial"]
         _, pb = rule(array, axis=b["axis"], keepdims=keepdims, where=keep, initial=start)
-        return y, _named(pb, ufunc, "reduce", args, _initial_wins(array, y, b, axes, keepdims))
+        return y, _named(pb, ufunc, "reduce", args, initial_of_extremum(array, y, axes, keepdims, b))
 
     reduce_rrule.__doc__ = (f"As numpy.{'maximum' if ufunc is np.fmax else 'minimum'}.reduce, a nan "
                             f"skipped: the cotangent goes to the element picked, split evenly at a tie.")

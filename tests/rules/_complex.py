@@ -12,6 +12,7 @@ argument gets a real direction and must get a real cotangent; a real result gets
 cotangent. Forward mode is checked the same way: ``jvp`` along ``v_i`` must equal ``dy``.
 """
 import numpy as np
+import pytest
 
 from tapegrad import jvp, rrule
 from tapegrad.tangents import NO_TANGENT, ZERO, getitem
@@ -125,3 +126,21 @@ def complex_of(x, y):
 def made_args(makes, rng):
     """The arguments of a table row: each entry a value, or a function of `rng` that makes one."""
     return [m(rng) if callable(m) else m for m in makes]
+
+
+def complex_table_tests(table):
+    """The two tests of a family's table of complex calls, ``(fn, args, kwargs, wrt)`` rows:
+    the dot-product test of each rule's pullback, and forward mode against central differences.
+    A test module binds them to its own names: ``test_complex_rule_pullback, test_complex_rule_jvp
+    = complex_table_tests(COMPLEX_TABLE)``."""
+    @pytest.mark.parametrize("fn, args, kwargs, wrt", table)
+    def test_complex_rule_pullback(fn, args, kwargs, wrt, rng):
+        """The dot-product test of each rule on complex (and mixed real and complex) arguments."""
+        check_complex_rule(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
+
+    @pytest.mark.parametrize("fn, args, kwargs, wrt", table)
+    def test_complex_rule_jvp(fn, args, kwargs, wrt, rng):
+        """Forward mode through each rule on complex arguments matches central differences."""
+        check_complex_jvp(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
+
+    return test_complex_rule_pullback, test_complex_rule_jvp

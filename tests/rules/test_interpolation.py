@@ -10,7 +10,7 @@ from tapegrad import ZERO, check_grad, grad, gradient, jacobian
 from tapegrad.errors import ComplexValueError
 from tapegrad.registry import COMPLEX, RULES
 
-from _complex import check_complex_jvp, check_complex_rule, complex_of, power
+from _complex import complex_of, complex_table_tests, power
 from _rule_tables import DTYPES
 
 #: interp's knots and values: the queries `inputs` draws for interp keep at least 0.075 from
@@ -314,16 +314,7 @@ def _complex_table():
 COMPLEX_TABLE = _complex_table()
 
 
-@pytest.mark.parametrize("fn, args, kwargs, wrt", COMPLEX_TABLE)
-def test_complex_rule_pullback(fn, args, kwargs, wrt, rng):
-    """The dot-product test of each rule on complex (and mixed real and complex) arguments."""
-    check_complex_rule(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
-
-
-@pytest.mark.parametrize("fn, args, kwargs, wrt", COMPLEX_TABLE)
-def test_complex_rule_jvp(fn, args, kwargs, wrt, rng):
-    """Forward mode through each rule on complex arguments matches central differences."""
-    check_complex_jvp(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
+test_complex_rule_pullback, test_complex_rule_jvp = complex_table_tests(COMPLEX_TABLE)
 
 
 def test_complex_rules_are_declared():

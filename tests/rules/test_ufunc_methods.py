@@ -13,7 +13,7 @@ from tapegrad import NoRuleError, ZERO, check_grad, compiled_grad, grad, gradien
 from tapegrad.errors import qualified_name, short_name, type_str, ufunc_method
 from tapegrad.registry import COMPLEX, NONDIFF, RULES
 
-from _complex import check_complex_jvp, check_complex_rule, complex_of, power
+from _complex import complex_of, complex_table_tests, power
 from _rule_tables import BINARY as NUMPY_BINARY, DTYPES
 
 #: the differentiable two-input ufuncs, with the intervals of their two arguments where they are
@@ -644,16 +644,7 @@ def _complex_table():
 COMPLEX_TABLE = _complex_table()
 
 
-@pytest.mark.parametrize("fn, args, kwargs, wrt", COMPLEX_TABLE)
-def test_complex_rule_pullback(fn, args, kwargs, wrt, rng):
-    """The dot-product test of each rule on complex (and mixed real and complex) arguments."""
-    check_complex_rule(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
-
-
-@pytest.mark.parametrize("fn, args, kwargs, wrt", COMPLEX_TABLE)
-def test_complex_rule_jvp(fn, args, kwargs, wrt, rng):
-    """Forward mode through each rule on complex arguments matches central differences."""
-    check_complex_jvp(fn, *args, rng=rng, kwargs=kwargs, wrt=wrt)
+test_complex_rule_pullback, test_complex_rule_jvp = complex_table_tests(COMPLEX_TABLE)
 
 
 def test_complex_rules_are_declared():
