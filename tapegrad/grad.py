@@ -279,7 +279,7 @@ def _default_seed(y, where):
         return 1.0
     if type(y) is _float64:  # a numpy float gets a numpy float (a loss reduced by np.sum or np.mean)
         return _ONE_FLOAT64
-    if np.ndim(y) != 0:
+    if np.size(_innermost(y)) != 1:
         raise SeedError(
             f"{where} returned {type_str(y)}, not a scalar, so the gradient taken at "
             f"{user_location()} needs a seed: pass "
@@ -296,29 +296,48 @@ def _default_seed(y, where):
             f"seed=-1j for that of its imaginary part, or return a real number such as "
             f"np.abs(...) ** 2"
         )
-    if isinstance(y, (np.ndarray, np.generic)) and y.dtype.kind in "fc":
-        return np.ones((), dtype=y.dtype)[()]
+    # one number, perhaps in an array of size 1 (shape (1,), as scipy.optimize objectives
+    # return): the seed 1 of its shape and dtype, as autograd takes it (1.0 for a traced number)
+    inner = _innermost(y)
+    if isinstance(y, (np.ndarray, np.generic)) or np.ndim(inner):
+        if inner.dtype.kind in "fc":
+            one = np.ones(np.shape(inner), dtype=inner.dtype)
+            return one if np.ndim(inner) else one[()]
     return 1.0
+
+
+def _innermost(x):
+    """The plain value inside a value traced by enclosing traces or a dual number."""
+    while isinstance(x, Boxed):
+        x = x._val
+    return x
 
 
 def _complex_seed(y, seed):
     """A real seed of a complex result, as a complex value of the result's dtype: the rules'
-    pullbacks see cotangents of their values' dtype."""
-    if not isinstance(seed, (float, int, np.ndarray, np.generic)) or np.iscomplexobj(seed) \
-            or not is_complex_value(y):
-        return seed  # (a traced seed, of an enclosing trace, is left as it is)
-    dtype = np.result_type(y)
+    pullbacks see cotangents of their values' dtype. A traced or dual seed (of an enclosing
+    trace: a pullback differentiated with respect to its cotangent) is cast by a recorded
+    ``astype``, so that its derivative flows back through the cast."""
+    if not is_complex_value(y) or np.iscomplexobj(_innermost(seed)):
+        return seed
+    dtype = np.result_type(_innermost(y))
+    if isinstance(seed, Boxed):
+        return seed.astype(dtype)
     return np.asarray(seed, dtype=dtype) if isinstance(seed, np.ndarray) else dtype.type(seed)
 
 
 def _numeric(x) -> bool:
-    """A number (not a bool) or an array of numbers: what a result or a seed may be."""
+    """A number (not a bool) or an array of numbers, also traced by an enclosing trace or dual:
+    what a result or a seed may be."""
+    x = _innermost(x)
     if isinstance(x, np.ndarray):
         return x.dtype.kind in "iufc"
     return isinstance(x, (int, float, complex, np.number)) and not isinstance(x, bool)
 
 
 def _check_seed(y, seed, where):
+    """A seed is a number or an array of numbers of the result's shape (plain, or traced by an
+    enclosing trace: the cotangent of a pullback that is itself differentiated)."""
     if type(seed) is float and type(y) is float:
         return
     if not _numeric(seed):
@@ -327,15 +346,15 @@ def _check_seed(y, seed, where):
             f"array of numbers of the result's shape ({where} returned {type_str(y)})"
             + (": pass np.asarray(seed)" if isinstance(seed, (list, tuple)) else "")
         )
-    if np.iscomplexobj(seed) and not np.iscomplexobj(y):
+    if np.iscomplexobj(_innermost(seed)) and not np.iscomplexobj(_innermost(y)):
         raise SeedError(
             f"the seed given at {user_location()} is complex, but {where} returned a real "
             f"{type_str(y)}; pass a real seed"
         )
-    if np.shape(seed) != np.shape(y):
+    if np.shape(_innermost(seed)) != np.shape(_innermost(y)):
         raise SeedError(
-            f"the seed given at {user_location()} has shape {np.shape(seed)} but {where} returned "
-            f"{type_str(y)}; pass a seed of the result's shape, {np.shape(y)}"
+            f"the seed given at {user_location()} has shape {np.shape(_innermost(seed))} but {where} returned "
+            f"{type_str(y)}; pass a seed of the result's shape, {np.shape(_innermost(y))}"
         )
 
 
