@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import random
 import types
 
@@ -126,6 +127,10 @@ def object_fields(x):
                 if cell_filled(cell)}
     if isinstance(x, types.MethodType):
         return {"__self__": x.__self__}
+    if type(x) is functools.partial:
+        # the values bound into it are the function's captured values (a model's weights
+        # given by partial(loss, w)), as a closure's are
+        return {"func": x.func, "args": x.args, "keywords": x.keywords}
     if isinstance(x, OPAQUE_TYPES):
         return None
     cls = type(x)
@@ -171,6 +176,8 @@ def rebuild_object(x, fields):
         return g
     if isinstance(x, types.MethodType):
         return types.MethodType(x.__func__, fields["__self__"])
+    if type(x) is functools.partial:
+        return functools.partial(fields["func"], *fields["args"], **fields["keywords"])
     new = object.__new__(type(x))
     d = getattr(x, "__dict__", None)
     if isinstance(d, dict):
@@ -295,6 +302,13 @@ def _refusal(x):
     if isinstance(x, np.matrix):
         return ("an np.matrix, whose * is a matrix product where a traced array's is "
                 "elementwise; pass np.asarray(m) and use @ for the product")
+    if isinstance(x, np.ndarray) and x.dtype.names is not None and any(
+            x.dtype[name].kind in "fc" for name in x.dtype.names):
+        names = ", ".join(x.dtype.names)
+        return (f"a {'record' if isinstance(x, np.recarray) else 'structured'} array (fields "
+                f"{names}), whose float fields tapegrad cannot trace as one array; pass its "
+                f"fields as a dict, {{name: x[name] for name in x.dtype.names}}, and read "
+                f"x[\"{x.dtype.names[0]}\"] from it as before")
     if isinstance(x, np.ndarray) and x.dtype.kind == "O" and any(map(is_differentiable_leaf, x.flat)):
         return ("an object array of numbers, which tapegrad cannot trace; pass "
                 "x.astype(float), or a list of the values")
@@ -545,6 +559,8 @@ def leaf_gradient(dval, x, concrete):
         if type(dval) is float:
             return dval
         return float(np.real(dval)) if np.ndim(dval) == 0 else dval
+    if type(x) is complex:  # a complex number's gradient is complex, a real part's too
+        return complex(dval) if np.ndim(dval) == 0 else dval
     if isinstance(x, np.ndarray):
         out = np.asarray(dval)
         if out.dtype != x.dtype:

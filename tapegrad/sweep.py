@@ -31,7 +31,7 @@ from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
 from .tape import Constant, Variable
 
 __all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "checked_tangent",
-           "add_shares", "real_part_for"]
+           "add_shares", "real_part_for", "raised_in_pullback"]
 
 _ndarray, _float64 = np.ndarray, np.float64
 
@@ -63,7 +63,10 @@ def read_tangent(dxs, index, arg, holder, rule_fn):
     """
     dval = dxs[index]
     if type(dval) is Thunk:
-        dval = dval.fn()
+        try:
+            dval = dval.fn()
+        except FloatingPointError as exc:
+            raise raised_in_pullback(exc, rule_fn, holder) from None
     return checked_tangent(dval, index, arg, holder, rule_fn)
 
 
@@ -139,6 +142,18 @@ def _read_nested(tape, shares, dxs, dxs_val, holder, arg, index, rule_fn, real=F
             _read_nested(tape, shares, sub, dval, holder, a, j, rule_fn, real)
 
 
+def raised_in_pullback(exc, fn, var):
+    """numpy's FloatingPointError from a pullback, under ``np.seterr(all="raise")`` or an
+    ``np.errstate`` that raises: the same error, saying which derivative met it and where."""
+    return FloatingPointError(
+        f"{exc} in the derivative of {qualified_name(fn)} (for {var}, in the gradient taken at "
+        f"{user_location()}): numpy's error state asks it to raise (np.seterr or np.errstate); "
+        f"the derivative is infinite or undefined at this point (sqrt or log at 0, a division by "
+        f"0). Move the point, or take the gradient under np.errstate(all=\"warn\") to get inf "
+        f"or nan with a warning instead"
+    )
+
+
 def _arity_error(var, args, dxs):
     """The error for a pullback that did not return one tangent per argument plus its own."""
     argtypes = ", ".join(f"{a}::{type_str(a._op.val)}" if type(a) is Variable else type_str(a)
@@ -165,7 +180,10 @@ def step_back(tape, var, derivs):
     rv, pv = tape.ctx.pullbacks[var]
     args = rv._op.args
     dy = derivs[var]
-    dxs_val = pv._op.val(dy._op.val)
+    try:
+        dxs_val = pv._op.val(dy._op.val)
+    except FloatingPointError as exc:
+        raise raised_in_pullback(exc, args[0], var) from None
     if type(dxs_val) is not tuple or len(dxs_val) != len(args):
         raise _arity_error(var, args, dxs_val)
     dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
@@ -231,7 +249,10 @@ def back_values(tape, seed):
         args = op.args
         # the pullback keeps what it needs in its closure; the rest goes before it allocates
         pullbacks[var] = op.val = None
-        dxs_val = pullback_fn(dy)
+        try:
+            dxs_val = pullback_fn(dy)
+        except FloatingPointError as exc:
+            raise raised_in_pullback(exc, args[0], var) from None
         del pullback_fn, dy
         n = len(args)
         if type(dxs_val) is not tuple or len(dxs_val) != n:
@@ -249,7 +270,10 @@ def back_values(tape, seed):
             dval = dxs_val[i]
             td = type(dval)
             if td is Thunk:
-                dval = dval.fn()
+                try:
+                    dval = dval.fn()
+                except FloatingPointError as exc:
+                    raise raised_in_pullback(exc, args[0], var) from None
                 td = type(dval)
             xval = arg._op.val
             if td is _ndarray:
