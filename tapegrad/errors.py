@@ -7,7 +7,9 @@ an error is raised, never on the tracing path.
 from __future__ import annotations
 
 import importlib
+import linecache
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -152,9 +154,12 @@ def _warn_at_user_line(kind, flag):
         warnings.warn(message, RuntimeWarning, stacklevel=2)
         return
     g = frame.f_globals
+    # module_globals lets the warning show the source of a module that has a loader (a zip
+    # import); code run by `python -c`, from stdin or at the prompt has none that can give its
+    # source (its __spec__ is None, and asking its loader raises ImportError)
     warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
                            module=g.get("__name__"), registry=g.setdefault("__warningregistry__", {}),
-                           module_globals=g)
+                           module_globals=g if g.get("__spec__") is not None else None)
 
 
 try:  # numpy 2 keeps its error state in a context variable: swapping it costs nothing
@@ -285,6 +290,75 @@ def foreign_function_hint() -> str:
     return ""
 
 
+#: numpy's own objects that tapegrad stands in for while it traces, by name in numpy's
+#: namespace (filled by tapegrad.literals): a name bound to one at import keeps numpy's own
+NUMPY_ORIGINALS: dict = {}
+
+
+def numpy_call_hint() -> str:
+    """Why numpy's own code is converting a traced value, and the fix, if it can be told: a name
+    on the user's line bound to numpy's own function at import (``from numpy import mean``), or
+    a list holding traced values given to a numpy function (numpy converts the list itself)."""
+    frame = sys._getframe(1)
+    called = None
+    while frame is not None and in_library(frame):
+        module = frame.f_globals.get("__name__") or ""
+        if module == "numpy" or module.startswith("numpy."):
+            called = frame  # the outermost numpy frame: the function the user called
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    for name, short, obj in _names_called(frame):
+        if NUMPY_ORIGINALS.get(short) is obj and getattr(np, short, None) is not obj:
+            call = f"np.{short}[...]" if short in ("r_", "c_") else f"np.{short}(...)"
+            return (f"{name} on this line is numpy's own {short}, bound at import (from numpy import "
+                    f"{short}, or a module that re-exports numpy's names), which tapegrad does not "
+                    f"see while it traces: call it as {call} through the numpy module, which "
+                    f"tapegrad takes over while tracing ")
+    line = _source_line(frame)
+    for name, short, obj in _names_called(frame):
+        if isinstance(obj, np.ufunc) and re.search(rf"{re.escape(name)}\s*\(\s*[\[(]", line):
+            return (f"{name} was given a list holding traced values, which numpy converts to an "
+                    f"array itself: pass np.stack([...]) (or np.array([...])) instead ")
+    if called is not None:
+        for value in list(called.f_locals.values()):
+            if isinstance(value, (list, tuple)) and any(hasattr(v, "_val") and hasattr(v, "_dispatch") for v in value):
+                return (f"{_numpy_name(called)} was given a list holding traced values, which numpy "
+                        f"converts to an array itself: pass np.stack([...]) (or np.array([...])) "
+                        f"instead ")
+    return ""
+
+
+def _source_line(frame) -> str:
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
+def _numpy_name(frame) -> str:
+    """``np.append``: the public name of the numpy function whose implementation runs in `frame`."""
+    name = frame.f_code.co_name
+    for space, prefix in ((np, "np."), (np.linalg, "np.linalg."), (np.fft, "np.fft.")):
+        fn = getattr(space, name, None)
+        if getattr(getattr(fn, "_implementation", fn), "__code__", None) is frame.f_code:
+            return prefix + name
+    return _public(frame.f_globals.get("__name__", "numpy"), name)
+
+
+def _names_called(frame):
+    """``(name, last part, object)`` of each name called or indexed on the frame's current line
+    (``mean(``, ``np.r_[``), resolved in the frame's namespaces."""
+    line = _source_line(frame)
+    out = []
+    for name in re.findall(r"([A-Za-z_][\w.]*)\s*[(\[]", line):
+        parts = name.split(".")
+        scopes = (frame.f_locals, frame.f_globals, frame.f_builtins)
+        obj = next((s[parts[0]] for s in scopes if parts[0] in s), None)
+        for p in parts[1:]:
+            obj = getattr(obj, p, None)
+        if obj is not None:
+            out.append((name, parts[-1], obj))
+    return out
+
+
 _QUALIFIED = None
 
 
@@ -374,7 +448,10 @@ def short_name(fn) -> str:
 
 
 def type_str(val) -> str:
-    """``float64``, ``float64[3]``, ``int64[2,3]``, ``tuple``, ``function f``: a value's type as dumps print it."""
+    """``float64``, ``float64[3]``, ``int64[2,3]``, ``tuple``, ``function f``: a value's type as dumps print it
+    (of a traced or dual value, the type of the value it stands for)."""
+    while hasattr(val, "_dispatch") and hasattr(val, "_val"):
+        val = val._val
     t = type(val)
     if t is float:
         return "float64"

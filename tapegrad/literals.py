@@ -61,7 +61,7 @@ import threading
 import numpy as np
 
 from .buffers import Buffer, TracedBuffer, unbuffer
-from .errors import in_library, in_scipy, user_location
+from .errors import NUMPY_ORIGINALS, in_library, in_scipy, user_location
 from .pytree import Boxed, find_nested
 from .tracer import Tracer, active_tapes, plain_options
 from .views import concrete
@@ -71,7 +71,7 @@ __all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "c
            "constructors_off", "restore", "ConcatenatorOfTraced", "ErrstateInTrace"]
 
 #: numpy's own functions, which the wrappers hand every other call to
-NUMPY = {"array": np.array, "asarray": np.asarray}
+NUMPY = {"array": np.array, "asarray": np.asarray, "asanyarray": np.asanyarray}
 
 #: numpy's constructors of arrays to fill in, by name
 CONSTRUCTORS = {name: getattr(np, name) for name in (
@@ -109,6 +109,8 @@ def _traced_literal(obj):
 
 
 def _wrapper(original):
+    copies = original is NUMPY["array"]  # np.array copies; np.asarray and np.asanyarray do not
+
     @functools.wraps(original)
     def convert(obj, dtype=None, *args, **kwargs):
         t = type(obj)
@@ -118,9 +120,15 @@ def _wrapper(original):
         if t is TracedBuffer:
             # its memory holds no gradient: refused as the traced value it stands for is
             return obj._traced.__array__(dtype)
-        if dtype is not None and isinstance(obj, Boxed) and not in_library(sys._getframe(1)):
-            # np.asarray(t, np.float64): the cast, recorded (t.astype), as np.float64(t) cannot be
-            return obj.astype(dtype)
+        if isinstance(obj, Boxed) and not in_library(sys._getframe(1)):
+            # np.asarray(t) is t, np.array(t) its copy (both recorded, as autograd and JAX
+            # take them); np.asarray(t, np.float64) the cast (t.astype), as np.float64(t)
+            # cannot be
+            out = obj.astype(dtype) if dtype is not None else np.copy(obj) if copies else obj
+            ndmin = kwargs.get("ndmin", 0)
+            if np.ndim(out) < ndmin:
+                out = np.reshape(out, (1,) * (ndmin - np.ndim(out)) + np.shape(out))
+            return out
         return original(obj, dtype, *args, **kwargs)
 
     return convert
@@ -259,16 +267,16 @@ class ConcatenatorOfTraced:
         return 0
 
 
-def _reducer(original, weights=False):
-    """The stand-in of a reduction (`weights`: also of its ``weights`` argument, as
-    ``np.average`` has): a list or tuple holding traced or dual values becomes their
-    ``np.stack``, and numpy's own function reduces it; every other call goes straight to
-    numpy's function."""
+def _taking_lists(original, reduction=False):
+    """The stand-in of a numpy function that takes array-likes (``np.mean``, ``np.append``): a
+    list or tuple argument holding traced or dual values becomes their ``np.stack``, and
+    numpy's own function takes it from there (its dispatch then finds the traced array); every
+    other call goes straight to numpy's function."""
 
     @functools.wraps(original)
-    def reduce(a, *args, **kwargs):
+    def take(a, *args, **kwargs):
         t = type(a)
-        if t is Tracer and not args and (not kwargs or plain_options(kwargs)):
+        if reduction and t is Tracer and not args and (not kwargs or plain_options(kwargs)):
             # np.sum(t), np.max(z, axis=1, keepdims=True): straight to its tape's context, where
             # numpy's dispatch and `record_call` would take it (a reduction's per-op cost)
             tape = a._tape
@@ -276,24 +284,26 @@ def _reducer(original, weights=False):
                 return tape.ctx.record(tape, original, (a,), kwargs)
         if (t is list or t is tuple) and _traced_literal(a):
             a = _stack(a)
-        if weights:  # np.average(a, axis, weights, ...)
-            w = args[1] if len(args) > 1 else kwargs.get("weights")
-            if (type(w) is list or type(w) is tuple) and _traced_literal(w):
-                if len(args) > 1:
-                    args = (args[0], _stack(w), *args[2:])
-                else:
-                    kwargs["weights"] = _stack(w)
+        if args and any((type(v) is list or type(v) is tuple) and _traced_literal(v) for v in args):
+            args = [_stack(v) if (type(v) is list or type(v) is tuple) and _traced_literal(v) else v for v in args]
+        if kwargs and not plain_options(kwargs):
+            for k, v in kwargs.items():
+                if (type(v) is list or type(v) is tuple) and _traced_literal(v):
+                    kwargs[k] = _stack(v)
         return original(a, *args, **kwargs)
 
-    return reduce
+    return take
 
 
-#: numpy's reductions that take a list of traced values, by name in numpy's namespace (and
-#: ``norm`` in ``numpy.linalg``'s)
-REDUCTIONS = {name: getattr(np, name) for name in (
-    "sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average", "median")}
-_REDUCERS = {name: _reducer(fn, weights=name == "average") for name, fn in REDUCTIONS.items()}
-_NORMS = (np.linalg.norm, _reducer(np.linalg.norm))  # (numpy's own, the stand-in)
+#: numpy's functions of array-likes that take a list of traced values, by name in numpy's
+#: namespace (and ``norm`` in ``numpy.linalg``'s): the reductions, and the functions scientists
+#: give lists of numbers to
+_REDUCING = ("sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average", "median")
+REDUCTIONS = {name: getattr(np, name) for name in _REDUCING + (
+    "ptp", "cumsum", "cumprod", "diff", "append", "dot", "inner", "outer", "polyval", "interp",
+    "clip", "trapezoid")}
+_REDUCERS = {name: _taking_lists(fn, reduction=name in _REDUCING) for name, fn in REDUCTIONS.items()}
+_NORMS = (np.linalg.norm, _taking_lists(np.linalg.norm))  # (numpy's own, the stand-in)
 
 #: what stands in for numpy's own while traces run, by name in numpy's namespace
 _STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
@@ -305,6 +315,7 @@ _STAND_INS["r_"] = ConcatenatorOfTraced(np.r_, columns=False)
 _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 #: numpy's own objects under the same names
 _NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
+NUMPY_ORIGINALS.update(_NUMPYS, **REDUCTIONS, **NUMPY)
 _lock = threading.Lock()
 _traces = [0]  # traces running, in all threads
 _custom = [0]  # of which traces under a context that decides primitives itself

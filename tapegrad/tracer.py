@@ -22,6 +22,7 @@ from .errors import (
     EscapedTracerError,
     StaleViewError,
     foreign_function_hint,
+    numpy_call_hint,
     scalar_cast_error,
     type_str,
     user_location,
@@ -29,7 +30,7 @@ from .errors import (
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
 from .views import VIEWS, note_view, view_again
-from .program.guards import guard_bool, guard_index, guard_int, guard_round
+from .program.guards import guard_array, guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
 
@@ -275,6 +276,18 @@ class Tracer(ArrayLike):
         ``isinstance`` and ``dtype=np.float64``. So an integer or bool cast, whose derivative
         is zero, is taken with a guard as ``int(t)``/``bool(t)`` are, and a float or complex
         cast is refused with the casts that keep the gradient."""
+        val = self._val
+        if np.result_type(val).kind in "iub" and (dtype is None or np.dtype(dtype).kind in "iub"):
+            # integers or booleans (an index or a mask computed from traced values, T[i] of a
+            # plain T) carry no derivative: numpy takes their values, guarded as int(t) is, so
+            # that a replay on other values takes the path again
+            concrete = self._tape.meta.setdefault("concrete", set())
+            if self._var in concrete:  # (T[i, i]: numpy asks twice; one guard says it)
+                plain = np.array(val)
+            else:
+                concrete.add(self._var)
+                plain = np.asarray(self._guard(guard_array, np.array(val)))
+            return plain if dtype is None else plain.astype(dtype, copy=False)
         if dtype is not None and np.ndim(self._val) == 0:
             kind = np.dtype(dtype).kind
             if kind in "iu":
@@ -295,13 +308,15 @@ class Tracer(ArrayLike):
                 f"t.astype(np.{name}), which keeps it; make the arrays you write into inside the "
                 f"traced function (np.zeros, np.empty, ...) or build them with np.stack"
             ))
-        raise self._refused(ConcreteValueError(
-            f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
-            f"array at {user_location()}, which would drop its gradient. Use the traced value as it "
+        what = (f"numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
+                f"array at {user_location()}, which would drop its gradient")
+        hint = foreign_function_hint() or numpy_call_hint()
+        raise self._refused(ConcreteValueError(f"{hint}({what})" if hint else (
+            f"{what}. Use the traced value as it "
             f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
             f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
             f"numpy functions rather than math or other functions that cannot see traced values"
-        ))
+        )))
 
     def _refused(self, err):
         """`err`, remembered by the tape: code that catches it and goes on (``try: float(x)
@@ -343,8 +358,9 @@ class Tracer(ArrayLike):
                 f"{self._var}::{type_str(val)} is used as an index or count at {user_location()}, "
                 f"but it is not an integer; convert it explicitly with int() if that is meant"
             )
+        index = operator.index(val)  # (an array of several raises, before anything is noted)
         self._tape.meta.setdefault("concrete", set()).add(self._var)
-        return self._guard(guard_index, operator.index(val))
+        return self._guard(guard_index, index)
 
     def __int__(self):
         # int() truncates: its derivative is zero wherever it exists, so nothing is lost

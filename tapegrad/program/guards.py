@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ..errors import TapegradError, short_name
 from ..tape import note_text
 
-__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "guard_raises", "GUARDS",
+__all__ = ["GuardError", "guard_bool", "guard_index", "guard_int", "guard_round", "guard_array", "guard_raises", "GUARDS",
            "guard_text"]
 
 
@@ -41,6 +43,17 @@ guard_int = _guard("guard_int", int, "int()")
 guard_round = _guard("guard_round", round, "round()")
 
 
+def guard_array(value, expected):
+    """``value`` holds the integers or booleans `expected` holds, or GuardError: an index or a
+    mask computed from traced values and used as a plain array (``T[i]`` of a plain ``T``)."""
+    got = np.asarray(value)
+    if got.shape != expected.shape or not np.array_equal(got, expected):
+        err = GuardError(f"the index array is now {got!r}, the tape recorded {expected!r}")
+        err.got = (got.shape, got.dtype.str, got.tobytes())  # (hashable: an outcome's key)
+        raise err
+    return got
+
+
 def guard_raises(fn, expected, *args, **kwargs):
     """``fn(*args, **kwargs)`` raises `expected` (an exception class), or GuardError.
 
@@ -65,7 +78,8 @@ def guard_raises(fn, expected, *args, **kwargs):
 
 #: how each guard prints in dumps: guard %7 == True, guard index(%3) == 3
 GUARDS = {guard_bool: "{} == {!r}", guard_index: "index({}) == {!r}", guard_int: "int({}) == {!r}",
-          guard_round: "round({}) == {!r}", guard_raises: "{} raises {.__name__}"}  # (see guard_text)
+          guard_round: "round({}) == {!r}", guard_array: "{} == {!r}",
+          guard_raises: "{} raises {.__name__}"}  # (see guard_text)
 
 
 def guard_text(op, fmt=repr) -> str:
