@@ -258,6 +258,9 @@ def cholesky_lower_grad_rrule(l, dl):
     the second through L⁻¹ (dL⁻¹ = −L⁻¹ dL L⁻¹ in S = L⁻ᵀ P L⁻¹ gives −L⁻ᵀ (P + Pᵀ) L⁻¹ S̄ L⁻ᵀ,
     with L⁻ᵀ (P + Pᵀ) L⁻¹ = S + Sᵀ = Y = Ā + Āᵀ and S̄ L⁻ᵀ = L P̄)."""
     a = cholesky_lower_grad(l, dl)
+    # the value reads the lower triangle of L only: so must its derivative (a traced pullback
+    # differentiated again moves the zeros above it too)
+    l = np.tril(l)
 
     def cholesky_lower_grad_pullback(da):
         sbar = _phi(da)

@@ -254,6 +254,8 @@ def branch_cotangent_frule(dargs, d, untaken):
 def _branch(condition, dz, x, taken):
     """The share of the branch `x` of ``np.where``, taken where ``condition == taken``:
     ZeroTangent when it was taken nowhere, else `dz` there and structural zeros elsewhere."""
+    if type(condition) is np.ndarray and condition.dtype != bool:
+        condition = condition.astype(bool)  # a condition of numbers is its truth: x != 0
     concrete = type(condition) is np.ndarray or type(condition) in (bool, np.bool_)
     if concrete and not np.any(condition == taken):
         return ZERO

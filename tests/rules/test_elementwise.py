@@ -55,6 +55,10 @@ def _order2_rows():
     cond = rng.uniform(size=(2, 3)) > 0.5
     rows.append((np.where, lambda x, y, c=cond: np.where(c, x, y),
                  (sample(rng, (-2, 2), (2, 3)), sample(rng, (-2, 2), (3,)))))
+    # a condition of numbers is its truth (numpy's sinc computes where(x, x, eps)): the branch
+    # of x is taken where x != 0 (it was read as "x == True", and no gradient flowed)
+    rows.append((np.where, lambda x, y: np.where(np.array([0.0, 2.5, -1.0]), x, y),
+                 (np.array([0.5, 2.0, -1.5]), np.array([1.5, -0.5, 0.25]))))
     rows.append((np.divmod, lambda x, y: np.divmod(x, y)[0] * x + np.divmod(x, y)[1],
                  (sample(rng, (-5, 5), (2, 3)), sample(rng, (0.7, 1.5), (3,)))))
     return rows
