@@ -70,11 +70,13 @@ def test_math_function_on_tracer_raises():
 
 
 def test_plain_array_of_a_traced_value_raises_with_the_fix():
-    """np.array(x) of a traced value itself would lose it; the error says what to do instead."""
+    """A numpy conversion that makes a plain array of a traced value (np.ascontiguousarray, which
+    numpy does not dispatch) would lose it; the error says what to do instead. (np.array(x) and
+    np.asarray(x) are the traced value's copy and itself.)"""
     with pytest.raises(ConcreteValueError, match=r"Use the traced value as it is \(x\.copy\(\) for a "
                                                  r"copy\), build arrays from traced values with "
                                                  r"np\.array\(\[\.\.\.\]\), np\.stack"):
-        grad(lambda x: np.sum(np.array(x)), np.ones(2))
+        grad(lambda x: np.sum(np.ascontiguousarray(x)), np.ones(2))
 
 
 def test_escaped_tracer_is_caught():

@@ -147,11 +147,10 @@ def test_a_custom_context_sees_numpys_own_reductions_and_keeps_the_refusal():
     with pytest.raises(ConcreteValueError) as err:
         trace(lambda a, b: np.mean([a, b]), 1.0, 2.0, ctx=Counting())
     assert str(err.value) == (
-        f"numpy tried to turn the traced value %2::float64 into a plain array at "
-        f"test_lists_and_casts.py:{line}, which would drop its gradient. Use the traced value as "
-        f"it is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
-        f"np.stack or np.concatenate rather than by assignment into a plain array, and use numpy "
-        f"functions rather than math or other functions that cannot see traced values")
+        f"np.mean was given a list holding traced values, which numpy converts to an array "
+        f"itself: pass np.stack([...]) (or np.array([...])) instead (numpy tried to turn the "
+        f"traced value %2::float64 into a plain array at test_lists_and_casts.py:{line}, which "
+        f"would drop its gradient)")
     # a trace under the default context, and a gradient, take the list
     assert trace(lambda a, b: np.mean([a, b]), 1.0, 2.0)[0] == 1.5
     assert grad(lambda a, b: np.mean([a, b]), 1.0, 2.0)[1][1:] == (0.5, 0.5)

@@ -18,7 +18,8 @@ def test_comparison_drives_control_flow():
 
 
 def test_a_call_is_recorded_on_the_innermost_tape_among_its_arguments():
-    """In a trace inside a trace, y * x (x of the outer one) goes on the inner tape, which the outer one records."""
+    """In a trace inside a trace, y * x (x of the outer one) goes on the inner tape, which the outer
+    one records; the inner dump shows the types of the values the outer trace holds."""
     inner = []
     levels = []
 
@@ -36,10 +37,10 @@ def test_a_call_is_recorded_on_the_innermost_tape_among_its_arguments():
     assert str(inner[0]) == (
         "Tape\n"
         "  inp %1::function f\n"
-        "  inp %2::Tracer    # f.x\n"
+        "  inp %2::float64   # f.x\n"
         "  inp %3::float64   # y\n"
-        "  %4 = multiply(%3, %2)::Tracer\n"
-        "  %5 = add(%4, %3)::Tracer"
+        "  %4 = multiply(%3, %2)::float64\n"
+        "  %5 = add(%4, %3)::float64"
     )
     assert str(tape) == (
         "Tape\n"

@@ -1,25 +1,13 @@
 """Coverage of the rule registry: every rule is driven by a test table, and the listing is current."""
-import importlib.util
 import pathlib
 
 import tapegrad
 from tapegrad.show.listing import rules_markdown
 from tapegrad.registry import RULES
 
+from _tables import exercised as _exercised
+
 TESTS = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _exercised():
-    """The union of the EXERCISED sets of every test module."""
-    out = set()
-    for path in sorted(TESTS.rglob("test_*.py")):
-        if path.name == "test_coverage.py":
-            continue
-        spec = importlib.util.spec_from_file_location(f"_coverage_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out |= set(getattr(module, "EXERCISED", ()))
-    return out
 
 
 def test_every_registered_rule_is_exercised():

@@ -1,16 +1,13 @@
-"""Every registered rule at second order, in the four combinations of forward and reverse mode.
+"""Every registered rule has a second-order row; the elementwise and linear-algebra rules hold
+at third order; the non-differentiable functions are zero at every order.
 
 Each test module may define ``ORDER2``: a list of ``(rule_fn, f, args)`` triples, where
 `rule_fn` is the registered function whose rule is exercised, `f` the function differentiated
 (`rule_fn` itself, or a lambda fixing its non-differentiable arguments) and `args` float64
-numbers and arrays at a smooth point. Every row is checked with ``check_grad(f, *args,
-order=2)``: reverse over reverse, forward over reverse, reverse over forward and forward over
-forward, each against central differences along random directions. A rule that tapegrad
-registers and no row exercises fails `test_every_registered_rule_has_an_order2_row`.
+numbers and arrays at a smooth point. The conformance layer (tests/conformance) runs every row
+through every entry point, second order in all four combinations of modes included; a rule
+that tapegrad registers and no row exercises fails `test_every_registered_rule_has_an_order2_row`.
 """
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
@@ -19,28 +16,14 @@ from tapegrad import ZERO, check_grad, gradient, jvp
 from tapegrad.errors import qualified_name
 from tapegrad.registry import NONDIFF, RULES
 
-TESTS = pathlib.Path(__file__).resolve().parent.parent
+from _tables import modules, order2_rows
 
 #: the families checked at order 3 too: the elementwise functions and linear algebra
 ORDER3_FAMILIES = {"unary", "arithmetic", "special", "linalg", "decompositions", "scipy_linalg"}
 
-
-def _modules():
-    """Every test module but this one and the coverage test, loaded once: {stem: module}."""
-    out = {}
-    for path in sorted(TESTS.rglob("test_*.py")):
-        if path.name in ("test_higher_order.py", "test_coverage.py"):
-            continue
-        spec = importlib.util.spec_from_file_location(f"_order2_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out[path.stem] = module
-    return out
-
-
-MODULES = _modules()
+MODULES = modules()
 #: (module name, (rule's function, function differentiated, args)) of every ORDER2 row
-ROWS = [(stem, row) for stem, module in MODULES.items() for row in getattr(module, "ORDER2", ())]
+ROWS = order2_rows()
 
 
 def _family(fn):
@@ -49,13 +32,6 @@ def _family(fn):
 
 def _params(rows):
     return [pytest.param(fn, f, args, id=f"{qualified_name(fn)}-{i}") for i, (_, (fn, f, args)) in enumerate(rows)]
-
-
-@pytest.mark.parametrize("fn, f, args", _params(ROWS))
-def test_rule_at_second_order(fn, f, args):
-    """fwd∘fwd, fwd∘rev, rev∘fwd and rev∘rev of the rule agree with central differences."""
-    assert fn in RULES, f"{qualified_name(fn)} has no rule"
-    check_grad(f, *args, order=2)
 
 
 def _first_of_each(rows):
