@@ -389,6 +389,8 @@ for _fn in (np.max, np.amax):
     formulas(_fn, "{dy} sent to where {a[0]} is largest over {over} (shared at a tie)")
 for _fn in (np.min, np.amin):
     formulas(_fn, "{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)")
+formulas(np.nanmax, "{dy} sent to where {a[0]} is largest over {over}, nan skipped (shared at a tie; 0 to a nan)")
+formulas(np.nanmin, "{dy} sent to where {a[0]} is smallest over {over}, nan skipped (shared at a tie; 0 to a nan)")
 formulas(np.ptp, "{dy} to the largest, -{dy} to the smallest of {a[0]} over {over}")
 formulas(np.median, "{dy} sent to the middle value(s) of {a[0]} over {over} (half each for two, shared at a tie)")
 formulas(np.var, "{dy} · 2({a[0]} - mean)/(n - ddof) over {over} (conjugated for a complex {a[0]})")
