@@ -497,6 +497,8 @@ formulas(np.polyval, "{dy}·{a[1]}^(n-1-k) for coefficient k, summed back to its
 # --- selecting and cleaning values ---
 formulas(np.select, "{dy} where this choice's condition is the first true one (for the default: where "
          "none is), else 0")  # condlist and choicelist are lists: one template for all their entries
+formulas(np.unique, "{dy} put at the first occurrence of each unique value (or slice along axis) of {a[0]}, the one "
+         "return_index names; 0 at the later ones")
 formulas(np.nan_to_num, "{dy} where {a[0]} is finite, 0 at nan and ±inf (each part of a complex number apart)", None)
 formulas(np.real_if_close, "{dy} (the imaginary parts it dropped were within tolerance of 0)", None)
 formulas(np.angle, "-i·{dy}/{a[0]} for a complex {a[0]} (times 180/π with deg); 0 for a real one (0 or π, flat "
