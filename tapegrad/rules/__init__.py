@@ -31,6 +31,7 @@ from . import (  # noqa: F401
     interpolation,
     stats,
     statistics,
+    histograms,
     scipy_linalg,
     nondiff,
     inplace,

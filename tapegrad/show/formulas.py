@@ -439,6 +439,15 @@ formulas(np.nanquantile, "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} so
          "{a[1]} lies between among the values that are not nan (t its fraction), 0 at nan",
          "{dy}·(s[hi] - s[lo])·g' summed over the groups (s: the n values of {a[0]} that are not nan, sorted; g' as "
          "for quantile); 0 for the piecewise-constant methods")
+formulas(np.histogram,
+         "Σₖ {dy}[1]ₖ·(1 - k/n) to the smallest and Σₖ {dy}[1]ₖ·k/n to the largest element of {a[0]} (shared at a tie), "
+         "when numpy takes the edges from them (with density, {dy}[1] includes -{dy}[0]·{y}[0]/width at each bin's "
+         "ends); 0 from the counts, which are piecewise constant",
+         "{dy}[1] (the edges given), with density -{dy}[0]·{y}[0]/width added at each bin's ends",
+         "(Σₖ {dy}[1]ₖ·(1 - k/n), Σₖ {dy}[1]ₖ·k/n): the edges are linspace(lo, hi, n + 1)",
+         None,
+         "{dy}[0] of the bin each element of {a[0]} falls in (0 outside the range; with density, "
+         "({dy}[0]/width - Σ {dy}[0]·{y}[0])/Σ weights)")
 formulas(np.cov, "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[0]} (Xc: the variables as rows, less their mean; w the weights, "
          "1 without; f = N - ddof, or numpy's weighted form)", "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[1]}",
          None, None, None, None,
