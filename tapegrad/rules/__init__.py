@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     stats,
     statistics,
     histograms,
+    fitting,
     scipy_linalg,
     nondiff,
     inplace,

@@ -503,6 +503,13 @@ formulas(np.interp, "{dy}·(fp[j+1] - fp[j])/(xp[j+1] - xp[j]) for xp[j] ≤ {a[
 formulas(np.polyval, "{dy}·{a[1]}^(n-1-k) for coefficient k, summed back to its shape",
          "{dy}·polyval(polyder({a[0]}), {a[1]})")
 
+formulas(np.polyfit, "Σⱼ wᵢ·Āᵢⱼ·∂Vᵢⱼ/∂{a[0]}ᵢ, Ā = r·zᵀ - (A·z)·{y}ᵀ (V the Vandermonde matrix of {a[0]}, A = W·V, "
+         "z = (AᵀA)⁻¹·{dy}, r = W·{a[1]} - A·{y} the weighted residuals)",
+         "W·A·z, z = (AᵀA)⁻¹·{dy} (A = W·V: the least-squares fit is linear in {a[1]})",
+         None, None, None,
+         "Σⱼ Āᵢⱼ·Vᵢⱼ + (A·z)ᵢ·{a[1]}ᵢ (Ā, A, z as for {a[0]})",
+         None)
+
 # --- selecting and cleaning values ---
 formulas(np.select, "{dy} where this choice's condition is the first true one (for the default: where "
          "none is), else 0")  # condlist and choicelist are lists: one template for all their entries
