@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     statistics,
     histograms,
     fitting,
+    functional,
     scipy_linalg,
     nondiff,
     inplace,
