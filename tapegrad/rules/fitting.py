@@ -25,10 +25,23 @@ from ..errors import NoRuleError, user_location
 from ..registry import rrule
 from ..tangents import NO_TANGENT, Thunk
 from ..views import concrete
-from ._shapes import bind, positional_names
-from .interpolation import _as_array, _tangent
+from ._shapes import bind, like, positional_names
 
 # --- polyfit ---
+
+
+def _as_array(v):
+    """An argument given as a list (of numbers, or of traced numbers) as an array; an array as it is."""
+    if isinstance(v, (list, tuple)):
+        return np.stack([_as_array(e) for e in v])
+    return v
+
+
+def _tangent(t, v):
+    """`t` as the tangent of argument `v` (`like`); of a list, a list of the entries' tangents."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_tangent(t[i], e) for i, e in enumerate(v))
+    return like(t, v)
 
 
 def _powers(x, m):
