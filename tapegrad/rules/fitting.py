@@ -66,9 +66,10 @@ def _full_rank(x, w, m, rcond) -> bool:
 
 
 @rrule(np.polyfit)
-def polyfit_rrule(x, y, deg, *args, **kwargs):
+def polyfit_rrule(x, y, *args, **kwargs):
     """In y (linear), x and w, where the fit is unique; full=True and cov=True are refused."""
-    b = bind(np.polyfit, (x, y, deg, *args), kwargs)
+    b = bind(np.polyfit, (x, y, *args), kwargs)
+    deg = b["deg"]
     for option, also in (("full", "the residuals from np.polyval(p, x) - y"),
                          ("cov", "the covariance from the coefficients: for example "
                                  "np.linalg.inv(V.T @ V) * np.sum(r**2) / (len(x) - deg - 1), with r = np.polyval(p, x) - y "
@@ -84,7 +85,7 @@ def polyfit_rrule(x, y, deg, *args, **kwargs):
     p = np.polyfit(xa, ya, deg, rcond, False, wa)
     unique = _full_rank(xa, wa, m, rcond)
     where = user_location()
-    positional = positional_names(np.polyfit, 3 + len(args))
+    positional = positional_names(np.polyfit, 2 + len(args))
 
     def polyfit_pullback(dp):
         if not unique:

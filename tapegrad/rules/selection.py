@@ -116,8 +116,9 @@ def select_rrule(condlist, choicelist, default=0, **kwargs):
 
 @rrule(np.unique)
 def unique_rrule(ar, *args, **kwargs):
-    """Each unique value (or slice along axis) takes its cotangent from its first occurrence,
-    the one return_index names, as in JAX; the later occurrences get 0; index, inverse and counts are integers."""
+    """Each unique value (or slice along axis) passes its cotangent to its first occurrence (return_index's), as JAX does.
+
+    The later occurrences get 0; the index, inverse and counts are integers, which pass nothing."""
     b = bind(np.unique, (ar, *args), kwargs)
     extra = [name for name in ("return_index", "return_inverse", "return_counts") if b.get(name)]
     axis = b.get("axis")
