@@ -20,6 +20,8 @@ from ..registry import complex_rules, nondifferentiable
 nondifferentiable(
     np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
+    # ``if np.all(x > 0):``; array_equal and array_equiv compare whole arrays (a bool)
+    np.all, np.any, np.array_equal, np.array_equiv,
 )
 
 # --- rounding and signs ---
@@ -38,7 +40,7 @@ nondifferentiable(
 # --- indices and counts ---
 
 nondifferentiable(
-    np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.searchsorted,
+    np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.argwhere, np.searchsorted,
     np.count_nonzero,
 )
 

@@ -1,5 +1,5 @@
-"""Rules for reductions: sums and means, products, extrema, the median, moments, cumulative
-sums and products.
+"""Rules for reductions: sums and means, products, extrema (also nanmax and nanmin), the
+median, moments, cumulative sums and products.
 
 Each rule accepts its arguments as numpy does (axis and keepdims by position or by name) and
 returns one NoTangent per positional argument after the array. Pullbacks broadcast the
@@ -285,8 +285,9 @@ def _exclusive_cumprod(x):
 # --- extrema ---
 
 
-def _chooser_grad(dy, x, y, axes, keepdims, b):
-    """The derivative of max or min: ties split it evenly, as in autograd and JAX."""
+def _chooser_grad(dy, x, y, axes, keepdims, b, skips_nan=False):
+    """The derivative of max or min: ties split it evenly, as in autograd and JAX. `skips_nan`:
+    of nanmax or nanmin, where a nan equals no result and gets no share."""
     plain = type(x) is np.ndarray and x.dtype is FLOAT64  # (then hit is a plain array too)
     hit = np.equal(x, expand_reduced(y, axes, keepdims))
     if b.get("where") is not None:
@@ -297,8 +298,9 @@ def _chooser_grad(dy, x, y, axes, keepdims, b):
     else:
         hit = np.astype(hit, tangent_dtype(x, dy))
         count = np.sum(hit, axis=axes, keepdims=True)
-    if "initial" in b or "where" in b:
-        # a group decided by `initial` alone has no element to share among
+    if skips_nan or "initial" in b or "where" in b:
+        # a group decided by `initial` alone, or (nanmax, nanmin) holding only nans, has no
+        # element to share among
         count = np.maximum(count, 1)
     # hit is 0 or 1, so hit (dy/count) is (dy hit)/count to the bit, with one pass over x
     # fewer and no broadcast of dy
@@ -329,6 +331,37 @@ def min_rrule(x, *args, **kwargs):
             np.min, args, lambda: initial_of_extremum(x, y, axes, keepdims, b)(dy))
 
     return y, min_pullback
+
+
+@rrule(np.nanmax)
+def nanmax_rrule(x, *args, **kwargs):
+    """np.max's among the elements that are not nan (shared at a tie); a nan gets 0, also in a group of nans only."""
+    axes, keepdims, b = _reduction(np.nanmax, x, args, kwargs)
+    y = np.nanmax(x, *args, **kwargs)
+
+    def nanmax_pullback(dy):
+        # a nan equals no result, so it gets no share; a group of nans only has the result nan,
+        # which no element equals: its elements get 0 (as JAX's), and initial= gets dy if given
+        dx = _chooser_grad(dy, x, y, axes, keepdims, b, skips_nan=True)
+        return NO_TANGENT, cast_like(dx, x), *_option_tangents(
+            np.nanmax, args, lambda: initial_of_extremum(x, y, axes, keepdims, b)(dy))
+
+    return y, nanmax_pullback
+
+
+@rrule(np.nanmin)
+def nanmin_rrule(x, *args, **kwargs):
+    """np.min's among the elements that are not nan (shared at a tie); a nan gets 0, also in a group of nans only."""
+    axes, keepdims, b = _reduction(np.nanmin, x, args, kwargs)
+    y = np.nanmin(x, *args, **kwargs)
+
+    def nanmin_pullback(dy):
+        # as nanmax's: a nan equals no result, so it gets no share
+        dx = _chooser_grad(dy, x, y, axes, keepdims, b, skips_nan=True)
+        return NO_TANGENT, cast_like(dx, x), *_option_tangents(
+            np.nanmin, args, lambda: initial_of_extremum(x, y, axes, keepdims, b)(dy))
+
+    return y, nanmin_pullback
 
 
 # np.amax and np.amin are the same functions under their old names (distinct objects in numpy 2)

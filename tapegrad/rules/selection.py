@@ -1,5 +1,5 @@
 """Rules for functions that pick, reorder or clean elements: append, rollaxis, partition,
-select, nan_to_num, real_if_close and angle; isclose and allclose are
+select, unique, nan_to_num, real_if_close and angle; isclose and allclose are
 non-differentiable.
 
 Each passes every element of the result from one element of an input (or a constant), so
@@ -7,13 +7,14 @@ the pullback sends the cotangent back to where each element came from.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
 from ..registry import complex_rules, nondifferentiable, rrule, unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
-from ._shapes import bind, cast_like, dtype_of, no_tangents
+from ._shapes import bind, cast_like, dtype_of, no_tangents, normalize_axis, tangent_dtype
 
 # --- append ---
 
@@ -108,6 +109,47 @@ def select_rrule(condlist, choicelist, default=0, **kwargs):
         return NO_TANGENT, NO_TANGENT, type(choicelist)(dchoices), ddefault
 
     return y, select_pullback
+
+
+# --- unique values ---
+
+
+@rrule(np.unique)
+def unique_rrule(ar, *args, **kwargs):
+    """Each unique value (or slice along axis) passes its cotangent to its first occurrence (return_index's), as JAX does.
+
+    The later occurrences get 0; the index, inverse and counts are integers, which pass nothing."""
+    b = bind(np.unique, (ar, *args), kwargs)
+    extra = [name for name in ("return_index", "return_inverse", "return_counts") if b.get(name)]
+    axis = b.get("axis")
+    options = {k: v for k, v in b.items() if k in ("axis", "equal_nan", "sorted")}
+    values, index, inverse, counts = np.unique(ar, True, True, True, **options)
+    out = {"return_index": index, "return_inverse": inverse, "return_counts": counts}
+    shape = np.shape(ar)
+    ax = None if axis is None else normalize_axis(axis, len(shape))
+    n = math.prod(shape) if ax is None else shape[ax]
+    # where each element (each slice along axis) sends its cotangent from: its unique value's
+    # place if it is that value's first occurrence, else place k, a 0 appended to the cotangent
+    inverse = np.reshape(inverse, (n,))
+    first = np.equal(np.take_along_axis(index, inverse, 0), np.arange(n))
+    source = np.where(first, inverse, np.shape(index)[0])
+
+    def unique_pullback(dout):
+        dv = dout[0] if extra else dout
+        if dv is ZERO:
+            return NO_TANGENT, ZERO, *no_tangents(args)
+        # a gather by a traced index (take_along_axis), so that a pullback of the pullback
+        # differentiates it again in either mode
+        if ax is None:
+            padded = np.concatenate([np.ravel(dv), np.zeros(1, tangent_dtype(ar, dv))])
+            dx = np.reshape(np.take_along_axis(padded, source, 0), shape)
+        else:
+            pad = np.zeros(shape[:ax] + (1,) + shape[ax + 1:], tangent_dtype(ar, dv))
+            along = np.reshape(source, (1,) * ax + (n,) + (1,) * (len(shape) - ax - 1))
+            dx = np.take_along_axis(np.concatenate([dv, pad], axis=ax), np.broadcast_to(along, shape), ax)
+        return NO_TANGENT, cast_like(dx, ar), *no_tangents(args)
+
+    return ((values, *(out[name] for name in extra)) if extra else values), unique_pullback
 
 
 # --- cleaning values ---

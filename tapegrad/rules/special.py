@@ -1,5 +1,6 @@
-"""Rules for the ufuncs of scipy.special: gamma and beta functions, error functions, the
-logistic functions, the normal distribution, Bessel functions, x log y and entropies.
+"""Rules for the ufuncs of scipy.special: gamma and beta functions, error functions (erfcx
+too), the logistic functions (log_expit too), the normal distribution, Bessel functions,
+x log y and entropies.
 
 The ufuncs of scipy.special reach a Tracer like numpy's. scipy's `polygamma` is a plain
 Python function that converts its arguments with ``np.asarray``: its rule is registered on
@@ -143,6 +144,30 @@ def erfcinv_rrule(x):
     return y, erfcinv_pullback
 
 
+#: from here on erfcx's slope 2x erfcx(x) - 2/√π loses its digits to cancellation (x erfcx(x)
+#: tends to 1/√π): its asymptotic series takes over, whose first omitted term is below 1e-14 of
+#: the slope there
+_ERFCX_FAR = 50.0
+
+
+@rrule(sp.erfcx)
+def erfcx_rrule(x):
+    """2x·erfcx(x) - 2/√π; for x ≥ 50 its asymptotic series, which keeps the digits the difference loses."""
+    y = sp.erfcx(x)
+
+    def erfcx_pullback(dy):
+        # d/dx exp(x²) erfc(x) = 2x erfcx(x) - 2/√π. For large x, x√π erfcx(x) = 1 - 1/(2x²) +
+        # 3/(4x⁴) - 15/(8x⁶) + 105/(16x⁸) - 945/(32x¹⁰) + ..., so the slope is 2/√π times that series less 1.
+        # (far is read at x ≥ 50 only: elsewhere it is computed at 50, so that neither it nor
+        # its derivative is inf or nan where np.where drops it)
+        far = x >= _ERFCX_FAR
+        u = 1 / np.square(np.where(far, x, _ERFCX_FAR))
+        series = u * (-0.5 + u * (0.75 + u * (-1.875 + u * (6.5625 - u * 29.53125))))
+        return NO_TANGENT, dy * np.where(far, _TWO_OVER_SQRT_PI * series, 2 * x * y - _TWO_OVER_SQRT_PI)
+
+    return y, erfcx_pullback
+
+
 # --- logistic functions ---
 
 
@@ -164,6 +189,15 @@ def logit_rrule(x):
         return NO_TANGENT, divide(dy, x * (1 - x))
 
     return sp.logit(x), logit_pullback
+
+
+@rrule(sp.log_expit)
+def log_expit_rrule(x):
+    def log_expit_pullback(dy):
+        # d/dx log σ(x) = 1 - σ(x) = σ(-x), without the cancellation of 1 - σ for large x
+        return NO_TANGENT, dy * sp.expit(-x)
+
+    return sp.log_expit(x), log_expit_pullback
 
 
 # --- the normal distribution ---

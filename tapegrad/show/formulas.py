@@ -329,8 +329,10 @@ partials(scipy.special.erf, "2/√π·exp(-{a[0]}²)")
 partials(scipy.special.erfc, "(-2/√π·exp(-{a[0]}²))")
 partials(scipy.special.erfinv, "√π/2·exp({y}²)")
 partials(scipy.special.erfcinv, "(-√π/2·exp({y}²))")
+partials(scipy.special.erfcx, "(2·{a[0]}·{y} - 2/√π)")
 partials(scipy.special.expit, "{y}·(1 - {y})")
 partials(scipy.special.logit, "1/({a[0]}·(1 - {a[0]}))")
+partials(scipy.special.log_expit, "expit(-{a[0]})")
 partials(scipy.special.ndtr, "exp(-{a[0]}²/2)/√(2π)")
 partials(scipy.special.log_ndtr, "exp(-{a[0]}²/2 - {y})/√(2π)")
 partials(scipy.special.ndtri, "√(2π)·exp({y}²/2)")
@@ -387,6 +389,8 @@ for _fn in (np.max, np.amax):
     formulas(_fn, "{dy} sent to where {a[0]} is largest over {over} (shared at a tie)")
 for _fn in (np.min, np.amin):
     formulas(_fn, "{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)")
+formulas(np.nanmax, "{dy} sent to where {a[0]} is largest over {over}, nan skipped (shared at a tie; 0 to a nan)")
+formulas(np.nanmin, "{dy} sent to where {a[0]} is smallest over {over}, nan skipped (shared at a tie; 0 to a nan)")
 formulas(np.ptp, "{dy} to the largest, -{dy} to the smallest of {a[0]} over {over}")
 formulas(np.median, "{dy} sent to the middle value(s) of {a[0]} over {over} (half each for two, shared at a tie)")
 formulas(np.var, "{dy} · 2({a[0]} - mean)/(n - ddof) over {over} (conjugated for a complex {a[0]})")
@@ -435,6 +439,15 @@ formulas(np.nanquantile, "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} so
          "{a[1]} lies between among the values that are not nan (t its fraction), 0 at nan",
          "{dy}·(s[hi] - s[lo])·g' summed over the groups (s: the n values of {a[0]} that are not nan, sorted; g' as "
          "for quantile); 0 for the piecewise-constant methods")
+formulas(np.histogram,
+         "Σₖ {dy}[1]ₖ·(1 - k/n) to the smallest and Σₖ {dy}[1]ₖ·k/n to the largest element of {a[0]} (shared at a tie), "
+         "when numpy takes the edges from them (with density, {dy}[1] includes -{dy}[0]·{y}[0]/width at each bin's "
+         "ends); 0 from the counts, which are piecewise constant",
+         "{dy}[1] (the edges given), with density -{dy}[0]·{y}[0]/width added at each bin's ends",
+         "(Σₖ {dy}[1]ₖ·(1 - k/n), Σₖ {dy}[1]ₖ·k/n): the edges are linspace(lo, hi, n + 1)",
+         None,
+         "{dy}[0] of the bin each element of {a[0]} falls in (0 outside the range; with density, "
+         "({dy}[0]/width - Σ {dy}[0]·{y}[0])/Σ weights)")
 formulas(np.cov, "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[0]} (Xc: the variables as rows, less their mean; w the weights, "
          "1 without; f = N - ddof, or numpy's weighted form)", "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[1]}",
          None, None, None, None,
@@ -490,9 +503,18 @@ formulas(np.interp, "{dy}·(fp[j+1] - fp[j])/(xp[j+1] - xp[j]) for xp[j] ≤ {a[
 formulas(np.polyval, "{dy}·{a[1]}^(n-1-k) for coefficient k, summed back to its shape",
          "{dy}·polyval(polyder({a[0]}), {a[1]})")
 
+formulas(np.polyfit, "Σⱼ wᵢ·Āᵢⱼ·∂Vᵢⱼ/∂{a[0]}ᵢ, Ā = r·zᵀ - (A·z)·{y}ᵀ (V the Vandermonde matrix of {a[0]}, A = W·V, "
+         "z = (AᵀA)⁻¹·{dy}, r = W·{a[1]} - A·{y} the weighted residuals)",
+         "W·A·z, z = (AᵀA)⁻¹·{dy} (A = W·V: the least-squares fit is linear in {a[1]})",
+         None, None, None,
+         "Σⱼ Āᵢⱼ·Vᵢⱼ + (A·z)ᵢ·{a[1]}ᵢ (Ā, A, z as for {a[0]})",
+         None)
+
 # --- selecting and cleaning values ---
 formulas(np.select, "{dy} where this choice's condition is the first true one (for the default: where "
          "none is), else 0")  # condlist and choicelist are lists: one template for all their entries
+formulas(np.unique, "{dy} put at the first occurrence of each unique value (or slice along axis) of {a[0]}, the one "
+         "return_index names; 0 at the later ones")
 formulas(np.nan_to_num, "{dy} where {a[0]} is finite, 0 at nan and ±inf (each part of a complex number apart)", None)
 formulas(np.real_if_close, "{dy} (the imaginary parts it dropped were within tolerance of 0)", None)
 formulas(np.angle, "-i·{dy}/{a[0]} for a complex {a[0]} (times 180/π with deg); 0 for a real one (0 or π, flat "

@@ -27,6 +27,12 @@ NONDIFF = [
     (np.logical_or, lambda x: np.logical_or(x < 0, x > 1)),
     (np.logical_xor, lambda x: np.logical_xor(x > 0, x > 1)),
     (np.logical_not, lambda x: np.logical_not(x > 0)),
+    (np.all, lambda x: np.all(x > 0, axis=0)),
+    (np.any, lambda x: np.any(x > 1, axis=1, keepdims=True)),
+    # (whole-array tests, one bool, as `if np.array_equal(a, b):` reads it; of signs, which a
+    # step of central differences leaves as they are)
+    (np.array_equal, lambda x: np.array_equal(x > 0, X > 0) + np.zeros_like(x)),
+    (np.array_equiv, lambda x: np.array_equiv(x > 0, X[1] > 0) + np.zeros_like(x)),
     (np.floor, np.floor),
     (np.ceil, np.ceil),
     (np.round, lambda x: np.round(x, 1)),
@@ -49,6 +55,7 @@ NONDIFF = [
     (np.argsort, sorter),
     (np.nonzero, lambda x: np.sum(np.nonzero(x > 0)[1])),
     (np.flatnonzero, lambda x: np.sum(np.flatnonzero(x > 0))),
+    (np.argwhere, lambda x: np.sum(np.argwhere(x > 0), axis=0)[1]),
     (np.searchsorted, lambda x: np.searchsorted(np.array([-1.0, 0.0, 1.0]), x)),
     (np.count_nonzero, lambda x: np.count_nonzero(x > 0, axis=0)),
     (np.zeros_like, np.zeros_like),
@@ -206,3 +213,18 @@ def test_sign_of_a_complex_value_is_refused():
     silently wrong; it is refused naming the call."""
     with pytest.raises(ComplexValueError, match=r"numpy.sign\("):
         grad(lambda x: np.sum(np.real(np.sign(x * (1 + 1j)))), np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("test", [lambda x: np.all(x > 0), lambda x: np.any(x < 0), lambda x: (x > 0).all(),
+                                  lambda x: np.array_equal(x > 0, np.ones(3, bool))], ids=["all", "any", "method", "equal"])
+def test_branch_on_a_whole_array_test(test):
+    """``if np.all(x > 0):`` picks a branch: the gradient is the branch's, and the tape guards the test."""
+    def f(x):
+        if test(x):
+            return np.sum(x ** 2)
+        return np.sum(x)
+
+    x = np.array([0.5, 1.5, 2.5])
+    np.testing.assert_array_equal(gradient(f, x)[0], 2 * x if test(x) else np.ones(3))
+    _, tape = trace(f, x)
+    assert "guard" in str(tape)

@@ -1,5 +1,5 @@
 """Rules of numpy functions ported autograd code reaches for: diff, gradient, cross, linspace,
-append, rollaxis, partition, select, nan_to_num, real_if_close, angle, eig, eigvals and
+append, rollaxis, partition, select, unique, nan_to_num, real_if_close, angle, eig, eigvals and
 einsum's interleaved form; isclose and allclose are non-differentiable."""
 import numpy as np
 import pytest
@@ -51,6 +51,15 @@ TABLE = [
     row("axis=None", np.partition, [(3, 5)], lambda x: np.partition(x, 4, axis=None)),
     row("", np.select, [(3, 5)], lambda x: np.select([x > 0.5, x < -0.5], [x ** 2, np.sin(x[0])], x * 3)),
     row("scalar default", np.select, [(4,), ()], lambda x, d: np.select([x > 0], [x], d)),
+    # repeated values (the same inputs twice): the first occurrence takes the cotangent
+    row("", np.unique, [(5,)], lambda x: np.unique(np.concatenate([x, x[1:3]]))),
+    row("2-d", np.unique, [(2, 3)], lambda x: np.unique(x)),
+    row("with index inverse counts", np.unique, [(4,)],
+        lambda x: (lambda r: r[0] * r[3] + np.sum(r[1]) + r[0][r[2]][:4])(
+            np.unique(np.concatenate([x, x[:2], x[:1]]), True, return_inverse=True, return_counts=True))),
+    row("rows axis=0", np.unique, [(3, 2)], lambda x: np.unique(np.concatenate([x, x[:1]]), axis=0)),
+    row("columns axis=-1 unsorted", np.unique, [(2, 3)],
+        lambda x: np.unique(np.concatenate([x, x[:, 1:]], axis=1), axis=-1, sorted=False)),
     row("", np.nan_to_num, [(3, 5)], lambda x: np.nan_to_num(np.log(x), nan=1.0, neginf=3.0)),
     row("", np.real_if_close, [(4,)], lambda x: np.real_if_close(x) * 2),
     row("", np.angle, [(4,)], lambda x: np.angle(x) * x),
@@ -126,6 +135,33 @@ def test_cross_of_2_vectors_is_refused():
     """numpy's deprecated cross of 2-vectors is refused with the expression to write instead."""
     with pytest.raises(NotImplementedError, match=r"a\[..., 0\] \* b\[..., 1\]"):
         gradient(lambda a: np.cross(a, np.ones(2)), np.ones(2))
+
+
+def test_unique_passes_each_cotangent_to_the_first_occurrence():
+    """unique(x)ⱼ is x at its first occurrence (return_index): that element gets the cotangent, a
+    later copy 0 (JAX's choice; perturbing only one copy would split the value in two)."""
+    x = np.array([3.0, 1.0, 3.0, 2.0, 1.0])
+    np.testing.assert_array_equal(gradient(lambda x: np.sum(np.unique(x) * [1.0, 10.0, 100.0]), x)[0],
+                                  [100.0, 1.0, 0.0, 10.0, 0.0])
+    rows = np.array([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0]])
+    np.testing.assert_array_equal(gradient(lambda r: np.sum(np.unique(r, axis=0) * [[1.0, 2.0], [3.0, 4.0]]), rows)[0],
+                                  [[3.0, 4.0], [1.0, 2.0], [0.0, 0.0]])
+
+
+def test_unique_of_nans_passes_to_the_first_nan():
+    """With numpy's equal_nan=True the nans are one unique value, taken from the first nan; with
+    equal_nan=False each nan is its own."""
+    x = np.array([np.nan, 1.0, np.nan])
+    np.testing.assert_array_equal(gradient(lambda x: np.nansum(np.unique(x) * 0.0) + np.unique(x)[1] * 2.0, x)[0],
+                                  [2.0, 0.0, 0.0])
+    np.testing.assert_array_equal(
+        gradient(lambda x: np.unique(x, equal_nan=False)[2] * 3.0, x)[0], [0.0, 0.0, 3.0])
+
+
+def test_unique_integer_outputs_pass_nothing():
+    """Only the counts and the indices used: piecewise constant, the gradient is zero."""
+    _, (_, dx) = grad(lambda x: np.sum(np.unique(x, return_counts=True)[1] * 1.0), np.array([1.0, 1.0, 2.0]))
+    assert dx is ZERO
 
 
 def test_eig_trace_identity():

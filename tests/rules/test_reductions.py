@@ -1,4 +1,5 @@
-"""Rules of the reductions: sums, means, products, extrema, moments, cumulative sums and products."""
+"""Rules of the reductions: sums, means, products, extrema (nanmax and nanmin too), moments,
+cumulative sums and products."""
 import warnings
 
 import numpy as np
@@ -12,7 +13,7 @@ from tapegrad.tangents import getitem
 from _complex import check_complex_jvp, check_complex_rule
 
 REDUCTIONS = [np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.ptp, np.median, np.std,
-              np.var, np.nansum, np.nanmean]
+              np.var, np.nansum, np.nanmean, np.nanmax, np.nanmin]
 SCANS = [np.cumsum, np.cumprod]
 #: (shape, axis) pairs: every kind of axis where the shape has one
 SHAPE_AXIS = [((), None), ((3,), None), ((3,), 0), ((3,), -1), ((2, 3), None), ((2, 3), 0),
@@ -107,10 +108,11 @@ def test_cumprod_with_zeros(axis, rng):
 
 
 @pytest.mark.parametrize("fn, share", [(np.max, [0.0, 0.5, 0.5]), (np.min, [0.5, 0.0, 0.5]),
-                                       (np.amax, [0.0, 0.5, 0.5]), (np.ptp, [0.5, 0.5, 0.5])], ids=name)
+                                       (np.amax, [0.0, 0.5, 0.5]), (np.ptp, [0.5, 0.5, 0.5]),
+                                       (np.nanmax, [0.0, 0.5, 0.5]), (np.nanmin, [0.5, 0.0, 0.5])], ids=name)
 def test_extremum_ties_split_evenly(fn, share):
     """Elements tied for the extremum share its derivative evenly (autograd's and JAX's choice)."""
-    x = np.array([1.0, 3.0, 3.0]) if fn is not np.min else np.array([1.0, 3.0, 1.0])
+    x = np.array([1.0, 3.0, 3.0]) if fn not in (np.min, np.nanmin) else np.array([1.0, 3.0, 1.0])
     if fn is np.ptp:
         x = np.array([1.0, 3.0, 3.0, 1.0])
         share = [-0.5, 0.5, 0.5, -0.5]
@@ -128,7 +130,8 @@ def test_max_when_initial_wins():
 
 
 @pytest.mark.parametrize("fn, kwargs", [(np.sum, {}), (np.mean, {}), (np.max, {"initial": 0.0}),
-                                        (np.min, {"initial": 9.0})], ids=lambda v: name(v) or None)
+                                        (np.min, {"initial": 9.0}), (np.nanmax, {"initial": 0.0}),
+                                        (np.nanmin, {"initial": 9.0})], ids=lambda v: name(v) or None)
 def test_where_selects_the_elements_that_receive_shares(fn, kwargs, rng):
     """sum, mean, max and min with where= pass shares only to the selected elements."""
     where = np.array([[True, False, True], [False, False, True]])
@@ -149,7 +152,8 @@ def test_prod_with_initial(rng):
     check_grad(lambda x: np.prod(x, axis=0, initial=3.0), uniform(rng, (2, 3)))
 
 
-@pytest.mark.parametrize("fn", [np.sum, np.nansum, np.prod, np.max, np.min, np.amax, np.amin], ids=name)
+@pytest.mark.parametrize("fn", [np.sum, np.nansum, np.prod, np.max, np.min, np.amax, np.amin, np.nanmax,
+                                np.nanmin], ids=name)
 @pytest.mark.parametrize("t", [0.3, 2.0, -2.0])
 def test_traced_initial_is_differentiated(fn, t, rng):
     """A traced initial= (an argument, or a float a closure captures) gets its derivative, in
@@ -174,14 +178,43 @@ def test_traced_initial_closed_forms():
     assert df.t == 2.0 and dx.tolist() == [[1.0, 1.0], [1.0, 1.0]]
 
 
-@pytest.mark.parametrize("fn", [np.nansum, np.nanmean], ids=name)
+@pytest.mark.parametrize("fn", [np.nansum, np.nanmean, np.nanmax, np.nanmin], ids=name)
 def test_nan_elements_receive_no_share(fn, rng):
-    """nansum and nanmean skip nans, and the nans get a zero derivative."""
+    """nansum, nanmean, nanmax and nanmin skip nans, and the nans get a zero derivative."""
     x = uniform(rng, (2, 3))
     x[0, 1] = np.nan
     _, (_, dx) = grad(lambda x: np.sum(fn(x, axis=1)), x)
     assert dx[0, 1] == 0.0
     check_grad(lambda x: fn(x, axis=1), x)
+
+
+@pytest.mark.parametrize("fn, pick", [(np.nanmax, np.argmax), (np.nanmin, np.argmin)], ids=name)
+def test_nan_extremum_goes_to_the_extremum_among_the_others(fn, pick):
+    """nanmax and nanmin pass each group's cotangent to its largest (smallest) element that is not
+    nan: the gradient of max (min) of the group with its nans left out."""
+    x = np.array([[0.3, np.nan, 1.7, -0.4], [np.nan, 2.5, -1.0, 0.9]])
+    dy = np.array([2.0, -3.0])
+    _, (_, dx) = grad(lambda x: np.sum(fn(x, axis=1) * dy), x)
+    expected = np.zeros_like(x)
+    for i, row in enumerate(x):
+        expected[i, pick(np.where(np.isnan(row), -np.inf if fn is np.nanmax else np.inf, row))] = dy[i]
+    np.testing.assert_array_equal(dx, expected)
+
+
+@pytest.mark.parametrize("fn", [np.nanmax, np.nanmin], ids=name)
+def test_nan_extremum_of_nans_only_passes_nothing(fn):
+    """A group of nans only has the result nan (numpy warns), which no element equals: its elements
+    get 0, as in JAX (perturbing a nan leaves it nan), not nan; initial= given, it is the result
+    and gets the cotangent."""
+    x = np.array([[np.nan, np.nan], [1.0, np.nan]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        y, (_, dx) = grad(lambda x: np.nansum(fn(x, axis=1)), x)
+    assert y == 1.0
+    np.testing.assert_array_equal(dx, [[0.0, 0.0], [1.0, 0.0]])
+    _, (_, dx, dt) = grad(lambda x, t: np.sum(fn(x, axis=1, initial=t)), x, 0.5 if fn is np.nanmax else 1.5)
+    np.testing.assert_array_equal(dx, [[0.0, 0.0], [1.0, 0.0]])
+    assert dt == 1.0
 
 
 # --- moments ---

@@ -19,7 +19,7 @@ from tapegrad.scipy.special import log_softmax_op, logsumexp_op, softmax_op
 UNARY = [
     (sp.gammaln, (0.5, 3)), (sp.gamma, (0.5, 3)), (sp.digamma, (0.5, 3)), (sp.psi, (0.5, 3)),
     (sp.erf, (-2, 2)), (sp.erfc, (-2, 2)), (sp.erfinv, (-0.8, 0.8)), (sp.erfcinv, (0.2, 1.8)),
-    (sp.expit, (-3, 3)), (sp.logit, (0.1, 0.9)),
+    (sp.erfcx, (-2, 2)), (sp.expit, (-3, 3)), (sp.logit, (0.1, 0.9)), (sp.log_expit, (-3, 3)),
     (sp.ndtr, (-2, 2)), (sp.log_ndtr, (-3, 2)), (sp.ndtri, (0.1, 0.9)),
     (sp.i0, (-2, 2)), (sp.i1, (-2, 2)), (sp.i0e, (0.1, 2)), (sp.i1e, (0.1, 2)),
     (sp.entr, (0.1, 2)),
@@ -204,6 +204,41 @@ def test_entr_at_zero_is_inf():
     """d/dx (-x log x) at 0 is +inf, as in JAX."""
     with np.errstate(divide="ignore"):
         assert gradient(sp.entr, 0.0) == (np.inf,)
+
+
+def _erfcx_slope_series(x, terms=14):
+    """2x·erfcx(x) - 2/√π from its asymptotic series, to float64 accuracy for x ≥ 20."""
+    total, term = 0.0, 1.0
+    for k in range(1, terms):
+        term *= -(2 * k - 1) / (2 * x * x)
+        total += term
+    return 2 / np.sqrt(np.pi) * total
+
+
+@pytest.mark.parametrize("x", [-3.0, 0.0, 1.0, 20.0, 49.9])
+def test_erfcx_slope_is_its_closed_form(x):
+    """d/dx erfcx(x) = 2x·erfcx(x) - 2/√π (with erfcx = exp(x²)·erfc(x))."""
+    assert gradient(sp.erfcx, x)[0] == pytest.approx(2 * x * sp.erfcx(x) - 2 / np.sqrt(np.pi), rel=1e-12)
+
+
+@pytest.mark.parametrize("x", [50.0, 50.1, 80.0, 1e3, 1e6, 1e9])
+def test_erfcx_slope_far_right_keeps_its_digits(x):
+    """For large x the slope ≈ -1/(√π x²) is not the difference of two numbers near 2/√π (which
+    is 0 at x = 1e9): the asymptotic series gives it to float64 accuracy, continuously at 50."""
+    assert gradient(sp.erfcx, x)[0] == pytest.approx(_erfcx_slope_series(x), rel=1e-14)
+
+
+def test_erfcx_higher_derivatives_on_both_sides_of_the_switch():
+    """The series branch is traced again too (its x is np.where'd, so no inf reaches the branch
+    np.where drops): second and third derivatives match central differences at 0 and past 50."""
+    check_grad(sp.erfcx, np.array([0.0, 0.3, 49.0, 51.0, 80.0]), order=3)
+
+
+@pytest.mark.parametrize("x", [-800.0, -30.0, 0.0, 3.0, 40.0, 800.0])
+def test_log_expit_slope_is_expit_of_minus_x(x):
+    """d/dx log σ(x) = 1 - σ(x) = σ(-x): 1 far left, σ(-x) far right (not 1 - σ(x), which is 0 there)."""
+    assert gradient(sp.log_expit, x)[0] == pytest.approx(sp.expit(-x), rel=1e-15)
+    assert gradient(sp.log_expit, 40.0)[0] > 0
 
 
 def test_log_ndtr_far_in_left_tail_is_finite():
