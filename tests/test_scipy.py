@@ -125,11 +125,13 @@ def test_rule_listing_names_the_replacement(module, name):
 
 def test_rule_listing_names_the_stats_replacements():
     """docs/rules.md has a row for each tapegrad.scipy.stats distribution with its methods, and says
-    which take plain values only."""
+    which take plain values only (scipy's own, and multivariate_normal's Monte Carlo cdf)."""
     listed = rules_markdown()
-    assert "| `tapegrad.scipy.stats.poisson` | cdf, entropy, logcdf, logpmf, logsf, pmf, sf |\n" in listed
-    assert ("| `tapegrad.scipy.stats.multivariate_normal` | cdf (plain values only), entropy, "
-            "logcdf (plain values only), logpdf, pdf |\n") in listed
+    assert ("| `tapegrad.scipy.stats.dirichlet` | cov, entropy, logpdf, mean, pdf, rvs (plain values only), "
+            "var |\n") in listed
+    assert ("| `tapegrad.scipy.stats.multivariate_normal` | cdf (plain values only), entropy, fit (plain values "
+            "only), logcdf (plain values only), logpdf, marginal (plain values only), pdf, rvs (plain values "
+            "only) |\n") in listed
 
 
 @pytest.mark.parametrize("module, name, call, make", CALLS, ids=IDS)
