@@ -28,11 +28,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.integrate as _si
 
+from ..checks import note_adaptive_solver
 from ..context import primitive
 from ..errors import register_replacement
 from ..pytree import flatten, unflatten
 
 __all__ = ["odeint"]
+
+_DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
 
 @primitive(traceable=False)
@@ -122,6 +125,9 @@ def odeint(func, y0, t, args=(), **kwargs):
     >>> round(float(tapegrad.hessian(final, 0.5)), 6), round(2 * float(np.exp(-0.5)), 6)
     (1.213061, 1.213061)
     """
+    # check_grad, told, says that central differences of an adaptive solver are the noisy side
+    note_adaptive_solver("tapegrad.scipy.integrate.odeint",
+                         max(np.max(kwargs.get("rtol") or _DEFAULT_TOL), np.max(kwargs.get("atol") or _DEFAULT_TOL)))
     func, args = _flat_args(func, tuple(args))
     return odeint_op(func, y0, t, args, **kwargs)
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tapegrad import check_grad, gradient, hessian, jvp
+from tapegrad.checks import _ADAPTIVE
 from tapegrad.scipy.integrate import odeint, odeint_op
 
 from _rule_tables import DTYPES
@@ -199,3 +200,49 @@ def test_third_derivative_of_exponential_decay_closed_form(wrap):
     for w in wrap:
         third = w(third)
     assert third(0.5) == pytest.approx(-2.0 * np.exp(-0.5), rel=1e-7)
+
+
+def van_der_pol(y, t, mu):
+    return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
+
+
+def _van_der_pol_sum(mu, **tolerances):
+    return np.sum(odeint(van_der_pol, np.array([2.0, 0.0]), np.linspace(0.0, 5.0, 6), (mu,), **tolerances))
+
+
+def test_check_grad_failing_through_odeint_says_why_and_what_to_pass():
+    """At odeint's default tolerances central differences of van der Pol's oscillator miss its
+    (correct) derivative: check_grad's error says that the solver is the noisy side and which
+    eps, rtol and atol (or solver tolerances) to check with, and each suggestion passes."""
+    with pytest.raises(AssertionError, match=r"central differences give .*; the function called "
+                                             r"tapegrad\.scipy\.integrate\.odeint, an adaptive solver, with "
+                                             r"tolerances up to 1\.5e-08: .* they, not the gradient, are the "
+                                             r"likely noisy side\. Check with check_grad\(\.\.\., eps=0\.003, "
+                                             r"rtol=0\.0007, atol=0\.0007\), or make the solver tighter \(rtol="
+                                             r"1e-10, atol=1e-10\) and check with eps=0\.0005, rtol=3e-05, "
+                                             r"atol=3e-05$"):
+        check_grad(_van_der_pol_sum, 1.0)
+    check_grad(_van_der_pol_sum, 1.0, eps=0.003, rtol=0.0007, atol=0.0007)
+    check_grad(lambda mu: _van_der_pol_sum(mu, rtol=1e-10, atol=1e-10), 1.0, eps=0.0005, rtol=3e-05, atol=3e-05)
+    assert _ADAPTIVE.get() is None  # nothing is noted outside a check
+
+
+def test_check_grad_of_a_second_derivative_through_odeint_says_why():
+    """check_grad(order=2) through odeint: the advice is given once, by the outermost check, and passes."""
+    def final(y0, a, c):
+        return odeint(affine, np.stack([y0]), np.array([0.0, 1.0]), args=([(a, c)],), rtol=1e-10, atol=1e-10)[-1, 0]
+
+    with pytest.raises(AssertionError, match=r"tolerances up to 1e-10: .*Check with check_grad\(\.\.\., "
+                                             r"eps=0\.0005, rtol=3e-05, atol=3e-05\)$") as info:
+        check_grad(final, 1.5, 0.3, 0.7, order=2)
+    assert str(info.value).count("adaptive solver") == 1
+    check_grad(final, 1.5, 0.3, 0.7, order=2, eps=0.0005, rtol=3e-05, atol=3e-05)
+
+
+def test_check_grad_without_a_solver_says_nothing_of_solvers():
+    """A failing check of a function that ran no adaptive solver gives the plain message, even
+    after checks that did run one."""
+    check_grad(lambda k: _decay_at(np.array([2.0, k, 1.0])), 0.5, rtol=1e-5)
+    with pytest.raises(AssertionError) as info:
+        check_grad(lambda x: np.sum(np.sin(x)), np.ones(3), rtol=-1.0, atol=0.0)  # nothing can pass
+    assert "solver" not in str(info.value)
