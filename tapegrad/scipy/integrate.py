@@ -132,4 +132,27 @@ def odeint(func, y0, t, args=(), **kwargs):
     return odeint_op(func, y0, t, args, **kwargs)
 
 
-register_replacement("scipy.integrate.odeint", "tapegrad.scipy.integrate.odeint")
+def register_solver_advice(fn, advice):
+    """Name `advice`, what to use instead, in the error a traced value meets in scipy's `fn`: under
+    its public name (scipy.integrate.solve_ivp) and under the name the error's walk of the stack
+    gives it, from its module's public parts (scipy.integrate._ivp.ivp: scipy.integrate.ivp.solve_ivp)."""
+    register_replacement(f"{'.'.join(fn.__module__.split('.')[:2])}.{fn.__name__}", advice)
+    register_replacement(".".join(p for p in fn.__module__.split(".") if not p.startswith("_")) + f".{fn.__name__}",
+                         advice)
+
+
+register_solver_advice(_si.odeint, "tapegrad.scipy.integrate.odeint")
+# not differentiated yet: the error names the way that is
+register_solver_advice(_si.solve_ivp, (
+    "tapegrad.scipy.integrate.odeint, differentiated by the adjoint method, with fun(t, y) as "
+    "solve_ivp calls it: odeint(fun, y0, t, args=args, tfirst=True) with t = np.concatenate([[t0], t_eval]) "
+    "(odeint starts at t[0] and returns that row too) and the parameters to differentiate passed in args, "
+    "not captured by fun; its result is solve_ivp's sol.y transposed (time along the first axis)"))
+for _quad in (_si.quad, _si.dblquad, _si.tplquad, _si.nquad):
+    register_solver_advice(_quad, (
+        "scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy, which "
+        "tapegrad traces: raise n until the value settles) or np.trapezoid of the integrand on a grid; "
+        "scipy's adaptive quad is not differentiated. Or differentiate under the integral sign with a rule of "
+        "your own (@tapegrad.rrule): d/dθ of the integral of f(t, θ) is the integral of ∂f/∂θ, and d/db of "
+        "the integral from a to b is f(b)"))
+del _quad
