@@ -127,7 +127,7 @@ def odeint(func, y0, t, args=(), **kwargs):
     """
     # check_grad, told, says that central differences of an adaptive solver are the noisy side
     note_adaptive_solver("tapegrad.scipy.integrate.odeint",
-                         max(np.max(kwargs.get("rtol") or _DEFAULT_TOL), np.max(kwargs.get("atol") or _DEFAULT_TOL)))
+                         max(_DEFAULT_TOL if kwargs.get(k) is None else np.max(kwargs[k]) for k in ("rtol", "atol")))
     func, args = _flat_args(func, tuple(args))
     return odeint_op(func, y0, t, args, **kwargs)
 
