@@ -1,5 +1,8 @@
 """tapegrad.scipy.stats: scipy's values, and gradients in x, loc, scale and the shape parameters
 that match central differences, with scipy's broadcasting."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 import scipy.special
@@ -343,3 +346,12 @@ def test_t_moments_where_they_do_not_exist():
     df = np.array([0.5, 1.0, 1.5, 2.0, 3.0])
     np.testing.assert_array_equal(ts.t.mean(df), scipy.stats.t.mean(df))
     np.testing.assert_array_equal(ts.t.var(df), scipy.stats.t.var(df))
+
+
+def test_distributions_and_frozen_ones_pickle_and_copy():
+    """A distribution and a frozen one survive pickling and deep copies, with their methods (scipy's too)."""
+    frozen = pickle.loads(pickle.dumps(ts.norm(1.0, 2.0)))
+    assert (repr(frozen), frozen.mean(), frozen.var()) == ("tapegrad.scipy.stats.norm(1.0, 2.0)", 1.0, 4.0)
+    np.testing.assert_array_equal(frozen.rvs(size=2, random_state=0), scipy.stats.norm(1.0, 2.0).rvs(size=2, random_state=0))
+    assert copy.deepcopy(ts.gamma(2.0)).median() == scipy.stats.gamma(2.0).median()
+    assert pickle.loads(pickle.dumps(ts.dirichlet)).logpdf(np.array([0.5, 0.5]), np.ones(2)) == 0.0

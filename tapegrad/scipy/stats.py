@@ -173,8 +173,8 @@ class _Frozen:
         return frozen
 
     def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(f"{self!r} has no attribute {name!r}")
+        if name.startswith("_") or name in ("dist", "args", "kwds"):  # (not yet set: a copy being made)
+            raise AttributeError(f"frozen distribution has no attribute {name!r}")
         if name in self.dist._own - {"freeze"}:
             method = getattr(self.dist, name)
 
