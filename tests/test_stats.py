@@ -1,5 +1,6 @@
 """tapegrad.scipy.stats: scipy's values, and gradients in x, loc, scale and the shape parameters
-that match central differences, with scipy's broadcasting."""
+that match central differences, with scipy's broadcasting; every other public name of scipy's
+distributions (scipy's own, refusing traced values), and frozen distributions."""
 import copy
 import pickle
 
