@@ -13,6 +13,7 @@ are themselves traced by the outer tape (this is what differentiates a gradient)
 from __future__ import annotations
 
 import operator
+import sys
 import threading
 
 import numpy as np
@@ -22,6 +23,7 @@ from .errors import (
     EscapedTracerError,
     StaleViewError,
     foreign_function_hint,
+    in_scipy,
     numpy_call_hint,
     scalar_cast_error,
     type_str,
@@ -301,12 +303,13 @@ class Tracer(ArrayLike):
                     f"the traced value {self._var}::{type_str(self._val)}", dtype))
         if dtype is not None:
             name = np.dtype(dtype).name
+            hint = foreign_function_hint()  # a scipy function converting: its name and the way out
             raise self._refused(ConcreteValueError(
-                f"numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
+                f"{hint}numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
                 f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
-                f"into a plain array), which would drop its gradient. Cast with "
-                f"t.astype(np.{name}), which keeps it; make the arrays you write into inside the "
-                f"traced function (np.zeros, np.empty, ...) or build them with np.stack"
+                f"into a plain array), which would drop its gradient" + ("" if hint else
+                f". Cast with t.astype(np.{name}), which keeps it; make the arrays you write into inside "
+                f"the traced function (np.zeros, np.empty, ...) or build them with np.stack")
             ))
         what = (f"numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
                 f"array at {user_location()}, which would drop its gradient")
@@ -381,16 +384,23 @@ class Tracer(ArrayLike):
         if np.result_type(self._val).kind in "iu":
             self._tape.meta.setdefault("concrete", set()).add(self._var)
             return float(self._guard(guard_int, int(self._val)))
-        raise self._concrete("float")
+        err = self._concrete("float")
+        if in_scipy(sys._getframe(1)) and np.size(self._val) == 1:
+            # scipy converting (brentq's compiled code does, with the function's result, and goes
+            # on past an error raised here into a SystemError elsewhere): it gets the value, and
+            # the trace raises `err`, which _concrete has kept, when the function returns
+            return float(np.reshape(self._val, ()))
+        raise err
 
     def __complex__(self):
         raise self._concrete("complex")
 
     def _concrete(self, what):
+        hint = foreign_function_hint()
         return self._refused(ConcreteValueError(
-            f"{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
-            f"would drop its gradient (math functions such as math.sin call it too); use numpy "
-            f"(np.sin, np.exp, ...) on the traced value instead"
+            f"{hint}{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
+            f"would drop its gradient" + ("" if hint else " (math functions such as math.sin call it "
+                                          "too); use numpy (np.sin, np.exp, ...) on the traced value instead")
         ))
 
     def item(self):

@@ -2,18 +2,24 @@
 scipy on plain values, recorded as one op under the name the user wrote, named by the error
 that scipy's own function raises on a traced value, in the rule listing and in generated
 source. Their gradients are tested with the rules (tests/rules/test_special.py and
-tests/rules/test_scipy_linalg.py)."""
+tests/rules/test_scipy_linalg.py). scipy's solvers, not differentiated, are refused with the
+way to a derivative."""
 import pathlib
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import scipy.integrate
 import scipy.linalg
+import scipy.optimize
 import scipy.signal
 import scipy.special
 
-from tapegrad import Call, ConcreteValueError, compiled_grad, grad, trace
+from tapegrad import (NO_TANGENT, Call, ConcreteValueError, check_grad, compiled_grad, grad, gradient, primitive,
+                      rrule, trace)
+from tapegrad.scipy.integrate import odeint
 from tapegrad.errors import qualified_name
 from tapegrad.scipy import linalg as tsl, signal as tsg, special as tss
 from tapegrad.show.listing import rule_rows, rules_markdown
@@ -125,11 +131,13 @@ def test_rule_listing_names_the_replacement(module, name):
 
 def test_rule_listing_names_the_stats_replacements():
     """docs/rules.md has a row for each tapegrad.scipy.stats distribution with its methods, and says
-    which take plain values only."""
+    which take plain values only (scipy's own, and multivariate_normal's Monte Carlo cdf)."""
     listed = rules_markdown()
-    assert "| `tapegrad.scipy.stats.poisson` | cdf, entropy, logcdf, logpmf, logsf, pmf, sf |\n" in listed
-    assert ("| `tapegrad.scipy.stats.multivariate_normal` | cdf (plain values only), entropy, "
-            "logcdf (plain values only), logpdf, pdf |\n") in listed
+    assert ("| `tapegrad.scipy.stats.dirichlet` | cov, entropy, logpdf, mean, pdf, rvs (plain values only), "
+            "var |\n") in listed
+    assert ("| `tapegrad.scipy.stats.multivariate_normal` | cdf (plain values only), entropy, fit (plain values "
+            "only), logcdf (plain values only), logpdf, marginal (plain values only), pdf, rvs (plain values "
+            "only) |\n") in listed
 
 
 @pytest.mark.parametrize("module, name, call, make", CALLS, ids=IDS)
@@ -151,3 +159,105 @@ def test_compiled_gradient_through_replacement(module, name, call, make, rng):
             np.testing.assert_array_equal(g, e)
         else:
             assert g is e or g == e
+
+
+# --- scipy's solvers: refused, naming the call, the line and the way to a derivative ---
+
+ROOT_FIX = ("use the implicit function theorem (scipy's root finders are not differentiated, and tapegrad has none "
+        "of its own yet): find the root on plain values in a function marked @tapegrad.primitive(traceable=False) "
+        "and give it a rule (@tapegrad.rrule) with dx/dθ = -(∂f/∂θ)/(∂f/∂x) at the root of f(x, θ) = 0")
+MINIMUM_FIX = "use the implicit function theorem on ∇ₓf(x, θ) = 0 (scipy's minimizers are not differentiated"
+QUAD_FIX = "use scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy"
+ODEINT_FIX = ("use tapegrad.scipy.integrate.odeint, differentiated by the adjoint method, with fun(t, y) as solve_ivp "
+          "calls it: odeint(fun, y0, t, args=args, tfirst=True) with t = np.concatenate([[t0], t_eval])")
+
+
+def cube(t, a):
+    return t ** 3 - a
+
+
+#: (what the error names, the call of a traced a, the fix it names); each calls the solver with a traced value
+SOLVERS = [
+    ("scipy.optimize.brentq", lambda a: scipy.optimize.brentq(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
+    ("scipy.optimize.brentq", lambda a: scipy.optimize.brentq(cube, 0, 5, args=(a,)), ROOT_FIX),
+    ("scipy.optimize.brenth", lambda a: scipy.optimize.brenth(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
+    ("scipy.optimize.ridder", lambda a: scipy.optimize.ridder(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
+    ("scipy.optimize.bisect", lambda a: scipy.optimize.bisect(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
+    ("scipy.optimize.toms748", lambda a: scipy.optimize.toms748(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
+    ("scipy.optimize.newton", lambda a: scipy.optimize.newton(lambda t: t ** 3 - 2, a), ROOT_FIX),
+    ("scipy.optimize.brentq", lambda a: scipy.optimize.root_scalar(lambda t: t ** 3 - a, bracket=(0, 5)).root, ROOT_FIX),
+    ("scipy.optimize.fsolve", lambda a: scipy.optimize.fsolve(lambda t: t ** 3 - 2, np.stack([a]))[0],
+     ROOT_FIX.replace("-(∂f/∂θ)/(∂f/∂x)", "-(∂f/∂x)⁻¹ ∂f/∂θ (a solve with the Jacobian)")),
+    ("scipy.optimize.minimize", lambda a: scipy.optimize.minimize(lambda t: np.sum((t - 1) ** 2), np.stack([a])).x[0],
+     MINIMUM_FIX),
+    ("scipy.optimize.minimize_scalar", lambda a: scipy.optimize.minimize_scalar(lambda t: (t - a) ** 2).x, MINIMUM_FIX),
+    ("scipy.optimize.curve_fit", lambda a: scipy.optimize.curve_fit(lambda x, p: p * x, np.arange(3.0),
+                                                                    a * np.arange(3.0))[0][0], MINIMUM_FIX),
+    ("scipy.integrate.quad", lambda a: scipy.integrate.quad(lambda t: np.sin(a * t), 0, 1)[0], QUAD_FIX),
+    ("scipy.integrate.quad", lambda a: scipy.integrate.quad(np.sin, 0, a)[0], QUAD_FIX),
+    ("scipy.integrate.ivp.solve_ivp", lambda k: scipy.integrate.solve_ivp(lambda t, y: -k * y, (0, 1), np.ones(1)).y[0, -1],
+     ODEINT_FIX),
+    ("scipy.integrate.ivp.solve_ivp",
+     lambda k: scipy.integrate.solve_ivp(lambda t, y, k: -k * y, (0, 1), np.ones(1), args=(k,), method="LSODA").y[0, -1],
+     ODEINT_FIX),
+    ("scipy.integrate.ivp.solve_ivp", lambda k: scipy.integrate.solve_ivp(lambda t, y: -y, (0, 1), np.stack([k])).y[0, -1],
+     ODEINT_FIX),
+    ("scipy.integrate.ivp.solve_ivp", lambda k: scipy.integrate.solve_ivp(lambda t, y: -y, (0, k), np.ones(1)).y[0, -1],
+     ODEINT_FIX),
+]
+
+
+@pytest.mark.parametrize("name, call, fix", SOLVERS, ids=[f"{row[0].rsplit('.', 1)[1]}-{i}" for i, row in enumerate(SOLVERS)])
+def test_scipy_solver_of_a_traced_value_names_itself_the_line_and_the_fix(name, call, fix):
+    """A scipy solver reached by a traced value raises ConcreteValueError (brentq's compiled code
+    ended in a SystemError) naming the solver, the user's line and how to get a derivative."""
+    with pytest.raises(ConcreteValueError) as info:
+        gradient(call, 2.0)
+    message = str(info.value)
+    assert f"{name} cannot see traced values: {fix}" in message
+    assert re.search(r" at test_scipy\.py:\d+", message)
+
+
+def test_minimize_and_fsolve_of_a_traced_objective_name_the_fix_in_their_errors_cause(capsys):
+    """minimize and fsolve catch tapegrad's error and raise their own (a ValueError; MINPACK's
+    error, after printing tapegrad's): the error they caught names the call and the fix."""
+    with pytest.raises(ValueError, match="must return a scalar") as info:
+        gradient(lambda a: scipy.optimize.minimize(lambda t: np.sum((t - a) ** 2), np.zeros(2)).x[0], 2.0)
+    assert isinstance(info.value.__cause__, ConcreteValueError)
+    assert f"scipy.optimize.minimize cannot see traced values: {MINIMUM_FIX}" in str(info.value.__cause__)
+    with pytest.raises(Exception, match="not a proper array of floats"):
+        gradient(lambda a: scipy.optimize.fsolve(lambda t: t ** 3 - a, np.ones(1))[0], 2.0)
+    assert "scipy.optimize.fsolve cannot see traced values: use the implicit function theorem" in capsys.readouterr().err
+
+
+def test_solve_ivp_problem_through_odeint_as_the_error_says():
+    """The call the solve_ivp refusal names gives solve_ivp's values and their derivative:
+    y' = -k y, y(0) = 2: y(t) = 2 e^(-kt), dy(1)/dk = -2 e^(-k)."""
+    def fun(t, y, k):
+        return -k * y
+
+    t_eval = np.array([0.5, 1.0])
+    sol = scipy.integrate.solve_ivp(fun, (0.0, 1.0), np.array([2.0]), t_eval=t_eval, args=(0.5,), rtol=1e-10, atol=1e-10)
+    ours = odeint(fun, np.array([2.0]), np.concatenate([[0.0], t_eval]), args=(0.5,), tfirst=True, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ours[1:].T, sol.y, rtol=1e-8)
+    (dk,) = gradient(lambda k: odeint(fun, np.array([2.0]), np.array([0.0, 1.0]), args=(k,), tfirst=True,
+                                      rtol=1e-10, atol=1e-10)[-1, 0], 0.5)
+    assert dk == pytest.approx(-2 * np.exp(-0.5), rel=1e-7)
+
+
+def test_a_root_differentiated_by_the_implicit_function_theorem_as_the_error_says():
+    """The rule the brentq refusal describes: x = a^(1/3) from brentq, dx/da = 1/(3x²) = a^(-2/3)/3."""
+    @primitive(traceable=False)
+    def cube_root(a):
+        return scipy.optimize.brentq(cube, 0.0, 5.0, args=(a,), xtol=1e-14)
+
+    def cube_root_rrule(a):
+        x = cube_root(a)
+
+        def cube_root_pullback(dy):
+            return NO_TANGENT, dy / (3 * x ** 2)  # -(∂f/∂a)/(∂f/∂x) with f = x³ - a
+        return x, cube_root_pullback
+
+    rrule(cube_root)(cube_root_rrule)
+    assert gradient(cube_root, 2.0)[0] == pytest.approx(2.0 ** (-2 / 3) / 3, rel=1e-12)
+    check_grad(cube_root, 2.0)

@@ -75,6 +75,20 @@ def _float64(args) -> tuple:
                  for a in args)
 
 
+def _distinct(params) -> tuple:
+    """The parameters as distinct objects: an array given twice (a weight two layers share) is two
+    parameters, each taking its own share of the derivative, where tapegrad's gradient and jvp
+    would take it as one value reachable two ways (and give each place the sum)."""
+    seen, out = set(), []
+    for a in params:
+        if isinstance(a, np.ndarray):
+            if id(a) in seen:
+                a = a.view()
+            seen.add(id(a))
+        out.append(a)
+    return tuple(out)
+
+
 def _untfirst(func, kwargs):
     """`func` in the (y, t, *args) order, and the keyword arguments of the odeint calls the rules make."""
     f = _TimeFirst(func) if kwargs.get("tfirst") else func
@@ -86,6 +100,7 @@ def _vjp(f, y, tt, params, cot):
 
     A traced cotangent (the adjoint itself differentiated) cannot seed a pullback: then cot
     is an argument of the scalar cotᵀ f, whose gradient tapegrad takes."""
+    params = _distinct(params)
     if not isinstance(cot, Boxed):
         value, back = pullback(f, y, tt, *params)
         return value, back(np.reshape(cot, np.shape(value)))
@@ -168,7 +183,7 @@ class _TangentDynamics:
     def __call__(self, state, tt, *params):
         d, m = self.d, self.m
         y, delta = np.reshape(state[:d], self.shape), np.reshape(state[d:], self.shape)
-        value, tangent = jvp(_AtTime(self.f, tt), (y, *params[:m]), (delta, *params[m:]))
+        value, tangent = jvp(_AtTime(self.f, tt), (y, *_distinct(params[:m])), (delta, *params[m:]))
         return np.concatenate([np.ravel(value), _flat(tangent, y)])
 
 

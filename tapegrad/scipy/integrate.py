@@ -8,6 +8,8 @@ is computed by integrating the adjoint equations backwards in time (the rule is 
 
 Parameters that should receive gradients go in `args`: `func` is called by scipy on plain
 values, so a traced value it captures in a closure cannot be followed (tapegrad raises).
+`args` may nest (a list of ``(W, b)`` pairs, dicts, dataclasses): every float leaf gets its
+gradient, in the structure it was given in.
 
 Examples
 --------
@@ -23,12 +25,17 @@ Examples
 """
 from __future__ import annotations
 
+import numpy as np
 import scipy.integrate as _si
 
+from ..checks import note_adaptive_solver
 from ..context import primitive
 from ..errors import register_replacement
+from ..pytree import flatten, unflatten
 
 __all__ = ["odeint"]
+
+_DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
 
 @primitive(traceable=False)
@@ -39,6 +46,35 @@ def odeint_op(func, y0, t, args, **kwargs):
 
 # the tape, errors and the rule listing name it as the function the user calls
 odeint_op.__name__ = odeint_op.__qualname__ = "odeint"
+
+
+class _NestedArgs:
+    """`func` called with odeint's flat parameters put back into the structure of the user's
+    `args` (a list of ``(W, b)`` pairs): the rule sees one flat tuple of leaves, and every float
+    leaf gets its gradient. An object rather than a closure, as the rule's dynamics are."""
+
+    def __init__(self, func, spec):
+        self.func, self.spec = func, spec
+        self.__name__ = getattr(func, "__name__", type(func).__name__)  # the tape shows the user's function
+
+    def __call__(self, a, b, *leaves):  # (y, t) or, with tfirst, (t, y): passed along as they come
+        return self.func(a, b, *unflatten(self.spec, leaves))
+
+    def __repr__(self):
+        return f"{getattr(self.func, '__name__', 'func')} with args {self.spec!r}"
+
+
+def _flat_args(func, args):
+    """`func` and `args` as odeint_op takes them: `args` flat (numbers and arrays, by position),
+    `func` taking them so. Nested args are flattened by tapegrad.pytree, as arguments are."""
+    spec, leaves = flatten(args, argument=True)
+    if all(child.kind == "leaf" for child in spec.children):
+        return func, args
+    # the spec holds the values it was made of, traced ones too: made again of placeholders
+    # (distinct 0-d arrays, so that a shared leaf stays one), it holds the structure alone
+    placeholders = [np.zeros(()) for _ in leaves]
+    spec = flatten(unflatten(spec, placeholders), argument=True)[0]
+    return _NestedArgs(func, spec), tuple(leaves)
 
 
 def odeint(func, y0, t, args=(), **kwargs):
@@ -64,7 +100,8 @@ def odeint(func, y0, t, args=(), **kwargs):
         The time points, monotonic, at which the state is returned.
     args : tuple
         Further arguments of `func`; float entries and float arrays are differentiable, ints
-        are passed along unchanged.
+        are passed along unchanged. Entries may nest (tuples, lists, dicts, dataclasses: a
+        neural ODE's list of ``(W, b)`` pairs): each float leaf is differentiable.
     **kwargs
         scipy's keyword arguments (`rtol`, `atol`, `tfirst`, `hmax`, ...).
 
@@ -88,7 +125,34 @@ def odeint(func, y0, t, args=(), **kwargs):
     >>> round(float(tapegrad.hessian(final, 0.5)), 6), round(2 * float(np.exp(-0.5)), 6)
     (1.213061, 1.213061)
     """
-    return odeint_op(func, y0, t, tuple(args), **kwargs)
+    # check_grad, told, says that central differences of an adaptive solver are the noisy side
+    note_adaptive_solver("tapegrad.scipy.integrate.odeint",
+                         max(_DEFAULT_TOL if kwargs.get(k) is None else np.max(kwargs[k]) for k in ("rtol", "atol")))
+    func, args = _flat_args(func, tuple(args))
+    return odeint_op(func, y0, t, args, **kwargs)
 
 
-register_replacement("scipy.integrate.odeint", "tapegrad.scipy.integrate.odeint")
+def register_solver_advice(fn, advice):
+    """Name `advice`, what to use instead, in the error a traced value meets in scipy's `fn`: under
+    its public name (scipy.integrate.solve_ivp) and under the name the error's walk of the stack
+    gives it, from its module's public parts (scipy.integrate._ivp.ivp: scipy.integrate.ivp.solve_ivp)."""
+    register_replacement(f"{'.'.join(fn.__module__.split('.')[:2])}.{fn.__name__}", advice)
+    register_replacement(".".join(p for p in fn.__module__.split(".") if not p.startswith("_")) + f".{fn.__name__}",
+                         advice)
+
+
+register_solver_advice(_si.odeint, "tapegrad.scipy.integrate.odeint")
+# not differentiated yet: the error names the way that is
+register_solver_advice(_si.solve_ivp, (
+    "tapegrad.scipy.integrate.odeint, differentiated by the adjoint method, with fun(t, y) as "
+    "solve_ivp calls it: odeint(fun, y0, t, args=args, tfirst=True) with t = np.concatenate([[t0], t_eval]) "
+    "(odeint starts at t[0] and returns that row too) and the parameters to differentiate passed in args, "
+    "not captured by fun; its result is solve_ivp's sol.y transposed (time along the first axis)"))
+for _quad in (_si.quad, _si.dblquad, _si.tplquad, _si.nquad):
+    register_solver_advice(_quad, (
+        "scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy, which "
+        "tapegrad traces: raise n until the value settles) or np.trapezoid of the integrand on a grid; "
+        "scipy's adaptive quad is not differentiated. Or differentiate under the integral sign with a rule of "
+        "your own (@tapegrad.rrule): d/dθ of the integral of f(t, θ) is the integral of ∂f/∂θ, and d/db of "
+        "the integral from a to b is f(b)"))
+del _quad

@@ -17,6 +17,14 @@ about 1000). multivariate_normal.cdf and logcdf take plain values only: scipy in
 them by randomized quasi-Monte Carlo, and a traced argument raises ``NoRuleError``.
 Outside a distribution's support the densities are 0 (log-densities -inf), as in scipy.
 
+Each distribution also differentiates its moments (``mean``, ``var``, ``std``; dirichlet's
+``cov``) and norm its quantiles (``ppf``, ``isf``, ``median``, ``interval``, ``stats``), and
+offers every other attribute and method of scipy's distribution of the same name (``rvs``,
+``fit``, ``gamma.ppf``, ``random_state``, ...): those are scipy's own, on plain values, and a
+traced argument raises ``NoRuleError`` naming the method. Calling a distribution freezes it
+as in scipy: ``norm(loc, scale).logpdf(x)`` is ``norm.logpdf(x, loc, scale)``, differentiable
+in the frozen parameters too.
+
 Examples
 --------
 >>> import numpy as np, tapegrad
@@ -25,9 +33,14 @@ Examples
 -0.9189385332046727
 >>> tapegrad.gradient(lambda mu: norm.logpdf(1.0, mu, 2.0), 0.0)[0]  # (x - μ) / σ²
 0.25
+>>> tapegrad.gradient(lambda s: norm(1.0, s).ppf(0.975), 2.0)[0]  # z₀.₉₇₅
+1.959963984540054
+>>> norm.rvs(size=3, random_state=0).round(3)  # scipy's own, on plain values
+array([1.764, 0.4  , 0.979])
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,6 +57,155 @@ __all__ = ["norm", "t", "gamma", "beta", "chi2", "poisson", "dirichlet", "multiv
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
+# --- scipy's own methods, and frozen distributions ---
+
+
+def _plain(v):
+    """The plain value a traced or dual value stands for (itself for a plain one)."""
+    while isinstance(v, Boxed):
+        v = v._val
+    return v
+
+
+def _traced(*values) -> bool:
+    """True when a traced or dual value is among `values` (inside lists, tuples and dicts' values too)."""
+    return find_nested([list(v.values()) if isinstance(v, dict) else v for v in values], Boxed) is not None
+
+
+def _describe(args, kwargs=None) -> str:
+    """``traced float64[3], float64, scale=traced float64``: the arguments of a call, as errors show them."""
+    def one(a):
+        return f"traced {type_str(_plain(a))}" if isinstance(a, Boxed) else type_str(a)
+    return ", ".join([one(a) for a in args] + [f"{k}={one(v)}" for k, v in (kwargs or {}).items()])
+
+
+def _refuse_traced(call, args, kwargs, reason, params=()):
+    """Raise `NoRuleError` for `call` ("tapegrad.scipy.stats.norm.rvs") if a traced value is among
+    its arguments (or among `params`, a frozen distribution's): `reason` says why it has no
+    derivative and what to do."""
+    if _traced(args, kwargs, *params):
+        raise NoRuleError(f"tapegrad has no derivative of {call}({_describe(args, kwargs)}) at "
+                          f"{user_location()}: {reason}")
+
+
+def _scipys_own(method, call, scipy_name, dist, params=()):
+    """scipy's `method` as an attribute of the tapegrad distribution `dist`: scipy's own on plain
+    values; a traced argument (or frozen parameter, in `params`) raises, naming `call` and the
+    methods that are differentiated."""
+    advice = ""
+    if scipy_name.endswith(".rvs") and isinstance(dist, _Distribution):
+        advice = ("; for samples differentiable in loc and scale (the reparameterization trick), draw "
+                  "them with loc=0, scale=1 and transform them: loc + scale * sample")
+    reason = (f"it is {scipy_name}, scipy's own, which tapegrad does not differentiate (scipy converts "
+              f"its arguments to plain arrays). Call it on plain values; tapegrad differentiates "
+              f"{dist.name}'s {', '.join(sorted(dist._differentiable))}{advice}")
+
+    @functools.wraps(method)
+    def scipys_own(*args, **kwargs):
+        _refuse_traced(call, args, kwargs, reason, params)
+        return method(*args, **kwargs)
+
+    scipys_own.plain_values_only = True  # docs/rules.md says so
+    return scipys_own
+
+
+class _ScipyDistribution:
+    """A distribution with scipy's name: its own methods are differentiable, and every other
+    public attribute of scipy's distribution (`_scipy`) is scipy's, reached through it (setting
+    one, ``random_state``, sets scipy's). Calling it freezes it, as in scipy."""
+
+    name = ""
+    _scipy = None
+    #: the names of the methods written here, not scipy's own (freeze too)
+    _own = frozenset()
+    #: the methods that take traced values (not those that refuse them, nor freeze)
+    _differentiable = frozenset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._own = frozenset(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n)))
+        cls._differentiable = frozenset(n for n in cls._own - {"freeze"}
+                                        if not getattr(getattr(cls, n), "plain_values_only", False))
+
+    def __getattr__(self, name):
+        # only names this class does not define come here: scipy's own
+        if name.startswith("_"):
+            raise AttributeError(f"{self!r} has no attribute {name!r}")
+        value = getattr(self._scipy, name)
+        if callable(value):
+            return _scipys_own(value, f"{self!r}.{name}", f"scipy.stats.{self.name}.{name}", self)
+        return value
+
+    def __setattr__(self, name, value):
+        if not name.startswith("_") and not hasattr(type(self), name) and hasattr(self._scipy, name):
+            setattr(self._scipy, name, value)  # scipy's own state (random_state): scipy's object keeps it
+        else:
+            object.__setattr__(self, name, value)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | {n for n in dir(self._scipy) if not n.startswith("_")})
+
+    def __call__(self, *args, **kwds):
+        return _Frozen(self, args, kwds)
+
+    def __repr__(self):
+        return f"tapegrad.scipy.stats.{self.name}"
+
+
+class _Frozen:
+    """A distribution with its parameters fixed, ``tapegrad.scipy.stats.norm(loc, scale)``, as
+    scipy's frozen distributions: ``norm(loc, scale).logpdf(x)`` is ``norm.logpdf(x, loc, scale)``
+    (differentiable in the parameters too), and the other attributes are those of scipy's frozen
+    distribution, made from the parameters' values (a traced parameter makes them raise)."""
+
+    def __init__(self, dist, args, kwds):
+        object.__setattr__(self, "dist", dist)
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "kwds", kwds)
+
+    def _scipys(self):
+        """scipy's frozen distribution, made once, of the parameters' plain values."""
+        frozen = self.__dict__.get("_scipy_frozen")
+        if frozen is None:
+            plain = [_plain(a) for a in self.args]
+            frozen = self.dist._scipy(*plain, **{k: _plain(v) for k, v in self.kwds.items()})
+            object.__setattr__(self, "_scipy_frozen", frozen)
+        return frozen
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name in ("dist", "args", "kwds"):  # (not yet set: a copy being made)
+            raise AttributeError(f"frozen distribution has no attribute {name!r}")
+        if name in self.dist._own - {"freeze"}:
+            method = getattr(self.dist, name)
+
+            @functools.wraps(method)
+            def frozen(*args, **kwds):
+                return method(*args, *self.args, **{**self.kwds, **kwds})
+            return frozen
+        value = getattr(self._scipys(), name)
+        if callable(value):
+            return _scipys_own(value, f"{self!r}.{name}", f"scipy.stats.{self.dist.name}(...).{name}", self.dist,
+                               (self.args, self.kwds))
+        if isinstance(value, (float, np.ndarray, np.generic)) and _traced(self.args, self.kwds):
+            raise NoRuleError(
+                f"tapegrad has no derivative of {self!r}.{name} at {user_location()}: it is scipy's own "
+                f"attribute, made of the parameters' values. Read it from the parameters you passed, "
+                f"or use the differentiable methods: {', '.join(sorted(self.dist._differentiable))}")
+        return value
+
+    def __setattr__(self, name, value):
+        setattr(self._scipys(), name, value)  # scipy's own state (random_state)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | {n for n in dir(self._scipys()) if not n.startswith("_")}
+                      | (self.dist._own - {"freeze"}))
+
+    def __repr__(self):
+        if _traced(self.args, self.kwds):
+            return f"{self.dist!r}({_describe(self.args, self.kwds)})"
+        return f"{self.dist!r}({', '.join([repr(a) for a in self.args] + [f'{k}={v!r}' for k, v in self.kwds.items()])})"
+
+
 def _z(x, loc, scale):
     return (x - loc) / scale
 
@@ -54,7 +216,18 @@ def _on_support(inside, z, expr, outside):
     return np.where(inside, expr(np.where(inside, z, 0.5)), outside)
 
 
-class _Distribution:
+class _Univariate(_ScipyDistribution):
+    """A distribution of scipy.stats' rv_continuous / rv_discrete kind: freeze, and std from var."""
+
+    def freeze(self, *args, **kwds):
+        """The distribution with its parameters fixed, as calling it does (scipy's freeze)."""
+        return self(*args, **kwds)
+
+    def std(self, *args, **kwds):
+        return np.sqrt(self.var(*args, **kwds))
+
+
+class _Distribution(_Univariate):
     """The methods every continuous distribution here derives from its logpdf, cdf and sf."""
 
     def pdf(self, x, *args, **kwargs):
@@ -65,9 +238,6 @@ class _Distribution:
 
     def logsf(self, x, *args, **kwargs):
         return np.log(self.sf(x, *args, **kwargs))
-
-    def __repr__(self):
-        return f"tapegrad.scipy.stats.{self.name}"
 
 
 # --- normal ---
@@ -85,6 +255,7 @@ class _Norm(_Distribution):
     """
 
     name = "norm"
+    _scipy = _stats.norm
 
     def logpdf(self, x, loc=0, scale=1):
         z = _z(x, loc, scale)
@@ -105,6 +276,32 @@ class _Norm(_Distribution):
     def entropy(self, loc=0, scale=1):
         return 0.5 + _HALF_LOG_2PI + np.log(scale) + 0 * loc
 
+    def ppf(self, q, loc=0, scale=1):
+        return loc + scale * _sp.ndtri(q)
+
+    def isf(self, q, loc=0, scale=1):
+        return loc - scale * _sp.ndtri(q)
+
+    def median(self, loc=0, scale=1):
+        return self.ppf(0.5, loc, scale)
+
+    def interval(self, confidence, loc=0, scale=1):
+        if np.any((confidence > 1) | (confidence < 0)):
+            raise ValueError("alpha must be between 0 and 1 inclusive")  # scipy's words
+        return self.ppf((1.0 - confidence) / 2, loc, scale), self.ppf((1.0 + confidence) / 2, loc, scale)
+
+    def mean(self, loc=0, scale=1):
+        return loc + 0.0 * scale
+
+    def var(self, loc=0, scale=1):
+        return scale * scale + 0.0 * loc
+
+    def stats(self, loc=0, scale=1, moments="mv"):
+        zero = 0.0 * (loc + scale)  # skewness and excess kurtosis, in the parameters' shape
+        out = [v for m, v in [("m", self.mean(loc, scale)), ("v", self.var(loc, scale)), ("s", zero), ("k", zero)]
+               if m in moments]
+        return out[0] if len(out) == 1 else tuple(out)
+
 
 # --- Student's t ---
 
@@ -121,6 +318,7 @@ class _T(_Distribution):
     """
 
     name = "t"
+    _scipy = _stats.t
 
     def logpdf(self, x, df, loc=0, scale=1):
         z = _z(x, loc, scale)
@@ -142,6 +340,15 @@ class _T(_Distribution):
         return (half * (_sp.digamma(half) - _sp.digamma(df / 2))
                 + 0.5 * np.log(df) + _sp.betaln(df / 2, 0.5) + np.log(scale) + 0 * loc)
 
+    def mean(self, df, loc=0, scale=1):
+        return np.where(df > 1, loc + 0.0 * (df + scale), np.inf)  # as scipy: inf where df ≤ 1
+
+    def var(self, df, loc=0, scale=1):
+        # df/(df - 2) σ² for df > 2; as scipy: inf for 1 < df ≤ 2, nan for df ≤ 1
+        finite = df > 2
+        return np.where(finite, scale * scale * df / np.where(finite, df - 2, 1.0) + 0.0 * loc,
+                        np.where(df > 1, np.inf, np.nan))
+
 
 # --- gamma and chi-squared ---
 
@@ -159,6 +366,7 @@ class _Gamma(_Distribution):
     """
 
     name = "gamma"
+    _scipy = _stats.gamma
 
     def logpdf(self, x, a, loc=0, scale=1):
         z = _z(x, loc, scale)
@@ -175,6 +383,12 @@ class _Gamma(_Distribution):
     def entropy(self, a, loc=0, scale=1):
         return a + _sp.gammaln(a) + (1 - a) * _sp.digamma(a) + np.log(scale) + 0 * loc
 
+    def mean(self, a, loc=0, scale=1):
+        return a * scale + loc
+
+    def var(self, a, loc=0, scale=1):
+        return a * scale * scale + 0.0 * loc
+
 
 class _Chi2(_Distribution):
     """The chi-squared distribution: ``chi2.logpdf(x, df, loc=0, scale=1)``, the gamma
@@ -188,6 +402,7 @@ class _Chi2(_Distribution):
     """
 
     name = "chi2"
+    _scipy = _stats.chi2
 
     def logpdf(self, x, df, loc=0, scale=1):
         return gamma.logpdf(x, df / 2, loc, 2 * scale)
@@ -200,6 +415,12 @@ class _Chi2(_Distribution):
 
     def entropy(self, df, loc=0, scale=1):
         return gamma.entropy(df / 2, loc, 2 * scale)
+
+    def mean(self, df, loc=0, scale=1):
+        return gamma.mean(df / 2, loc, 2 * scale)
+
+    def var(self, df, loc=0, scale=1):
+        return gamma.var(df / 2, loc, 2 * scale)
 
 
 # --- beta ---
@@ -217,6 +438,7 @@ class _Beta(_Distribution):
     """
 
     name = "beta"
+    _scipy = _stats.beta
 
     def logpdf(self, x, a, b, loc=0, scale=1):
         z = _z(x, loc, scale)
@@ -235,6 +457,13 @@ class _Beta(_Distribution):
     def entropy(self, a, b, loc=0, scale=1):
         return (_sp.betaln(a, b) - (a - 1) * _sp.digamma(a) - (b - 1) * _sp.digamma(b)
                 + (a + b - 2) * _sp.digamma(a + b) + np.log(scale) + 0 * loc)
+
+    def mean(self, a, b, loc=0, scale=1):
+        return a / (a + b) * scale + loc
+
+    def var(self, a, b, loc=0, scale=1):
+        total = a + b
+        return a * b / (total * total * (total + 1)) * scale * scale + 0.0 * loc
 
 
 # --- Poisson ---
@@ -283,7 +512,7 @@ def poisson_mean_gammaln(mu, m):
 
 
 
-class _Poisson:
+class _Poisson(_Univariate):
     """The Poisson distribution: ``poisson.logpmf(k, mu, loc=0)``, pmf, cdf, logcdf, sf, logsf
     and entropy, differentiable in mu (k is a count).
 
@@ -296,6 +525,7 @@ class _Poisson:
     """
 
     name = "poisson"
+    _scipy = _stats.poisson
 
     def logpmf(self, k, mu, loc=0):
         k = k - loc
@@ -324,8 +554,11 @@ class _Poisson:
         # -Σ p log p with log p = k log μ - μ - log k!: μ - μ log μ + E[log K!]
         return mu - _sp.xlogy(mu, mu) + poisson_mean_gammaln(mu, 1) + 0 * loc
 
-    def __repr__(self):
-        return "tapegrad.scipy.stats.poisson"
+    def mean(self, mu, loc=0):
+        return mu + loc
+
+    def var(self, mu, loc=0):
+        return mu + 0.0 * loc
 
 
 # --- Dirichlet ---
@@ -336,7 +569,7 @@ def _log_beta(alpha):
     return np.sum(_sp.gammaln(alpha)) - _sp.gammaln(np.sum(alpha))
 
 
-class _Dirichlet:
+class _Dirichlet(_ScipyDistribution):
     """The Dirichlet distribution: ``dirichlet.logpdf(x, alpha)`` with the components along the
     first axis of x, as in scipy (x of shape (K,) or (K, N)), pdf and entropy.
 
@@ -349,6 +582,7 @@ class _Dirichlet:
     """
 
     name = "dirichlet"
+    _scipy = _stats.dirichlet
 
     def logpdf(self, x, alpha):
         return np.sum(np.transpose(_sp.xlogy(alpha - 1, np.transpose(x))), axis=0) - _log_beta(alpha)
@@ -362,14 +596,22 @@ class _Dirichlet:
         return (_log_beta(alpha) + (total - k) * _sp.digamma(total)
                 - np.sum((alpha - 1) * _sp.digamma(alpha)))
 
-    def __repr__(self):
-        return "tapegrad.scipy.stats.dirichlet"
+    def mean(self, alpha):
+        return alpha / np.sum(alpha)
+
+    def var(self, alpha):
+        total = np.sum(alpha)
+        return alpha * (total - alpha) / (total * total * (total + 1))
+
+    def cov(self, alpha):
+        share = alpha / np.sum(alpha)
+        return (np.diag(share) - np.outer(share, share)) / (np.sum(alpha) + 1)
 
 
 # --- multivariate normal ---
 
 
-class _MultivariateNormal:
+class _MultivariateNormal(_ScipyDistribution):
     """The multivariate normal distribution: ``multivariate_normal.logpdf(x, mean=None, cov=1)``
     with the dimension along the last axis of x, pdf and entropy (cdf and logcdf on plain values
     only); `cov` a matrix, a vector (its
@@ -387,6 +629,7 @@ class _MultivariateNormal:
     """
 
     name = "multivariate_normal"
+    _scipy = _stats.multivariate_normal
 
     def _cov(self, cov, d):
         if np.ndim(cov) < 2:  # a number times the identity, or the diagonal
@@ -421,22 +664,15 @@ class _MultivariateNormal:
     cdf.plain_values_only = logcdf.plain_values_only = True  # docs/rules.md says so
 
     def _refuse_traced(self, method, args):
-        if find_nested(args, Boxed) is not None:
-            types = ", ".join(f"traced {type_str(np.zeros(np.shape(a), a.dtype))}" if isinstance(a, Boxed)
-                              else type_str(a) for a in args)
-            raise NoRuleError(
-                f"tapegrad has no derivative of tapegrad.scipy.stats.multivariate_normal.{method}({types}) at "
-                f"{user_location()}: scipy computes it by randomized quasi-Monte Carlo integration, accurate "
-                f"to about 1e-5, which has no derivative to follow. Call it on plain values, outside the "
-                f"differentiated function; in one dimension use tapegrad.scipy.stats.norm.{method}")
+        _refuse_traced(f"{self!r}.{method}", args, None,
+                       f"scipy computes it by randomized quasi-Monte Carlo integration, accurate to about "
+                       f"1e-5, which has no derivative to follow. Call it on plain values, outside the "
+                       f"differentiated function; in one dimension use tapegrad.scipy.stats.norm.{method}")
 
     def entropy(self, mean=None, cov=1):
         d = np.shape(mean)[-1] if mean is not None and np.ndim(mean) else (np.shape(cov)[-1] if np.ndim(cov) else 1)
         _, logdet = np.linalg.slogdet(self._cov(cov, d))
         return 0.5 * (logdet + d * (1 + math.log(2 * math.pi)))
-
-    def __repr__(self):
-        return "tapegrad.scipy.stats.multivariate_normal"
 
 
 norm = _Norm()

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tapegrad import check_grad, gradient, hessian, jvp
+from tapegrad.checks import _ADAPTIVE
 from tapegrad.scipy.integrate import odeint, odeint_op
 
 from _rule_tables import DTYPES
@@ -39,10 +40,23 @@ def _predator_prey(y0, theta):
     return odeint(lotka_volterra, y0, np.array([0.0, 0.3, 0.6]), (theta,), tfirst=True, **ORDER2_TOL)[1:]
 
 
-#: the whole trajectory in y0, every time point and both parameters; tfirst with an array parameter
+def affine(y, t, pairs):
+    """dy/dt = a y + c, with its parameters as a neural ODE passes its layers: [(a, c)]."""
+    ((a, c),) = pairs
+    return a * y + c
+
+
+def _affine_at(y0, a, c):
+    # tighter than ORDER2_TOL: at 1e-10 central differences of y(1) are off by 2e-4 here
+    return odeint(affine, np.stack([y0]), np.array([0.0, 1.0]), args=([(a, c)],), rtol=1e-12, atol=1e-12)[-1, 0]
+
+
+#: the whole trajectory in y0, every time point and both parameters; tfirst with an array
+#: parameter; parameters nested in args
 ORDER2 = [
     (odeint_op, _trajectory, (np.array([1.0, 0.5]), np.array([0.0, 0.4, 0.7]), 1.3, np.array(0.7))),
     (odeint_op, _predator_prey, (np.array([1.0, 0.8]), np.array([1.1, 0.4, 0.9]))),
+    (odeint_op, _affine_at, (1.5, 0.3, 0.7)),
 ]
 
 
@@ -75,6 +89,55 @@ def test_exponential_decay_closed_form():
     np.testing.assert_allclose(dy0, [e], rtol=1e-8)
     np.testing.assert_allclose(dt, [0.5 * 2 * e, -0.5 * 2 * e], rtol=1e-8)
     assert dk == pytest.approx(-2 * e, rel=1e-8)
+
+
+def mlp(y, t, layers, options):
+    """A neural ODE's dynamics: layers a list of (W, b) pairs, options a dict with a float and an int."""
+    for W, b in layers:
+        y = np.tanh(W @ y + b)
+    return options["gain"] * y + 0.0 * options["depth"]
+
+
+def test_nested_args_of_a_neural_ode(rng):
+    """args holding a list of (W, b) pairs and a dict: every float leaf gets its gradient, in the
+    structure given, matching central differences in both modes."""
+    layers = [(0.5 * rng.standard_normal((2, 2)), 0.1 * rng.standard_normal(2)) for _ in range(2)]
+
+    def loss(y0, layers, gain):
+        ys = odeint(mlp, y0, np.array([0.0, 0.5, 1.0]), args=(layers, {"gain": gain, "depth": 2}), **TOL)
+        return np.sum(ys ** 2)
+
+    dy0, dlayers, dgain = gradient(loss, np.array([1.0, -0.5]), layers, 0.7)
+    assert type(dlayers) is list and [type(d) for d in dlayers] == [tuple, tuple]
+    assert [np.shape(d) for pair in dlayers for d in pair] == [(2, 2), (2,), (2, 2), (2,)]
+    check_grad(loss, np.array([1.0, -0.5]), layers, 0.7, rtol=1e-5)
+
+
+def test_nested_args_closed_form():
+    """dy/dt = a y + c with args=([(a, c)],): y(1) = y₀eᵃ + c(eᵃ - 1)/a, so ∂y/∂y₀ = eᵃ,
+    ∂y/∂c = (eᵃ - 1)/a, ∂y/∂a = y₀eᵃ + c(a eᵃ - eᵃ + 1)/a²."""
+    y0, a, c = 1.5, 0.3, 0.7
+    (dpairs,) = gradient(lambda pairs: odeint(affine, np.array([y0]), np.array([0.0, 1.0]), args=(pairs,),
+                                              **TOL)[-1, 0], [(a, c)])
+    e = np.exp(a)
+    assert type(dpairs) is list and type(dpairs[0]) is tuple
+    np.testing.assert_allclose(dpairs[0], [y0 * e + c * (a * e - e + 1) / a ** 2, (e - 1) / a], rtol=1e-8)
+    assert gradient(_affine_at, y0, a, c)[0] == pytest.approx(e, rel=1e-8)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_a_parameter_given_twice_gets_both_shares(nested):
+    """The same array in two places of args (a weight two layers share) gets the sum of its two
+    shares, once: it was given the sum at each place, twice the derivative."""
+    W = np.array([[0.3, -0.2], [0.1, 0.4]])
+
+    def loss(y0, W):
+        if nested:
+            args = ([(W, np.zeros(2)), (W, np.ones(2))], {"gain": 1.0, "depth": 2})
+            return np.sum(odeint(mlp, y0, np.array([0.0, 1.0]), args=args, **TOL))
+        return np.sum(odeint(lambda y, t, A, B: A @ y - 0.5 * B @ y, y0, np.array([0.0, 1.0]), args=(W, W), **TOL))
+
+    check_grad(loss, np.array([1.0, -0.5]), W, rtol=1e-5)
 
 
 def test_full_output_is_refused():
@@ -137,3 +200,49 @@ def test_third_derivative_of_exponential_decay_closed_form(wrap):
     for w in wrap:
         third = w(third)
     assert third(0.5) == pytest.approx(-2.0 * np.exp(-0.5), rel=1e-7)
+
+
+def van_der_pol(y, t, mu):
+    return np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
+
+
+def _van_der_pol_sum(mu, **tolerances):
+    return np.sum(odeint(van_der_pol, np.array([2.0, 0.0]), np.linspace(0.0, 5.0, 6), (mu,), **tolerances))
+
+
+def test_check_grad_failing_through_odeint_says_why_and_what_to_pass():
+    """At odeint's default tolerances central differences of van der Pol's oscillator miss its
+    (correct) derivative: check_grad's error says that the solver is the noisy side and which
+    eps, rtol and atol (or solver tolerances) to check with, and each suggestion passes."""
+    with pytest.raises(AssertionError, match=r"central differences give .*; the function called "
+                                             r"tapegrad\.scipy\.integrate\.odeint, an adaptive solver, with "
+                                             r"tolerances up to 1\.5e-08: .* they, not the gradient, are the "
+                                             r"likely noisy side\. Check with check_grad\(\.\.\., eps=0\.003, "
+                                             r"rtol=0\.0007, atol=0\.0007\), or make the solver tighter \(rtol="
+                                             r"1e-10, atol=1e-10\) and check with eps=0\.0005, rtol=3e-05, "
+                                             r"atol=3e-05$"):
+        check_grad(_van_der_pol_sum, 1.0)
+    check_grad(_van_der_pol_sum, 1.0, eps=0.003, rtol=0.0007, atol=0.0007)
+    check_grad(lambda mu: _van_der_pol_sum(mu, rtol=1e-10, atol=1e-10), 1.0, eps=0.0005, rtol=3e-05, atol=3e-05)
+    assert _ADAPTIVE.get() is None  # nothing is noted outside a check
+
+
+def test_check_grad_of_a_second_derivative_through_odeint_says_why():
+    """check_grad(order=2) through odeint: the advice is given once, by the outermost check, and passes."""
+    def final(y0, a, c):
+        return odeint(affine, np.stack([y0]), np.array([0.0, 1.0]), args=([(a, c)],), rtol=1e-10, atol=1e-10)[-1, 0]
+
+    with pytest.raises(AssertionError, match=r"tolerances up to 1e-10: .*Check with check_grad\(\.\.\., "
+                                             r"eps=0\.0005, rtol=3e-05, atol=3e-05\)$") as info:
+        check_grad(final, 1.5, 0.3, 0.7, order=2)
+    assert str(info.value).count("adaptive solver") == 1
+    check_grad(final, 1.5, 0.3, 0.7, order=2, eps=0.0005, rtol=3e-05, atol=3e-05)
+
+
+def test_check_grad_without_a_solver_says_nothing_of_solvers():
+    """A failing check of a function that ran no adaptive solver gives the plain message, even
+    after checks that did run one."""
+    check_grad(lambda k: _decay_at(np.array([2.0, k, 1.0])), 0.5, rtol=1e-5)
+    with pytest.raises(AssertionError) as info:
+        check_grad(lambda x: np.sum(np.sin(x)), np.ones(3), rtol=-1.0, atol=0.0)  # nothing can pass
+    assert "solver" not in str(info.value)
