@@ -428,6 +428,15 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         except Exception as exc:
             # the partial tape, for debugging: what was recorded up to the failure
             exc.tapegrad_tape = tape
+            refused = tape.meta.get("refused")
+            if refused is not None and not isinstance(exc, TapegradError):
+                # a refusal was caught (by f, or by a library it called: scipy's compiled
+                # minimizers swallow it) and an error of another kind followed from it: the
+                # refusal is the cause to fix
+                raise type(refused)(
+                    f"{refused} (this was caught and {getattr(f, '__name__', 'f')} went on, then "
+                    f"raised {type(exc).__name__}: {exc})"
+                ) from exc
             error = plain_store_error(exc)
             if error is None:
                 raise
@@ -457,8 +466,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     refused = tape.meta.get("refused")
     if refused is not None:
         raise type(refused)(
-            f"{getattr(f, '__name__', 'f')} caught an error tapegrad raised and went on, so its "
-            f"result would silently lack a gradient; let it propagate and fix its cause: {refused}"
+            f"an error tapegrad raised inside {getattr(f, '__name__', 'f')} was caught (by it, or "
+            f"by a library it called) and the computation went on, so its result would silently "
+            f"lack a gradient; let it propagate and fix its cause: {refused}"
         ) from refused
     if type(out) is Tracer and out._tape is tape:
         tape.result = out._var

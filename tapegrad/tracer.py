@@ -313,8 +313,10 @@ class Tracer(ArrayLike):
             ))
         what = (f"numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
                 f"array at {user_location()}, which would drop its gradient")
-        hint = foreign_function_hint() or numpy_call_hint()
+        foreign = foreign_function_hint()  # (a scipy function: its replacement, or the advice below)
+        hint = numpy_call_hint() if not foreign else ""
         raise self._refused(ConcreteValueError(f"{hint}({what})" if hint else (
+            f"{foreign}"
             f"{what}. Use the traced value as it "
             f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
             f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
