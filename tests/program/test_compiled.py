@@ -317,3 +317,41 @@ def test_the_plain_signature_is_the_walks_own_key(rng):
         for _ in range(6):
             got = cg(*args)
         assert_same(got, grad(f, *args))
+
+
+def many_guards(x, n):
+    """Paths chosen by int(), a while loop, a caught LinAlgError and an if."""
+    s = 0.0
+    for i in range(int(abs(x[0]) * 3) % 4):
+        s = s + np.sin(x[i % x.shape[0]])
+    j = 0
+    while np.sum(x * x) * (j + 1) < 4.0 and j < 5:
+        j += 1
+        s = s + x[0] * j
+    try:
+        np.linalg.cholesky(np.diag(x))  # only a check: its value is not used
+        s = s + np.sum(x)
+    except np.linalg.LinAlgError:
+        s = s - np.sum(x * x)
+    if x[-1] > 0:
+        s = s * 2
+    return s * n
+
+
+def test_many_guard_paths_past_maxsize_give_grads_answer():
+    """250 calls over about 90 paths (guards of four kinds) and two signatures, with maxsize
+    below the number of paths and above it, in tiers and without: every call equals grad, and
+    the programs kept never pass maxsize. (A path that held only because a check did not raise
+    was silently replayed where the check raised: dead-code elimination dropped the check.)"""
+    rng = np.random.default_rng(1)
+    calls = [(rng.uniform(-1.5, 1.5, size=rng.choice([2, 3])), float(rng.choice([1.0, 2.0])))
+             for _ in range(250)]
+    for tiers in (True, False):
+        for maxsize in (1, 3, 9, 1000):
+            g = compiled_grad(many_guards, maxsize=maxsize, tiers=tiers)
+            for x, n in calls:
+                assert_same(g(x, n), grad(many_guards, x, n))
+                assert g.cache_info()["programs"] <= maxsize
+            info = g.cache_info()
+            assert info["retraces"] > 20
+        assert info["programs"] > 70 and info["hits"] > 70
