@@ -1,5 +1,9 @@
 """tapegrad.program.compiled: compiled, cached gradients equal a fresh grad, across branches and signatures."""
+import random
+
 import numpy as np
+import pytest
+import scipy.stats
 
 import tapegrad
 from tapegrad import compiled_grad, grad
@@ -355,3 +359,92 @@ def test_many_guard_paths_past_maxsize_give_grads_answer():
             info = g.cache_info()
             assert info["retraces"] > 20
         assert info["programs"] > 70 and info["hits"] > 70
+
+
+RNG = np.random.default_rng(0)  # a module-level generator, as a script keeps one
+
+
+def noise():
+    return RNG.normal()
+
+
+class NoisyModel:
+    def __init__(self):
+        self.rng = np.random.default_rng(1)
+
+    def __call__(self, a):
+        return np.sum(a * self.rng.normal())
+
+
+def _captured_generator():
+    rng = np.random.default_rng(2)
+    return lambda a: np.sum(a * rng.normal())
+
+
+RANDOM_DRAWS = {
+    "numpy's global RandomState": lambda a: np.sum(a * np.random.normal()),
+    "Python's random module": lambda a: np.sum(a * random.random()),
+    "scipy.stats rvs": lambda a: np.sum(a * scipy.stats.norm.rvs()),
+    "default_rng() inside f": lambda a: np.sum(a * np.random.default_rng().normal()),
+    "a module-level Generator": lambda a: np.sum(a * RNG.normal()),
+    "a Generator read by a helper": lambda a: np.sum(a * noise()),
+    "a Generator in a closure": _captured_generator(),
+    "a Generator on the object": NoisyModel(),
+}
+
+
+@pytest.mark.parametrize("source", RANDOM_DRAWS, ids=str)
+@pytest.mark.parametrize("tiers", [True, False])
+def test_random_draws_are_drawn_afresh_on_every_call(source, tiers):
+    """A function that draws random numbers is traced on every call, never compiled: over 12
+    calls every draw is new (from the fifth call on, the compiled program replayed the draw
+    its trace made)."""
+    f = RANDOM_DRAWS[source]
+    g = compiled_grad(f, tiers=tiers)
+    x = np.ones(2)
+    draws = [g(x)[1][1][0] for _ in range(12)]
+    assert len(set(draws)) == 12
+    assert g.cache_info()["hits"] == 0 and g.cache_info()["programs"] == 0
+
+
+@pytest.mark.parametrize("seed", [np.random.seed, random.seed], ids=["numpy", "random"])
+def test_a_seeded_global_generator_gives_grads_draws(seed):
+    """Seeded, numpy's and Python's global generators give a compiled gradient the draws grad
+    gets: one draw per call, in the same order."""
+    f = RANDOM_DRAWS["numpy's global RandomState" if seed is np.random.seed else "Python's random module"]
+    g, x = compiled_grad(f), np.ones(2)
+    seed(7)
+    got = [g(x) for _ in range(10)]
+    seed(7)
+    want = [grad(f, x) for _ in range(10)]
+    for a, b in zip(got, want):
+        assert_same(a, b)
+
+
+def test_a_generator_seeded_inside_f_is_compiled():
+    """np.random.default_rng(5) made inside f draws the same numbers on every call: it is
+    compiled, and the program gives grad's answer."""
+    def f(a):
+        return np.sum(a * np.random.default_rng(5).normal())
+
+    g, x = compiled_grad(f), np.ones(2)
+    for _ in range(8):
+        assert_same(g(x), grad(f, x))
+    assert g.cache_info()["hits"] == 4
+
+
+def test_numpy_is_left_as_it_was_after_a_trace_that_draws():
+    """The watch on numpy's fresh entropy (numpy.random.bit_generator.randbits) lasts only while
+    a program is traced, also when the traced function raises."""
+    import numpy.random.bit_generator as bit_generator
+    own = bit_generator.randbits
+
+    def fails(a):
+        np.random.default_rng()
+        raise ValueError("no")
+
+    g = compiled_grad(fails, tiers=False)
+    with pytest.raises(ValueError, match="no"):
+        g(1.0)
+    compiled_grad(RANDOM_DRAWS["default_rng() inside f"], tiers=False)(np.ones(2))
+    assert bit_generator.randbits is own
