@@ -48,12 +48,15 @@ send functions), compiled programs included (a program traced but not yet compil
 compiled as it is pickled), so the receiver runs them without tracing. The programs are
 functions made by exec, which the standard pickle cannot find by name: it pickles a compiled
 gradient only before a program has been traced (or after ``cache_clear()``), and its
-function only by reference.
+function only by reference; otherwise it raises a PicklingError that says so. (Which pickler
+is at work is read from the modules on the stack: cloudpickle's and dill's, and ``copy``,
+take the programs.)
 """
 from __future__ import annotations
 
 import ctypes
 import operator
+import pickle
 import random
 import sys
 import threading
@@ -68,7 +71,7 @@ from ..grad import grad
 from .passes import optimize
 from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..context import param_names, trace
-from ..errors import restore_warnings, route_warnings
+from ..errors import restore_warnings, route_warnings, short_name, user_location
 from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
 
@@ -420,11 +423,40 @@ class CompiledGrad:
         self.hits = self.misses = self.retraces = self.traced = self.eager = 0
 
     def __getstate__(self):
+        if not _pickled_by_value():
+            return self._plain_state()
         # the programs of the paths traced but not yet used are compiled now, so that a copy
         # (a Dask worker) runs them without tracing; the tapes are not sent
         for node in self._cache.values():
             node.compile_all()
         return self.__dict__
+
+    def _plain_state(self):
+        """The state the standard pickle can take, or a PicklingError saying what to do: it
+        stores functions by name, and the programs (made by exec) have none."""
+        where = user_location(skip_packages=_PICKLERS)
+        if self._cache:
+            raise pickle.PicklingError(
+                f"pickle at {where} cannot store the compiled gradient of {short_name(self.f)}: it "
+                f"holds {self._programs} traced program{'s' if self._programs != 1 else ''}, "
+                f"functions made by exec, which the standard pickle (and multiprocessing's) can "
+                f"store only by name. Pickle it with cloudpickle (cloudpickle.dumps(g), as Dask "
+                f"and joblib do), which sends the programs along, or call g.cache_clear() first "
+                f"to send it without them (the copy traces again)"
+            )
+        if type(self.f) is _FunctionType and not _findable(self.f):
+            raise pickle.PicklingError(
+                f"pickle at {where} cannot store the compiled gradient of {short_name(self.f)}: the "
+                f"standard pickle stores a function by name, and {self.f.__qualname__} (a lambda "
+                f"or a function defined inside another) has none it can import. Define the "
+                f"function at module level, or pickle the compiled gradient with cloudpickle "
+                f"(cloudpickle.dumps(g)), which stores the function itself"
+            )
+        state = dict(self.__dict__)
+        # the signatures called once or traced on every call: keys that hold the type of a
+        # function, which the standard pickle cannot find by name; the copy meets them again
+        state["_seen"], state["_uncompiled"] = OrderedDict(), OrderedDict()
+        return state
 
     def _signature(self, args, seed, kwargs):
         """``(key, leaves, keyed)``: the key of the call's structure (types, shapes, dtypes,
@@ -597,6 +629,31 @@ class CompiledGrad:
 
 
 _FunctionType = types.FunctionType
+#: the packages that pickle and copy objects: their frames are not the user's
+_PICKLERS = ("pickle", "_pickle", "copyreg", "copy", "cloudpickle", "dill", "multiprocessing")
+
+
+def _pickled_by_value() -> bool:
+    """True when the object being pickled is taken by a pickler that stores functions made by
+    exec by value (cloudpickle, also as Dask, joblib, Ray and PySpark carry it; dill) or by
+    copy.copy / copy.deepcopy, which keep functions as they are; False for the standard pickle
+    (and multiprocessing's), which stores them by name. Read from the modules on the stack,
+    only when something is pickled."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if "cloudpickle" in module or module.split(".")[0] in ("dill", "copy"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _findable(fn) -> bool:
+    """True if the standard pickle can find `fn` by its module and qualified name."""
+    obj = sys.modules.get(fn.__module__ or "")
+    for part in fn.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
 _NONE_KEY = ("static", (type(None), None))
 _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
 
