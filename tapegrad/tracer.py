@@ -13,7 +13,9 @@ are themselves traced by the outer tape (this is what differentiates a gradient)
 from __future__ import annotations
 
 import operator
+import sys
 import threading
+from fractions import Fraction
 
 import numpy as np
 
@@ -28,7 +30,7 @@ from .errors import (
 )
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
-from .views import VIEWS, note_view, view_again
+from .views import VIEWS, concrete, note_view, view_again
 from .program.guards import guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
@@ -365,16 +367,44 @@ class Tracer(ArrayLike):
         if np.result_type(self._val).kind in "iu":
             self._tape.meta.setdefault("concrete", set()).add(self._var)
             return float(self._guard(guard_int, int(self._val)))
-        raise self._concrete("float")
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__") == "logging":
+            # logging.info("%.3f", x) formats its message with float(x): a string to show,
+            # which keeps no number (logging would print "Logging error" and go on)
+            return float(concrete(self))
+        if caller.f_globals.get("__name__") == "statistics":  # fmean, geometric_mean: math.fsum
+            raise self._statistics(caller)
+        raise self._concrete("float", how=(
+            "; to print it, format it: f\"{x:.3f}\" and \"{:.3f}\".format(x) format its value "
+            "(\"%.3f\" % x asks float(x)), and print(x) shows it"))
+
+    def as_integer_ratio(self):
+        """Refused: Python's statistics module reads numbers as exact fractions through it."""
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__") == "statistics":
+            raise self._statistics(caller)
+        raise self._concrete("as_integer_ratio")
+
+    def _statistics(self, frame):
+        """The refusal of a function of Python's statistics module (statistics.mean([a, b]))."""
+        while frame.f_back is not None and frame.f_back.f_globals.get("__name__") == "statistics":
+            frame = frame.f_back  # the function the user called (mean, not its helper _sum)
+        return self._refused(ConcreteValueError(
+            f"statistics.{frame.f_code.co_name}() of the traced value {self._var}::"
+            f"{type_str(self._val)} at {user_location(skip_packages=('statistics', 'fractions'))} "
+            f"reads it as a plain number (an exact fraction, or float()), which would drop its "
+            f"gradient; use numpy, which takes a list of traced values: np.mean([a, b]), "
+            f"np.median, np.std, np.var (ddof=1 for statistics.stdev and variance)"
+        ))
 
     def __complex__(self):
         raise self._concrete("complex")
 
-    def _concrete(self, what):
+    def _concrete(self, what, how=""):
         return self._refused(ConcreteValueError(
             f"{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
             f"would drop its gradient (math functions such as math.sin call it too); use numpy "
-            f"(np.sin, np.exp, ...) on the traced value instead"
+            f"(np.sin, np.exp, ...) on the traced value instead{how}"
         ))
 
     def item(self):
@@ -425,6 +455,10 @@ class Tracer(ArrayLike):
     def _label(self):
         return repr(self._var)
 
+    def _modular_pow_error(self, other, modulo):
+        return ArrayLike._modular_pow_error(self, other, modulo,
+                                            f"the traced value {self._var}::{type_str(self._val)}")
+
     def _make_stale(self, reason):
         if type(self._tape) is not _StaleTape:
             self._tape = _StaleTape(reason, self._tape)
@@ -434,12 +468,16 @@ def _operators(ufunc, name):
     """``t <op> other`` and ``other <op> t`` for a Tracer. When the other operand is a Tracer
     of the same tape or a plain number or array, the call's tape is `t`'s, so it goes to the
     tape's context at once (what `record_call` would find, without its search); anything else
-    takes `record_call`. The operators of a primitive's every step, so a Python call counts."""
+    takes `record_call`. The operators of a primitive's every step, so a Python call counts.
+    A `Fraction` operand is taken as the float Python's arithmetic makes of it
+    (``1.5 * Fraction(1, 3)`` is ``1.5 * float(Fraction(1, 3))``)."""
     def forward(self, other):
         tape = self._tape
         to = type(other)
         if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
             return tape.ctx.record(tape, ufunc, (self, other), None)
+        if to is Fraction:
+            return forward(self, float(other))
         return record_call(ufunc, (self, other), None)
 
     def reflected(self, other):
@@ -447,7 +485,21 @@ def _operators(ufunc, name):
         to = type(other)
         if to in _PLAIN_OPERANDS and not tape.closed:
             return tape.ctx.record(tape, ufunc, (other, self), None)
+        if to is Fraction:
+            return reflected(self, float(other))
         return record_call(ufunc, (other, self), None)
+
+    if ufunc is np.power:
+        def forward(self, other, modulo=None):  # noqa: F811 - pow(t, y, m) passes a modulo
+            if modulo is not None:
+                raise self._modular_pow_error(other, modulo)
+            tape = self._tape
+            to = type(other)
+            if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
+                return tape.ctx.record(tape, ufunc, (self, other), None)
+            if to is Fraction:
+                return forward(self, float(other))
+            return record_call(ufunc, (self, other), None)
 
     forward.__name__ = f"__{name}__"
     reflected.__name__ = f"__r{name}__"
