@@ -401,14 +401,82 @@ def plain_store_error(exc, value="traced"):
     value was written into a plain ndarray, or None for any other exception."""
     if not isinstance(exc, ValueError) or "setting an array element with a sequence" not in str(exc):
         return None
+    frame = None
+    tb = exc.__traceback__
+    while tb is not None:  # the innermost frame of the user's: the function that wrote
+        if not in_library(tb.tb_frame):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    hint = bound_at_import_hint(frame, value, literals=False) if frame is not None else ""
+    if hint:
+        return ConcreteValueError(
+            f"numpy could not store a {value} value into a plain array at {traceback_location(exc)}: {hint}")
     return ConcreteValueError(
         f"numpy could not store a value into a plain array at {traceback_location(exc)}: a {value} "
         f"value cannot be written into a plain ndarray (one made outside the differentiated "
-        f"function, by a copy of such an array, or by a constructor imported by name: from numpy "
-        f"import zeros). Make the array inside the function with np.zeros, np.empty, np.ones, "
-        f"np.full or their _like forms, which take {value} values there, or build it from {value} "
-        f"values: np.stack([...]), np.where(mask, t, 0.0), np.concatenate"
+        f"function, by np.array of plain numbers, or by a copy of such an array). Make the "
+        f"array inside the function with "
+        f"np.zeros, np.empty, np.ones, np.full or their _like forms, called as np.zeros(...), which "
+        f"take {value} values there (a name bound from numpy at import, from numpy import zeros, "
+        f"is numpy's own and makes a plain array), or build it from {value} values: "
+        f"np.stack([...]), np.where(mask, t, 0.0), np.concatenate"
     )
+
+
+#: numpy's functions that make arrays to fill in, which tapegrad sees inside a trace under
+#: numpy's names only (`tapegrad.literals`), and those that make arrays of lists
+_CONSTRUCTORS = ("zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like")
+_LITERALS = ("array", "asarray")
+_MAKER_NAMES: dict = {}  # id(numpy's own function) -> its name
+
+
+def bound_at_import_hint(frame=None, value="traced", literals=True) -> str:
+    """If the function running in `frame` (by default the user's innermost: the first outside
+    tapegrad, numpy and scipy) calls numpy's array constructors (or, with `literals`,
+    ``np.array``/``np.asarray``) through a name bound from numpy (``from numpy import zeros``
+    at the top of its module, or in the function), what that does and what to write instead;
+    "" otherwise. Only on an error's path."""
+    if frame is None:
+        frame = sys._getframe(1)
+        while frame is not None and in_library(frame):
+            frame = frame.f_back
+        if frame is None:  # pragma: no cover - tapegrad is always called from somewhere
+            return ""
+    if not _MAKER_NAMES:
+        for name in _CONSTRUCTORS + _LITERALS:
+            fn = getattr(np, name)
+            # (inside a trace numpy's names hold tapegrad's stand-ins, which wrap numpy's own)
+            _MAKER_NAMES[id(getattr(fn, "__wrapped__", fn))] = name
+    code = frame.f_code
+    found = {}  # the user's name -> numpy's
+    for name in code.co_varnames + code.co_cellvars + code.co_freevars + code.co_names:
+        try:
+            v = frame.f_locals[name] if name in frame.f_locals else frame.f_globals.get(name)
+        except Exception:  # pragma: no cover - a frame's locals that cannot be read
+            continue
+        own = _MAKER_NAMES.get(id(v))
+        if own is not None and getattr(np, own) is not v and (literals or own in _CONSTRUCTORS):
+            found.setdefault(name, own)
+    if not found:
+        return ""
+    text = []
+    for kind, what, fix in (
+            (_CONSTRUCTORS, f"the array it makes is plain, and a {value} value cannot be written "
+                            f"into a plain ndarray",
+             f"inside a trace tapegrad sees np.zeros & co., and the arrays they make take {value} values"),
+            (_LITERALS, f"it turns {value} values into a plain array, which drops their "
+                        f"derivative", f"tapegrad records np.array([...]) of {value} values as "
+                                   f"np.stack of them")):
+        names = {n: own for n, own in found.items() if own in kind}
+        if not names:
+            continue
+        binds = ", ".join(own if n == own else f"{own} as {n}" for n, own in names.items())
+        calls = " and ".join(f"np.{own}" for own in dict.fromkeys(names.values()))
+        text.append(f"{' and '.join(names)} in {code.co_name} {'is' if len(names) == 1 else 'are'} "
+                    f"numpy's own, bound by name when the module was imported (from numpy "
+                    f"import {binds}): {what}. Call {calls} through numpy's namespace (import "
+                    f"numpy as np): {fix}")
+    return "; ".join(text)
 
 
 def traceback_location(exc) -> str:

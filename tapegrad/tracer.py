@@ -23,6 +23,7 @@ from .errors import (
     ConcreteValueError,
     EscapedTracerError,
     StaleViewError,
+    bound_at_import_hint,
     foreign_function_hint,
     scalar_cast_error,
     type_str,
@@ -288,21 +289,25 @@ class Tracer(ArrayLike):
                 # np.float64(t) (after __float__) or np.float32(t): a plain number, never a traced one
                 raise self._refused(scalar_cast_error(
                     f"the traced value {self._var}::{type_str(self._val)}", dtype))
+        bound = bound_at_import_hint()
         if dtype is not None:
             name = np.dtype(dtype).name
             raise self._refused(ConcreteValueError(
                 f"numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
                 f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
-                f"into a plain array), which would drop its gradient. Cast with "
-                f"t.astype(np.{name}), which keeps it; make the arrays you write into inside the "
-                f"traced function (np.zeros, np.empty, ...) or build them with np.stack"
+                f"into a plain array), which would drop its gradient. "
+                + (bound if bound else
+                   f"Cast with t.astype(np.{name}), which keeps it; make the arrays you write into "
+                   f"inside the traced function (np.zeros, np.empty, ...) or build them with np.stack")
             ))
         raise self._refused(ConcreteValueError(
             f"{foreign_function_hint()}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
-            f"array at {user_location()}, which would drop its gradient. Use the traced value as it "
-            f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
-            f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
-            f"numpy functions rather than math or other functions that cannot see traced values"
+            f"array at {user_location()}, which would drop its gradient. "
+            + (bound if bound else
+               f"Use the traced value as it is (x.copy() for a copy), build arrays from traced "
+               f"values with np.array([...]), np.stack or np.concatenate rather than by assignment "
+               f"into a plain array, and use numpy functions rather than math or other functions "
+               f"that cannot see traced values")
         ))
 
     def _refused(self, err):

@@ -192,3 +192,49 @@ def test_a_function_argument_in_the_wrong_place_is_named():
     with pytest.raises(TypeError, match=r"^the function to trace comes first, but a float was given at "
                                         r"test_errors\.py:\d+: call it as trace\(f, \*args\) / grad\(f, \*args\)$"):
         grad(3.0, 1.0)
+
+
+# what `from numpy import zeros, ones as fill_ones` binds when a module is imported (before any
+# trace): numpy's own functions, not the names tapegrad sees inside a trace
+zeros = tapegrad.literals.CONSTRUCTORS["zeros"]
+fill_ones = tapegrad.literals.CONSTRUCTORS["ones"]
+
+
+def test_a_write_into_an_array_of_a_name_bound_from_numpy_says_call_np_zeros():
+    """zeros(3) through `from numpy import zeros` makes a plain array: a traced value written into
+    it is refused naming the name, how it was bound and np.zeros (the message advised np.zeros
+    & co. alone, which the user thought they had called)."""
+    def f(x):
+        z = zeros(3)
+        z[0] = x
+        return np.sum(z)
+
+    def g(x):
+        z = fill_ones((2, 2))
+        z[:] = x * 2.0
+        return np.sum(z)
+
+    with pytest.raises(ConcreteValueError, match=r"numpy could not store a traced value into a plain array at "
+                       r"test_errors\.py:\d+: zeros in f is numpy's own, bound by name when the module was "
+                       r"imported \(from numpy import zeros\): the array it makes is plain, and a traced value "
+                       r"cannot be written into a plain ndarray\. Call np\.zeros through numpy's namespace \(import numpy as np\)"):
+        grad(f, 1.5)
+    with pytest.raises(ConcreteValueError, match=r"as a plain float64 at test_errors\.py:\d+ .*fill_ones in g is "
+                       r"numpy's own, .*\(from numpy import ones as fill_ones\).*Call np\.ones through"):
+        grad(g, np.ones((2, 2)))
+
+    def k(x):
+        z = np.array([0.0, 1.0])
+        z[0] = x
+        return np.sum(z)
+
+    with pytest.raises(ConcreteValueError, match=r"by np\.array of plain numbers.*called as np\.zeros\(\.\.\.\).*"
+                       r"from numpy import zeros, is numpy's own"):  # no such name: the general advice
+        grad(k, 1.5)
+
+    def h(x):
+        z = np.zeros(3)
+        z[0] = x
+        return np.sum(z)
+
+    assert grad(h, 1.5) == (1.5, (tapegrad.ZERO, 1.0))
