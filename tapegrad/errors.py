@@ -25,6 +25,8 @@ __all__ = [
     "StaleInputError",
     "ComplexValueError",
     "user_location",
+    "random_sampler_hint",
+    "bound_at_import_hint",
     "in_library",
     "qualified_name",
     "short_name",
@@ -477,6 +479,116 @@ def bound_at_import_hint(frame=None, value="traced", literals=True) -> str:
                     f"import {binds}): {what}. Call {calls} through numpy's namespace (import "
                     f"numpy as np): {fix}")
     return "; ".join(text)
+
+
+# --- numpy's random samplers given traced parameters ---
+
+#: how a draw with traced parameters is written as fixed noise shifted and scaled
+_REPARAMETERIZED = {
+    "normal": "x + {rng}.normal() for normal(loc=x); in general loc + scale * {rng}.standard_normal(size)",
+    "uniform": "low + (high - low) * {rng}.random(size)",
+    "exponential": "scale * {rng}.standard_exponential(size)",
+    "lognormal": "np.exp(mean + sigma * {rng}.standard_normal(size))",
+    "laplace": "loc + scale * {rng}.laplace(size=size)",
+    "logistic": "loc + scale * {rng}.logistic(size=size)",
+    "gumbel": "loc + scale * {rng}.gumbel(size=size)",
+    "rayleigh": "scale * {rng}.rayleigh(size=size)",
+    "weibull": "scale * {rng}.weibull(a, size) (a plain)",
+    "standard_cauchy": "loc + scale * {rng}.standard_cauchy(size)",
+    "multivariate_normal": "mean + {rng}.standard_normal(size + (n,)) @ np.linalg.cholesky(cov).T",
+}
+_NOT_SAMPLERS = {"bit_generator", "spawn", "bytes", "shuffle", "permutation", "permuted",
+                 "get_state", "set_state", "seed"}
+_SAMPLERS: set = set()
+
+
+def random_sampler_hint(what) -> str:
+    """If the user's line is calling a sampler of a numpy random generator (``rng.normal(loc=x)``,
+    ``np.random.uniform(0, x)``), which converted `what` ("the traced value %2::float64") to a
+    plain number, the error that says how to draw instead; "" otherwise. Found from the
+    bytecode of the call being made (no source needed: it works under ``python -c`` too), or,
+    where instructions carry no positions (Python 3.10), from the source line."""
+    if not _SAMPLERS:
+        for cls in (np.random.Generator, np.random.RandomState):
+            _SAMPLERS.update(n for n in dir(cls) if not n.startswith("_") and n not in _NOT_SAMPLERS)
+    frame = sys._getframe(1)
+    while frame is not None and in_library(frame):
+        frame = frame.f_back
+    if frame is None:  # pragma: no cover - tapegrad is always called from somewhere
+        return ""
+    called = _called_method(frame)
+    if called is None:
+        return ""
+    receiver, name = called
+    if name not in _SAMPLERS:
+        return ""
+    shifted = _REPARAMETERIZED.get(name)
+    fix = (f"Draw the noise with fixed parameters and shift and scale it, which is differentiated: "
+           f"{shifted.format(rng=receiver)}" if shifted else
+           f"{name}'s draws are not a shift and scale of fixed noise, so they have no derivative by "
+           f"their parameters here: pass it plain numbers (values from outside the "
+           f"differentiated function)")
+    return (f"{receiver}.{name}() at {user_location()} was given {what} as a parameter: numpy's "
+            f"random samplers take plain numbers only, so its gradient would be lost. {fix}")
+
+
+_LOADS = ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME")
+
+
+def _called_method(frame):
+    """``(receiver, method name)`` of the method call `frame` is making (``("rng", "normal")``
+    while ``rng.normal(loc=x)`` runs), or None. The receiver is named as written when it is a
+    chain of names and attributes whose object is a numpy generator or ``np.random``."""
+    import dis
+
+    code, lasti = frame.f_code, frame.f_lasti
+    chain = []
+    try:
+        instructions = list(dis.get_instructions(code))
+        call = next((i for i in instructions if i.offset == lasti), None)
+        start = getattr(call, "positions", None)
+        if start is None or start.lineno is None:
+            return _called_method_from_source(frame)
+        for i in instructions:
+            if i.offset >= lasti:
+                break
+            p = i.positions
+            if p is not None and (p.lineno, p.col_offset) == (start.lineno, start.col_offset):
+                chain.append(i)  # the callee's chain: rng, .normal (each starts where the call does)
+    except Exception:  # pragma: no cover - an unusual code object: no hint
+        return None
+    attrs = [i for i in chain if i.opname in ("LOAD_ATTR", "LOAD_METHOD")]
+    if not attrs:
+        return None
+    name = attrs[-1].argval
+    loads = [i for i in chain if i.opname in _LOADS + ("LOAD_ATTR", "LOAD_METHOD")]
+    if loads and loads[0].opname in _LOADS and all(i.opname in _LOADS + ("LOAD_ATTR", "LOAD_METHOD") for i in chain
+                                                    if not i.opname.startswith(("KW_NAMES", "PRECALL", "PUSH_NULL"))):
+        # a chain of names (rng, self.rng, np.random): the object it names, read again
+        first = loads[0].argval
+        try:
+            if first in frame.f_locals:
+                obj = frame.f_locals[first]
+            else:
+                obj = frame.f_globals.get(first, frame.f_builtins.get(first))
+            for i in loads[1:-1]:
+                obj = getattr(obj, i.argval)
+        except Exception:
+            obj = None
+        if not (isinstance(obj, (np.random.Generator, np.random.RandomState)) or obj is np.random):
+            return None
+        return ".".join(i.argval for i in loads[:-1]), name
+    return "rng", name  # a receiver made by a call: named by the method alone
+
+
+def _called_method_from_source(frame):
+    """`_called_method` from the source line, where instructions carry no positions."""
+    import linecache
+    import re
+
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
+    calls = re.findall(r"([A-Za-z_][\w.]*)\.(\w+)\s*\(", line)
+    return calls[-1] if calls else None
 
 
 def traceback_location(exc) -> str:

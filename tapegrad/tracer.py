@@ -25,6 +25,7 @@ from .errors import (
     StaleViewError,
     bound_at_import_hint,
     foreign_function_hint,
+    random_sampler_hint,
     scalar_cast_error,
     type_str,
     user_location,
@@ -287,8 +288,11 @@ class Tracer(ArrayLike):
                 return np.array(self.__bool__(), dtype=dtype)  # np.bool_(t), guarded as bool(t)
             if kind in "fc":
                 # np.float64(t) (after __float__) or np.float32(t): a plain number, never a traced one
-                raise self._refused(scalar_cast_error(
+                raise self._refused(self._sampler_error() or scalar_cast_error(
                     f"the traced value {self._var}::{type_str(self._val)}", dtype))
+        sampler = self._sampler_error()  # rng.normal(loc=x): numpy's samplers take plain numbers
+        if sampler is not None:
+            raise self._refused(sampler)
         bound = bound_at_import_hint()
         if dtype is not None:
             name = np.dtype(dtype).name
@@ -309,6 +313,10 @@ class Tracer(ArrayLike):
                f"into a plain array, and use numpy functions rather than math or other functions "
                f"that cannot see traced values")
         ))
+
+    def _sampler_error(self):
+        hint = random_sampler_hint(f"the traced value {self._var}::{type_str(self._val)}")
+        return ConcreteValueError(hint) if hint else None
 
     def _refused(self, err):
         """`err`, remembered by the tape: code that catches it and goes on (``try: float(x)

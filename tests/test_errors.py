@@ -1,5 +1,8 @@
 """tapegrad.errors: every failure names the op, the argument types, the place in the user's code and the fix."""
 import math
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -238,3 +241,46 @@ def test_a_write_into_an_array_of_a_name_bound_from_numpy_says_call_np_zeros():
         return np.sum(z)
 
     assert grad(h, 1.5) == (1.5, (tapegrad.ZERO, 1.0))
+
+
+RNG = np.random.default_rng(0)
+
+
+class _Noisy:
+    def __init__(self):
+        self.rng = np.random.default_rng(1)
+
+    def draw(self, x):
+        return np.sum(self.rng.normal(loc=x, size=3))
+
+
+@pytest.mark.parametrize("f, x, call, fix", [
+    (lambda x: RNG.normal(loc=x), 1.5, "RNG.normal", r"x \+ RNG\.normal\(\) for normal\(loc=x\); in general "
+                                                     r"loc \+ scale \* RNG\.standard_normal\(size\)"),
+    (lambda x: np.sum(RNG.normal(0.0, x)), np.ones(2), "RNG.normal", r"loc \+ scale \* RNG\.standard_normal"),
+    (lambda x: np.random.uniform(x, 2.0), 0.5, "np.random.uniform", r"low \+ \(high - low\) \* np\.random\.random\(size\)"),
+    (_Noisy().draw, 1.5, "self.rng.normal", r"x \+ self\.rng\.normal\(\)"),
+    (lambda x: RNG.gamma(x), 1.5, "RNG.gamma", r"gamma's draws are not a shift and scale of fixed noise.*plain numbers"),
+], ids=["loc", "array scale", "legacy uniform", "attribute", "gamma"])
+def test_a_traced_parameter_of_a_random_sampler_is_refused_with_the_reparameterization(f, x, call, fix):
+    """rng.normal(loc=x) with x traced: numpy's samplers take plain numbers; the error names the
+    call, the line and how to draw instead (x + rng.normal()), not a cast (it advised
+    t.astype(np.float64), which numpy's sampler would refuse as well)."""
+    with pytest.raises(ConcreteValueError, match=rf"{re.escape(call)}\(\) at test_errors\.py:\d+ was given the "
+                       rf"traced value %\d+::float64(\[2\])? as a parameter: numpy's random samplers take plain "
+                       rf"numbers only.*{fix}"):
+        grad(f, x)
+
+
+def test_the_reparameterized_draw_is_differentiated():
+    """x + rng.normal(), the fix the error gives, has the derivative 1 in x."""
+    y, (_, dx) = grad(lambda x: x + RNG.normal(), 1.5)
+    assert dx == 1.0
+
+
+def test_the_sampler_hint_needs_no_source():
+    """Under python -c (no source to read) the call is found from the bytecode."""
+    code = ("import numpy as np, tapegrad\nrng = np.random.default_rng(0)\n"
+            "tapegrad.grad(lambda x: rng.normal(loc=x), 1.5)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "rng.normal() at <string>:3 was given the traced value %2::float64 as a parameter" in out.stderr
