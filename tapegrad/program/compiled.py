@@ -293,20 +293,21 @@ class _LegacyWatch:
 
     _lock = threading.Lock()
     last = None  # (words, has_gauss) at the last full read
-    fast = None  # True when the words read through ctypes are numpy's state (checked once)
+    checked = fast = None  # the bit generator last checked; True if its words read as its state
 
     @classmethod
     def _words(cls):
         bg = _LEGACY._bit_generator
-        if cls.fast is None:
-            try:
-                raw = ctypes.string_at(bg.ctypes.state_address, 624 * 4 + 4)
-                st = bg.state
-                cls.fast = (st["bit_generator"] == "MT19937"
-                            and np.array_equal(np.frombuffer(raw[:2496], np.uint32), st["state"]["key"])
-                            and int.from_bytes(raw[2496:], sys.byteorder, signed=True) == st["state"]["pos"])
-            except Exception:  # pragma: no cover - another numpy: the full state each time
-                cls.fast = False
+        if bg is not cls.checked:  # (np.random.set_bit_generator puts another in its place)
+            cls.fast, cls.checked = False, bg
+            if type(bg) is np.random.MT19937:
+                try:
+                    raw = ctypes.string_at(bg.ctypes.state_address, 624 * 4 + 4)
+                    st = bg.state["state"]
+                    cls.fast = (np.array_equal(np.frombuffer(raw[:2496], np.uint32), st["key"])
+                                and int.from_bytes(raw[2496:], sys.byteorder, signed=True) == st["pos"])
+                except Exception:  # pragma: no cover - another numpy: the full state each time
+                    pass
         return ctypes.string_at(bg.ctypes.state_address, 624 * 4 + 4) if cls.fast else None
 
     @classmethod

@@ -448,3 +448,19 @@ def test_numpy_is_left_as_it_was_after_a_trace_that_draws():
         g(1.0)
     compiled_grad(RANDOM_DRAWS["default_rng() inside f"], tiers=False)(np.ones(2))
     assert bit_generator.randbits is own
+
+
+def test_draws_are_seen_after_numpys_global_generator_is_replaced():
+    """np.random.set_bit_generator(PCG64(...)) gives numpy's global RandomState another bit
+    generator: its draws are still seen, and a function that draws nothing is still compiled."""
+    own = np.random.mtrand._rand._bit_generator
+    np.random.set_bit_generator(np.random.PCG64(3))
+    try:
+        g, x = compiled_grad(RANDOM_DRAWS["numpy's global RandomState"]), np.ones(2)
+        assert len({g(x)[1][1][0] for _ in range(10)}) == 10
+        h = compiled_grad(lambda a: np.sum(a * 2.0))
+        for _ in range(6):
+            h(x)
+        assert h.cache_info()["hits"] == 2
+    finally:
+        np.random.set_bit_generator(own)
