@@ -27,6 +27,7 @@ __all__ = [
     "user_location",
     "random_sampler_hint",
     "bound_at_import_hint",
+    "percent_formatting",
     "in_library",
     "qualified_name",
     "short_name",
@@ -533,6 +534,18 @@ def random_sampler_hint(what) -> str:
 
 
 _LOADS = ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME")
+
+
+def percent_formatting(frame) -> bool:
+    """True when `frame` is running a ``%`` operation (``"%.3f" % x``, which asks float(x))."""
+    import dis
+
+    try:
+        op = next((i for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti), None)
+    except Exception:  # pragma: no cover - an unusual code object
+        return False
+    return op is not None and (op.opname in ("BINARY_MODULO", "INPLACE_MODULO")
+                               or op.opname == "BINARY_OP" and op.argrepr in ("%", "%="))
 
 
 def _called_method(frame):

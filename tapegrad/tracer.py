@@ -25,6 +25,7 @@ from .errors import (
     StaleViewError,
     bound_at_import_hint,
     foreign_function_hint,
+    percent_formatting,
     random_sampler_hint,
     scalar_cast_error,
     type_str,
@@ -387,9 +388,11 @@ class Tracer(ArrayLike):
             return float(concrete(self))
         if caller.f_globals.get("__name__") == "statistics":  # fmean, geometric_mean: math.fsum
             raise self._statistics(caller)
-        raise self._concrete("float", how=(
-            "; to print it, format it: f\"{x:.3f}\" and \"{:.3f}\".format(x) format its value "
-            "(\"%.3f\" % x asks float(x)), and print(x) shows it"))
+        if percent_formatting(caller):  # "%.3f" % x
+            raise self._concrete("float", how=(
+                "; \"%.3f\" % x asks float(x): to print a traced value, format it with "
+                "f\"{x:.3f}\" or \"{:.3f}\".format(x), which format its value, or print(x)"))
+        raise self._concrete("float")
 
     def as_integer_ratio(self):
         """Refused: Python's statistics module reads numbers as exact fractions through it."""

@@ -2,6 +2,7 @@
 format(), logging, %-formatting and the statistics module, each working as an autograd or
 JAX user would expect or refused with the line and the fix."""
 import logging
+import math
 import statistics
 from fractions import Fraction
 
@@ -69,9 +70,11 @@ def test_logging_a_traced_value_shows_its_value(caplog):
 def test_percent_formatting_is_refused_with_how_to_print():
     """"%.3f" % x asks float(x): refused, and the message says how to print a traced value."""
     with pytest.raises(ConcreteValueError, match=r"float\(\) of the traced value %2::float64 at "
-                       r"test_plain_python\.py:\d+ would drop its gradient.*to print it, format it: "
-                       r"f\"\{x:\.3f\}\""):
+                       r"test_plain_python\.py:\d+ would drop its gradient.*; \"%\.3f\" % x asks float\(x\): "
+                       r"to print a traced value, format it with f\"\{x:\.3f\}\""):
         grad(lambda x: ("%.3f" % x, x)[1], 1.5)
+    with pytest.raises(ConcreteValueError, match=r"on the traced value instead$"):  # not a % format: no hint
+        grad(lambda x: math.sin(x), 1.5)
 
 
 @pytest.mark.parametrize("fn", [statistics.mean, statistics.fmean, statistics.stdev,
