@@ -6,8 +6,11 @@ an error is raised, never on the tracing path.
 """
 from __future__ import annotations
 
+import dis
 import importlib
+import linecache
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -538,8 +541,6 @@ _LOADS = ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_GLOBAL", "LOAD_NAME")
 
 def percent_formatting(frame) -> bool:
     """True when `frame` is running a ``%`` operation (``"%.3f" % x``, which asks float(x))."""
-    import dis
-
     try:
         op = next((i for i in dis.get_instructions(frame.f_code) if i.offset == frame.f_lasti), None)
     except Exception:  # pragma: no cover - an unusual code object
@@ -552,8 +553,6 @@ def _called_method(frame):
     """``(receiver, method name)`` of the method call `frame` is making (``("rng", "normal")``
     while ``rng.normal(loc=x)`` runs), or None. The receiver is named as written when it is a
     chain of names and attributes whose object is a numpy generator or ``np.random``."""
-    import dis
-
     code, lasti = frame.f_code, frame.f_lasti
     chain = []
     try:
@@ -596,9 +595,6 @@ def _called_method(frame):
 
 def _called_method_from_source(frame):
     """`_called_method` from the source line, where instructions carry no positions."""
-    import linecache
-    import re
-
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
     calls = re.findall(r"([A-Za-z_][\w.]*)\.(\w+)\s*\(", line)
     return calls[-1] if calls else None

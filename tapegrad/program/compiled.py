@@ -48,7 +48,7 @@ send functions), compiled programs included (a program traced but not yet compil
 compiled as it is pickled), so the receiver runs them without tracing. The programs are
 functions made by exec, which the standard pickle cannot find by name: it pickles a compiled
 gradient only before a program has been traced (or after ``cache_clear()``), and its
-function only by reference; otherwise it raises a PicklingError that says so. (Which pickler
+function only by reference; otherwise it raises a TypeError that says so. (Which pickler
 is at work is read from the modules on the stack: cloudpickle's and dill's, and ``copy``,
 take the programs.)
 """
@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import ctypes
 import operator
-import pickle
 import random
 import sys
 import threading
@@ -433,11 +432,12 @@ class CompiledGrad:
         return self.__dict__
 
     def _plain_state(self):
-        """The state the standard pickle can take, or a PicklingError saying what to do: it
-        stores functions by name, and the programs (made by exec) have none."""
+        """The state the standard pickle can take, or a TypeError saying what to do (as pickle
+        refuses what it cannot take): it stores functions by name, and the programs (made by
+        exec) have none."""
         where = user_location(skip_packages=_PICKLERS)
         if self._cache:
-            raise pickle.PicklingError(
+            raise TypeError(
                 f"pickle at {where} cannot store the compiled gradient of {short_name(self.f)}: it "
                 f"holds {self._programs} traced program{'s' if self._programs != 1 else ''}, "
                 f"functions made by exec, which the standard pickle (and multiprocessing's) can "
@@ -446,7 +446,7 @@ class CompiledGrad:
                 f"to send it without them (the copy traces again)"
             )
         if type(self.f) is _FunctionType and not _findable(self.f):
-            raise pickle.PicklingError(
+            raise TypeError(
                 f"pickle at {where} cannot store the compiled gradient of {short_name(self.f)}: the "
                 f"standard pickle stores a function by name, and {self.f.__qualname__} (a lambda "
                 f"or a function defined inside another) has none it can import. Define the "
