@@ -464,3 +464,13 @@ def test_draws_are_seen_after_numpys_global_generator_is_replaced():
         assert h.cache_info()["hits"] == 2
     finally:
         np.random.set_bit_generator(own)
+
+
+def test_a_generator_passed_in_is_drawn_afresh_on_every_call():
+    """A Generator given as an argument (as scipy.stats' random_state=rng takes one) is part of
+    the call: each of 12 calls draws anew."""
+    def f(a, rng):
+        return np.sum(a * scipy.stats.norm.rvs(random_state=rng))
+
+    g, x, rng = compiled_grad(f), np.ones(2), np.random.default_rng(4)
+    assert len({g(x, rng)[1][1][0] for _ in range(12)}) == 12
