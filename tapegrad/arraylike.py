@@ -157,6 +157,22 @@ class ArrayLike(Boxed):
             return _write_out(out if type(out) is tuple else (out,), (result,), True)
         return self._dispatch(func, args, kwargs)
 
+    def __format__(self, spec):
+        # f"{x:.3f}" shows the value: a string carries no gradient, so formatting drops nothing
+        # (and records nothing: a compiled gradient prints only when it traces)
+        return format(concrete(self), spec) if spec else str(self)
+
+    def _modular_pow_error(self, other, modulo, what=None):
+        """The refusal of ``pow(x, y, m)``: Python takes three-argument pow of integers only."""
+        y = other if isinstance(other, (int, float)) else "y"
+        return TypeError(
+            f"pow(x, {y}, {modulo!r}) of {what or self._label()} at {user_location()}: Python's "
+            f"three-argument pow takes integers only (pow(1.5, 2, 5) raises TypeError too), and a "
+            f"remainder has no derivative at its jumps; write x ** {y} % {modulo!r} "
+            f"(np.mod(x ** {y}, {modulo!r})), which is differentiated between them, or "
+            f"pow(int(x), {y}, {modulo!r}) for integer arithmetic on its value"
+        )
+
     # --- containers ---
     def __len__(self):
         return len(self._val)
@@ -391,6 +407,15 @@ for _name, _uf in [
     _f, _r = _binary(_uf, _name)
     setattr(ArrayLike, f"__{_name}__", _f)
     setattr(ArrayLike, f"__r{_name}__", _r)
+
+
+def _pow(self, other, modulo=None):
+    if modulo is not None:  # pow(x, y, m)
+        raise self._modular_pow_error(other, modulo)
+    return self._dispatch(np.power, (self, other), None)
+
+
+ArrayLike.__pow__ = _pow
 for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(ArrayLike, f"__{_name}__", _binary(_uf, _name)[0])

@@ -428,6 +428,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         except Exception as exc:
             # the partial tape, for debugging: what was recorded up to the failure
             exc.tapegrad_tape = tape
+            error = plain_store_error(exc)  # (numpy's, for a traced value written into a plain array)
+            if error is not None:
+                raise error from exc
             refused = tape.meta.get("refused")
             if refused is not None and not isinstance(exc, TapegradError):
                 # a refusal was caught (by f, or by a library it called: scipy's compiled
@@ -437,10 +440,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
                     f"{refused} (this was caught and {getattr(f, '__name__', 'f')} went on, then "
                     f"raised {type(exc).__name__}: {exc})"
                 ) from exc
-            error = plain_store_error(exc)
-            if error is None:
-                raise
-            raise error from exc
+            raise
         if type(out) is not Tracer:
             if isinstance(out, Buffer):
                 out = unbuffer(out)

@@ -103,13 +103,12 @@ class Dual(ArrayLike):
                 return np.array(self._val, dtype=dtype)
             if kind in "fc":
                 raise scalar_cast_error(f"the dual value {type_str(self._val)}", dtype)
-        what = (f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
-                f"{user_location()}, which would drop its variation")
-        hint = numpy_call_hint()
-        raise ConcreteValueError(f"{hint}({what})" if hint else (
-            f"{what}; build arrays with np.stack / "
-            f"np.concatenate and use numpy functions rather than math or other libraries"
-        ))
+        hint = numpy_call_hint("dual")
+        raise ConcreteValueError(
+            f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
+            f"{user_location()}, which would drop its variation"
+            + (f". {hint}" if hint else "; build arrays with np.stack / np.concatenate and use numpy "
+                                        "functions rather than math or other libraries"))
 
     def __bool__(self):
         return bool(self._val)

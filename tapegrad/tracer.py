@@ -15,6 +15,7 @@ from __future__ import annotations
 import operator
 import sys
 import threading
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,13 +26,15 @@ from .errors import (
     foreign_function_hint,
     in_scipy,
     numpy_call_hint,
+    percent_formatting,
+    random_sampler_hint,
     scalar_cast_error,
     type_str,
     user_location,
 )
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
-from .views import VIEWS, note_view, view_again
+from .views import VIEWS, concrete, note_view, view_again
 from .program.guards import guard_array, guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
 
@@ -283,11 +286,11 @@ class Tracer(ArrayLike):
             # integers or booleans (an index or a mask computed from traced values, T[i] of a
             # plain T) carry no derivative: numpy takes their values, guarded as int(t) is, so
             # that a replay on other values takes the path again
-            concrete = self._tape.meta.setdefault("concrete", set())
-            if self._var in concrete:  # (T[i, i]: numpy asks twice; one guard says it)
+            counts = self._tape.meta.setdefault("concrete", set())
+            if self._var in counts:  # (T[i, i]: numpy asks twice; one guard says it)
                 plain = np.array(val)
             else:
-                concrete.add(self._var)
+                counts.add(self._var)
                 plain = np.asarray(self._guard(guard_array, np.array(val)))
             return plain if dtype is None else plain.astype(dtype, copy=False)
         if dtype is not None and np.ndim(self._val) == 0:
@@ -299,29 +302,36 @@ class Tracer(ArrayLike):
                 return np.array(self.__bool__(), dtype=dtype)  # np.bool_(t), guarded as bool(t)
             if kind in "fc":
                 # np.float64(t) (after __float__) or np.float32(t): a plain number, never a traced one
-                raise self._refused(scalar_cast_error(
+                raise self._refused(self._sampler_error() or scalar_cast_error(
                     f"the traced value {self._var}::{type_str(self._val)}", dtype))
+        sampler = self._sampler_error()  # rng.normal(loc=x): numpy's samplers take plain numbers
+        if sampler is not None:
+            raise self._refused(sampler)
+        foreign = foreign_function_hint()  # a scipy function converting: its name and the way out
+        hint = "" if foreign else numpy_call_hint()  # a name bound from numpy, a list given to numpy
         if dtype is not None:
             name = np.dtype(dtype).name
-            hint = foreign_function_hint()  # a scipy function converting: its name and the way out
             raise self._refused(ConcreteValueError(
-                f"{hint}numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
+                f"{foreign}numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
                 f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
-                f"into a plain array), which would drop its gradient" + ("" if hint else
-                f". Cast with t.astype(np.{name}), which keeps it; make the arrays you write into inside "
-                f"the traced function (np.zeros, np.empty, ...) or build them with np.stack")
+                f"into a plain array), which would drop its gradient"
+                + (f". {hint}" if hint else "" if foreign else
+                   f". Cast with t.astype(np.{name}), which keeps it; make the arrays you write into "
+                   f"inside the traced function (np.zeros, np.empty, ...) or build them with np.stack")
             ))
-        what = (f"numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
-                f"array at {user_location()}, which would drop its gradient")
-        foreign = foreign_function_hint()  # (a scipy function: its replacement, or the advice below)
-        hint = numpy_call_hint() if not foreign else ""
-        raise self._refused(ConcreteValueError(f"{hint}({what})" if hint else (
-            f"{foreign}"
-            f"{what}. Use the traced value as it "
-            f"is (x.copy() for a copy), build arrays from traced values with np.array([...]), "
-            f"np.stack or np.concatenate rather than by assignment into a plain array, and use "
-            f"numpy functions rather than math or other functions that cannot see traced values"
-        )))
+        raise self._refused(ConcreteValueError(
+            f"{foreign}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
+            f"array at {user_location()}, which would drop its gradient. "
+            + (hint or
+               f"Use the traced value as it is (x.copy() for a copy), build arrays from traced "
+               f"values with np.array([...]), np.stack or np.concatenate rather than by assignment "
+               f"into a plain array, and use numpy functions rather than math or other functions "
+               f"that cannot see traced values")
+        ))
+
+    def _sampler_error(self):
+        hint = random_sampler_hint(f"the traced value {self._var}::{type_str(self._val)}")
+        return ConcreteValueError(hint) if hint else None
 
     def _refused(self, err):
         """`err`, remembered by the tape: code that catches it and goes on (``try: float(x)
@@ -386,23 +396,54 @@ class Tracer(ArrayLike):
         if np.result_type(self._val).kind in "iu":
             self._tape.meta.setdefault("concrete", set()).add(self._var)
             return float(self._guard(guard_int, int(self._val)))
+        caller = sys._getframe(1)
+        module = caller.f_globals.get("__name__")
+        if module == "logging":
+            # logging.info("%.3f", x) formats its message with float(x): a string to show,
+            # which keeps no number (logging would print "Logging error" and go on)
+            return float(concrete(self))
+        if module == "statistics":  # fmean, geometric_mean: math.fsum
+            raise self._statistics(caller)
+        if percent_formatting(caller):  # "%.3f" % x
+            raise self._concrete("float", how=(
+                "; \"%.3f\" % x asks float(x): to print a traced value, format it with "
+                "f\"{x:.3f}\" or \"{:.3f}\".format(x), which format its value, or print(x)"))
         err = self._concrete("float")
-        if in_scipy(sys._getframe(1)) and np.size(self._val) == 1:
+        if in_scipy(caller) and np.size(self._val) == 1:
             # scipy converting (brentq's compiled code does, with the function's result, and goes
             # on past an error raised here into a SystemError elsewhere): it gets the value, and
             # the trace raises `err`, which _concrete has kept, when the function returns
             return float(np.reshape(self._val, ()))
         raise err
 
+    def as_integer_ratio(self):
+        """Refused: Python's statistics module reads numbers as exact fractions through it."""
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__") == "statistics":
+            raise self._statistics(caller)
+        raise self._concrete("as_integer_ratio")
+
+    def _statistics(self, frame):
+        """The refusal of a function of Python's statistics module (statistics.mean([a, b]))."""
+        while frame.f_back is not None and frame.f_back.f_globals.get("__name__") == "statistics":
+            frame = frame.f_back  # the function the user called (mean, not its helper _sum)
+        return self._refused(ConcreteValueError(
+            f"statistics.{frame.f_code.co_name}() of the traced value {self._var}::"
+            f"{type_str(self._val)} at {user_location(skip_packages=('statistics', 'fractions'))} "
+            f"reads it as a plain number (an exact fraction, or float()), which would drop its "
+            f"gradient; use numpy, which takes a list of traced values: np.mean([a, b]), "
+            f"np.median, np.std, np.var (ddof=1 for statistics.stdev and variance)"
+        ))
+
     def __complex__(self):
         raise self._concrete("complex")
 
-    def _concrete(self, what):
+    def _concrete(self, what, how=""):
         hint = foreign_function_hint()
         return self._refused(ConcreteValueError(
             f"{hint}{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
             f"would drop its gradient" + ("" if hint else " (math functions such as math.sin call it "
-                                          "too); use numpy (np.sin, np.exp, ...) on the traced value instead")
+                                          f"too); use numpy (np.sin, np.exp, ...) on the traced value instead{how}")
         ))
 
     def item(self):
@@ -453,6 +494,10 @@ class Tracer(ArrayLike):
     def _label(self):
         return repr(self._var)
 
+    def _modular_pow_error(self, other, modulo):
+        return ArrayLike._modular_pow_error(self, other, modulo,
+                                            f"the traced value {self._var}::{type_str(self._val)}")
+
     def _make_stale(self, reason):
         if type(self._tape) is not _StaleTape:
             self._tape = _StaleTape(reason, self._tape)
@@ -462,12 +507,16 @@ def _operators(ufunc, name):
     """``t <op> other`` and ``other <op> t`` for a Tracer. When the other operand is a Tracer
     of the same tape or a plain number or array, the call's tape is `t`'s, so it goes to the
     tape's context at once (what `record_call` would find, without its search); anything else
-    takes `record_call`. The operators of a primitive's every step, so a Python call counts."""
+    takes `record_call`. The operators of a primitive's every step, so a Python call counts.
+    A `Fraction` operand is taken as the float Python's arithmetic makes of it
+    (``1.5 * Fraction(1, 3)`` is ``1.5 * float(Fraction(1, 3))``)."""
     def forward(self, other):
         tape = self._tape
         to = type(other)
         if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
             return tape.ctx.record(tape, ufunc, (self, other), None)
+        if to is Fraction:
+            return forward(self, float(other))
         return record_call(ufunc, (self, other), None)
 
     def reflected(self, other):
@@ -475,7 +524,21 @@ def _operators(ufunc, name):
         to = type(other)
         if to in _PLAIN_OPERANDS and not tape.closed:
             return tape.ctx.record(tape, ufunc, (other, self), None)
+        if to is Fraction:
+            return reflected(self, float(other))
         return record_call(ufunc, (other, self), None)
+
+    if ufunc is np.power:
+        def forward(self, other, modulo=None):  # noqa: F811 - pow(t, y, m) passes a modulo
+            if modulo is not None:
+                raise self._modular_pow_error(other, modulo)
+            tape = self._tape
+            to = type(other)
+            if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
+                return tape.ctx.record(tape, ufunc, (self, other), None)
+            if to is Fraction:
+                return forward(self, float(other))
+            return record_call(ufunc, (self, other), None)
 
     forward.__name__ = f"__{name}__"
     reflected.__name__ = f"__r{name}__"

@@ -1,5 +1,8 @@
 """tapegrad.errors: every failure names the op, the argument types, the place in the user's code and the fix."""
 import math
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -194,3 +197,92 @@ def test_a_function_argument_in_the_wrong_place_is_named():
     with pytest.raises(TypeError, match=r"^the function to trace comes first, but a float was given at "
                                         r"test_errors\.py:\d+: call it as trace\(f, \*args\) / grad\(f, \*args\)$"):
         grad(3.0, 1.0)
+
+
+# what `from numpy import zeros, ones as fill_ones` binds when a module is imported (before any
+# trace): numpy's own functions, not the names tapegrad sees inside a trace
+zeros = tapegrad.literals.CONSTRUCTORS["zeros"]
+fill_ones = tapegrad.literals.CONSTRUCTORS["ones"]
+
+
+def test_a_write_into_an_array_of_a_name_bound_from_numpy_says_call_np_zeros():
+    """zeros(3) through `from numpy import zeros` makes a plain array: a traced value written into
+    it is refused naming the name, how it was bound and np.zeros (the message advised np.zeros
+    & co. alone, which the user thought they had called)."""
+    def f(x):
+        z = zeros(3)
+        z[0] = x
+        return np.sum(z)
+
+    def g(x):
+        z = fill_ones((2, 2))
+        z[:] = x * 2.0
+        return np.sum(z)
+
+    with pytest.raises(ConcreteValueError, match=r"numpy could not store a traced value into a plain array at "
+                       r"test_errors\.py:\d+: zeros in f is numpy's own, bound by name when the module was "
+                       r"imported \(from numpy import zeros\): the array it makes is plain, and a traced value "
+                       r"cannot be written into a plain ndarray\. Call np\.zeros through numpy's namespace \(import numpy as np\)"):
+        grad(f, 1.5)
+    with pytest.raises(ConcreteValueError, match=r"as a plain float64 at test_errors\.py:\d+ .*fill_ones in g is "
+                       r"numpy's own, .*\(from numpy import ones as fill_ones\).*Call np\.ones through"):
+        grad(g, np.ones((2, 2)))
+
+    def k(x):
+        z = np.array([0.0, 1.0])
+        z[0] = x
+        return np.sum(z)
+
+    with pytest.raises(ConcreteValueError, match=r"by np\.array of plain numbers.*called as np\.zeros\(\.\.\.\).*"
+                       r"from numpy import zeros, is numpy's own"):  # no such name: the general advice
+        grad(k, 1.5)
+
+    def h(x):
+        z = np.zeros(3)
+        z[0] = x
+        return np.sum(z)
+
+    assert grad(h, 1.5) == (1.5, (tapegrad.ZERO, 1.0))
+
+
+RNG = np.random.default_rng(0)
+
+
+class _Noisy:
+    def __init__(self):
+        self.rng = np.random.default_rng(1)
+
+    def draw(self, x):
+        return np.sum(self.rng.normal(loc=x, size=3))
+
+
+@pytest.mark.parametrize("f, x, call, fix", [
+    (lambda x: RNG.normal(loc=x), 1.5, "RNG.normal", r"x \+ RNG\.normal\(\) for normal\(loc=x\); in general "
+                                                     r"loc \+ scale \* RNG\.standard_normal\(size\)"),
+    (lambda x: np.sum(RNG.normal(0.0, x)), np.ones(2), "RNG.normal", r"loc \+ scale \* RNG\.standard_normal"),
+    (lambda x: np.random.uniform(x, 2.0), 0.5, "np.random.uniform", r"low \+ \(high - low\) \* np\.random\.random\(size\)"),
+    (_Noisy().draw, 1.5, "self.rng.normal", r"x \+ self\.rng\.normal\(\)"),
+    (lambda x: RNG.gamma(x), 1.5, "RNG.gamma", r"gamma's draws are not a shift and scale of fixed noise.*plain numbers"),
+], ids=["loc", "array scale", "legacy uniform", "attribute", "gamma"])
+def test_a_traced_parameter_of_a_random_sampler_is_refused_with_the_reparameterization(f, x, call, fix):
+    """rng.normal(loc=x) with x traced: numpy's samplers take plain numbers; the error names the
+    call, the line and how to draw instead (x + rng.normal()), not a cast (it advised
+    t.astype(np.float64), which numpy's sampler would refuse as well)."""
+    with pytest.raises(ConcreteValueError, match=rf"{re.escape(call)}\(\) at test_errors\.py:\d+ was given the "
+                       rf"traced value %\d+::float64(\[2\])? as a parameter: numpy's random samplers take plain "
+                       rf"numbers only.*{fix}"):
+        grad(f, x)
+
+
+def test_the_reparameterized_draw_is_differentiated():
+    """x + rng.normal(), the fix the error gives, has the derivative 1 in x."""
+    y, (_, dx) = grad(lambda x: x + RNG.normal(), 1.5)
+    assert dx == 1.0
+
+
+def test_the_sampler_hint_needs_no_source():
+    """Under python -c (no source to read) the call is found from the bytecode."""
+    code = ("import numpy as np, tapegrad\nrng = np.random.default_rng(0)\n"
+            "tapegrad.grad(lambda x: rng.normal(loc=x), 1.5)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "rng.normal() at <string>:3 was given the traced value %2::float64 as a parameter" in out.stderr

@@ -147,10 +147,10 @@ def test_a_custom_context_sees_numpys_own_reductions_and_keeps_the_refusal():
     with pytest.raises(ConcreteValueError) as err:
         trace(lambda a, b: np.mean([a, b]), 1.0, 2.0, ctx=Counting())
     assert str(err.value) == (
-        f"np.mean was given a list holding traced values, which numpy converts to an array "
-        f"itself: pass np.stack([...]) (or np.array([...])) instead (numpy tried to turn the "
-        f"traced value %2::float64 into a plain array at test_lists_and_casts.py:{line}, which "
-        f"would drop its gradient)")
+        f"numpy tried to turn the traced value %2::float64 into a plain array at "
+        f"test_lists_and_casts.py:{line}, which would drop its gradient. np.mean was given a list "
+        f"holding traced values, which numpy converts to an array itself: pass np.stack([...]) "
+        f"(or np.array([...])) instead")
     # a trace under the default context, and a gradient, take the list
     assert trace(lambda a, b: np.mean([a, b]), 1.0, 2.0)[0] == 1.5
     assert grad(lambda a, b: np.mean([a, b]), 1.0, 2.0)[1][1:] == (0.5, 0.5)

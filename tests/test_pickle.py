@@ -137,3 +137,52 @@ def test_a_compiled_program_keeps_the_structural_zeros_of_an_index_after_picklin
             np.testing.assert_array_equal(h(x)[1][1], [0.0, 0.5, 0.5])
         after = g2.cache_info()
         assert after["hits"] == before["hits"] + 1 and after["misses"] == before["misses"]
+
+
+def test_plain_pickle_of_a_compiled_grad_holding_programs_says_what_to_do(data):
+    """The standard pickle refuses a compiled gradient that holds traced programs with a TypeError
+    (as pickle refuses what it cannot take) naming the line, cloudpickle and cache_clear() (it
+    was a PicklingError about the type 'function', or a lambda)."""
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss)
+    g(w, X, y)
+    g(w, X, y)  # traced: a program
+    with pytest.raises(TypeError, match=r"pickle at test_pickle\.py:\d+ cannot store the compiled "
+                       r"gradient of branchy_loss: it holds 1 traced program.*cloudpickle.*g\.cache_clear\(\) first"):
+        pickle.dumps(g)
+    g.cache_clear()
+    g2 = pickle.loads(pickle.dumps(g))
+    _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+
+
+def test_plain_pickle_takes_a_compiled_grad_after_its_eager_calls(data):
+    """Before its first trace (after eager calls only) a compiled gradient pickles with the
+    standard pickle; the copy goes through the tiers again (it was a PicklingError: the
+    signatures seen hold the type of a function, which pickle cannot find by name)."""
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss)
+    g(w, X, y)
+    g2 = pickle.loads(pickle.dumps(g))
+    _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+    assert g2.cache_info()["eager"] == 2 and g2.cache_info()["programs"] == 0
+
+
+def test_plain_pickle_of_a_compiled_lambda_says_what_to_do():
+    """The standard pickle refuses the compiled gradient of a lambda, naming the function, and
+    advising a module-level function or cloudpickle."""
+    g = tapegrad.compiled_grad(lambda x: x * 2.0)
+    with pytest.raises(TypeError, match=r"compiled gradient of lambda: .*<lambda> \(a lambda or a "
+                       r"function defined inside another\).*module level.*cloudpickle"):
+        pickle.dumps(g)
+
+
+def test_copy_of_a_compiled_grad_keeps_its_programs(data):
+    """copy.deepcopy and copy.copy take a compiled gradient with its programs, as before."""
+    import copy
+
+    w, X, y = data
+    g = tapegrad.compiled_grad(branchy_loss, tiers=False)
+    g(w, X, y)
+    for g2 in (copy.deepcopy(g), copy.copy(g)):
+        _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
+        assert g2.cache_info()["hits"] >= 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import keyword
 import operator
 import re
+import unicodedata
 
 import numpy as np
 import scipy
@@ -53,9 +54,17 @@ class _Writer:
             # already a name (``v12``, most of a program): what the lines below would make of it
             self.taken.add(base)
             return base
+        if not base.isascii():
+            # Python reads an identifier in its NFKC form ("ａ" is "a", "ﬁ" is "fi"): two names
+            # that differ only before it would be one name in the program (a duplicate
+            # parameter, a value overwritten), so names are made in that form and kept apart
+            # there (every name in `taken` is in it)
+            base = unicodedata.normalize("NFKC", base)
         base = re.sub(r"\W+", "_", base).strip("_") or "v"
         if base[0].isdigit():
             base = "v" + base
+        if not base.isidentifier():  # a word character that Python takes in no name
+            base = "v_" + "".join(c if ("a" + c).isidentifier() else "_" for c in base)
         name = base
         k = 2
         while name in self.taken:

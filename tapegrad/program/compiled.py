@@ -33,10 +33,15 @@ trace time, as in ``jax.jit``: change a global and call ``g.cache_clear()``. Val
 captures are inputs (differentiable, as in `grad`) and are read afresh on every call; the
 values that are not differentiated are part of the signature. What no signature can describe
 is traced on every call instead of compiled (``cache_info()["traced"]``): a mutable object
-that is not walked into (a deque, a set), a random generator (a program would replay its first
-draws), a program that writes into a plain array (its first call's writes would be baked
-in), a function that enters ``np.errstate`` (a replay would run under the caller's error
-state and show warnings it silenced) and an argument that holds itself (its gradient holds
+that is not walked into (a deque, a set), random numbers (a program would replay its first
+draws: a trace that draws from numpy's global generator, as ``np.random.normal`` and
+scipy.stats' ``rvs`` do, from Python's ``random``, from a generator passed in, captured or
+read by name from a module or an object, or from one made inside f without a seed, is seen
+by the generators' states and by numpy's reads of fresh entropy (`tapegrad.program.draws`);
+a generator seeded inside f draws the same numbers on every call and is compiled), a program
+that writes into a plain array (its first call's writes would be baked in), a function that
+enters ``np.errstate`` (a replay would run under the caller's error state and show warnings
+it silenced) and an argument that holds itself (its gradient holds
 itself too, which no program returns).
 
 A compiled gradient pickles with cloudpickle (as Dask and other process pools built on it
@@ -44,22 +49,26 @@ send functions), compiled programs included (a program traced but not yet compil
 compiled as it is pickled), so the receiver runs them without tracing. The programs are
 functions made by exec, which the standard pickle cannot find by name: it pickles a compiled
 gradient only before a program has been traced (or after ``cache_clear()``), and its
-function only by reference.
+function only by reference; otherwise it raises a TypeError that says so. (Which pickler
+is at work is read from the modules on the stack: cloudpickle's and dill's, and ``copy``,
+take the programs.)
 """
 from __future__ import annotations
 
 import operator
+import sys
 import types
 from collections import OrderedDict
 
 import numpy as np
 
 from .codegen import compile_source, source_and_namespace
+from .draws import Draws
 from ..grad import grad
 from .passes import optimize
 from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..context import param_names, trace
-from ..errors import restore_warnings, route_warnings
+from ..errors import restore_warnings, route_warnings, short_name, user_location
 from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
 
@@ -191,11 +200,41 @@ class CompiledGrad:
         self.hits = self.misses = self.retraces = self.traced = self.eager = 0
 
     def __getstate__(self):
+        if not _pickled_by_value():
+            return self._plain_state()
         # the programs of the paths traced but not yet used are compiled now, so that a copy
         # (a Dask worker) runs them without tracing; the tapes are not sent
         for node in self._cache.values():
             node.compile_all()
         return self.__dict__
+
+    def _plain_state(self):
+        """The state the standard pickle can take, or a TypeError saying what to do (as pickle
+        refuses what it cannot take): it stores functions by name, and the programs (made by
+        exec) have none."""
+        where = user_location(skip_packages=_PICKLERS)
+        if self._cache:
+            raise TypeError(
+                f"pickle at {where} cannot store the compiled gradient of {short_name(self.f)}: it "
+                f"holds {self._programs} traced program{'s' if self._programs != 1 else ''}, "
+                f"functions made by exec, which the standard pickle (and multiprocessing's) can "
+                f"store only by name. Pickle it with cloudpickle (cloudpickle.dumps(g), as Dask "
+                f"and joblib do), which sends the programs along, or call g.cache_clear() first "
+                f"to send it without them (the copy traces again)"
+            )
+        if type(self.f) is _FunctionType and not _findable(self.f):
+            raise TypeError(
+                f"pickle at {where} cannot store the compiled gradient of {short_name(self.f)}: the "
+                f"standard pickle stores a function by name, and {self.f.__qualname__} (a lambda "
+                f"or a function defined inside another) has none it can import. Define the "
+                f"function at module level, or pickle the compiled gradient with cloudpickle "
+                f"(cloudpickle.dumps(g)), which stores the function itself"
+            )
+        state = dict(self.__dict__)
+        # the signatures called once or traced on every call: keys that hold the type of a
+        # function, which the standard pickle cannot find by name; the copy meets them again
+        state["_seen"], state["_uncompiled"] = OrderedDict(), OrderedDict()
+        return state
 
     def _signature(self, args, seed, kwargs):
         """``(key, leaves, keyed)``: the key of the call's structure (types, shapes, dtypes,
@@ -288,11 +327,16 @@ class CompiledGrad:
         # Python's cyclic collector is paused while the program is traced, optimized and
         # compiled: each of these makes objects by the hundred thousand that live to the end,
         # and the collector's passes over them took most of the time (benchmarks/README.md)
+        draws = Draws(self.f)
         with paused_gc():
-            out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-            # a write into a constant, or np.errstate set inside f (a replay would run those
-            # ops under the caller's error state, showing warnings f silenced): traced each call
-            if _writes_into_a_constant(tape) or tape.meta.get("errstate"):
+            try:
+                out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
+            finally:
+                drew = draws.drew()
+            # random numbers drawn (a program would replay them), a write into a constant, or
+            # np.errstate set inside f (a replay would run those ops under the caller's error
+            # state, showing warnings f silenced): traced each call
+            if drew or _writes_into_a_constant(tape) or tape.meta.get("errstate"):
                 self._uncompiled[key] = True
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
@@ -363,6 +407,31 @@ class CompiledGrad:
 
 
 _FunctionType = types.FunctionType
+#: the packages that pickle and copy objects: their frames are not the user's
+_PICKLERS = ("pickle", "_pickle", "copyreg", "copy", "cloudpickle", "dill", "multiprocessing")
+
+
+def _pickled_by_value() -> bool:
+    """True when the object being pickled is taken by a pickler that stores functions made by
+    exec by value (cloudpickle, also as Dask, joblib, Ray and PySpark carry it; dill) or by
+    copy.copy / copy.deepcopy, which keep functions as they are; False for the standard pickle
+    (and multiprocessing's), which stores them by name. Read from the modules on the stack,
+    only when something is pickled."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if "cloudpickle" in module or module.split(".")[0] in ("dill", "copy"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _findable(fn) -> bool:
+    """True if the standard pickle can find `fn` by its module and qualified name."""
+    obj = sys.modules.get(fn.__module__ or "")
+    for part in fn.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
 _NONE_KEY = ("static", (type(None), None))
 _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
 

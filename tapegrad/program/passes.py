@@ -104,14 +104,43 @@ def _copy_tape(tape, keep, replace=None, folded=None):
     return new
 
 
+#: modules whose functions raise on some values (``np.linalg.cholesky`` of a matrix that is not
+#: positive definite): see `_may_raise`
+_RAISING_MODULES = ("numpy.linalg", "scipy.linalg", "tapegrad.scipy")
+#: modules whose functions raise on types and shapes only, which a program's signature fixes
+_QUIET_MODULES = ("numpy", "scipy", "tapegrad", "operator", "builtins", "math")
+
+
+def _may_raise(fn, known) -> bool:
+    """True for a function that may raise on values a program meets where the traced call did
+    not: numpy's and scipy's linear algebra, tapegrad's scipy replacements, and the user's own
+    functions. Its call is kept even when nothing uses its value: the path recorded after it
+    holds only if it does not raise (``try: np.linalg.cholesky(a) ... except LinAlgError:``),
+    and a call of the program that raises is traced again for its own path. (`known` remembers
+    the answer per function, as in `_is_pure`.)"""
+    if type(fn) is Variable or fn in GUARDS:
+        return False
+    answer = known.get(id(fn))  # (the tape holds every fn, so no id is reused meanwhile)
+    if answer is None:
+        if isinstance(fn, np.ufunc) or ufunc_method(fn) is not None:
+            answer = False
+        else:
+            module = getattr(fn, "__module__", None) or ""
+            answer = (module.startswith(_RAISING_MODULES)
+                      or module.split(".")[0] not in _QUIET_MODULES)
+        known[id(fn)] = answer
+    return answer
+
+
 def _needed(tape, outputs, replace, folded=()):
-    """The Variables to keep: the inputs, the guards, and what the result (or `outputs`) and
-    the guards depend on, reading each op's arguments through `replace` (an op in `folded`
-    depends on nothing)."""
+    """The Variables to keep: the inputs, the guards, the calls that may raise (`_may_raise`),
+    and what the result (or `outputs`) and those depend on, reading each op's arguments
+    through `replace` (an op in `folded` depends on nothing)."""
     resolve = _resolver(replace)
     needed = set()
     stack = [resolve(v) for v in (outputs if outputs is not None else [tape.result]) if v is not None]
-    stack += [op.var for op in tape.ops if type(op) is Call and op.fn in GUARDS]
+    known = {}
+    stack += [op.var for op in tape.ops if type(op) is Call and (op.fn in GUARDS or _may_raise(op.fn, known))]
     while stack:
         v = stack.pop()
         if type(v) is not Variable or v in needed:

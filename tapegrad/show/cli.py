@@ -15,6 +15,7 @@ import argparse
 import ast
 import inspect
 import sys
+import unicodedata
 
 import numpy as np
 
@@ -61,6 +62,7 @@ def _check(node, names):
             stack.append(n.operand)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in FUNCTIONS \
                 and not n.keywords:
+            _check_arguments(n)
             stack += n.args
         elif isinstance(n, ast.Name) and (n.id in names or n.id in CONSTANTS):
             continue
@@ -72,6 +74,32 @@ def _check(node, names):
                 raise ExpressionError(f"unknown name {n.id!r}: give it a value as {n.id}=VALUE. "
                                       f"Allowed: {_allowed()}")
             raise ExpressionError(f"{what!r} is not allowed in an expression. Allowed: {_allowed()}")
+
+
+#: the reductions, which take an array and, after it, an integer axis (sum(a, 0))
+_REDUCTIONS = ("sum", "mean", "prod")
+
+
+def _check_arguments(call):
+    """Refuse a call with a number of arguments its function does not take as the expression
+    means it: numpy's sin(a, a) would take the second a as out=, the array to write into."""
+    name, args = call.func.id, call.args
+    text = ast.unparse(call) if hasattr(ast, "unparse") else name + "(...)"
+    if name in _REDUCTIONS:
+        axis = args[1] if len(args) == 2 else None
+        if isinstance(axis, ast.UnaryOp) and isinstance(axis.op, ast.USub):
+            axis = axis.operand
+        if len(args) == 1 or (isinstance(axis, ast.Constant) and type(axis.value) is int):
+            return
+        raise ExpressionError(f"{name}() takes an array and, after it, an optional integer axis "
+                              f"({name}(a) or {name}(a, 0)); {text!r} gives {len(args)} argument"
+                              f"{'s' if len(args) != 1 else ''}")
+    n = FUNCTIONS[name].nin
+    if len(args) != n:
+        out = (f": a further argument of numpy's {name} would be out=, the array it writes into"
+               if len(args) > n else "")
+        raise ExpressionError(f"{name}() takes {n} argument{'s' if n != 1 else ''}; {text!r} gives "
+                              f"{len(args)}{out}")
 
 
 #: the largest integer constant the command line folds exactly (a float64 holds about 2**1024)
@@ -224,15 +252,23 @@ def main(argv=None, out=None) -> int:
 
 def _run(args, out) -> int:
     """Parse the values and the expression, and print what was asked for."""
-    names, values = [], []
+    names, values, given = [], [], {}
     for item in args.values:
-        name, sep, text = item.partition("=")
-        if not sep or not name.isidentifier():
+        spelled, sep, text = item.partition("=")
+        if not sep or not spelled.isidentifier():
             raise ExpressionError(f"{item!r} is not NAME=VALUE")
+        # Python reads the names of the expression in NFKC form ("ａ" is "a"): so are these
+        name = unicodedata.normalize("NFKC", spelled)
         if name in names:
-            raise ExpressionError(f"{name} is given twice; give each name one value")
+            same = ([f"{s} is {name}" for s in (given[name], spelled) if s != name])
+            raise ExpressionError(f"{name} is given twice"
+                                  + (f" ({' and '.join(same)}, as Python reads names in NFKC form)" if same else "")
+                                  + "; give each name one value")
+        given[name] = spelled
         if name in FUNCTIONS or name in CONSTANTS:
-            raise ExpressionError(f"{name} is the name of a function or constant; use another name")
+            raise ExpressionError(f"{name} is the name of a function or constant"
+                                  + (f" ({spelled} is {name}, as Python reads names in NFKC form)"
+                                     if spelled != name else "") + "; use another name")
         names.append(name)
         values.append(_value(text))
     f = parse_expression(args.expression, names)

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import inspect
 import operator
+import re
+import string
 
 import numpy as np
 import scipy.special
 
 from ..arraylike import added_at, updated
-from ..errors import qualified_name, ufunc_method
+from ..errors import qualified_name, short_name, ufunc_method, user_location
 from ..pytree import build
 from ..registry import RULES
 from ..rules.decompositions import cholesky_lower_grad
@@ -103,7 +105,70 @@ def explain_formula(fn, *templates, elementwise=False):
       ȳ1 = ȳ2 · 3·y1² = 12
     Gradient: ∂f/∂x = ȳ1 = 12
     """
+    if not (len(templates) == 1 and callable(templates[0])):
+        for template in templates:
+            _check_template(fn, template, elementwise)
     (partials if elementwise else formulas)(fn, *templates)
+
+
+#: the placeholders a template may use, as explain fills them
+_PLACEHOLDERS = {"dy": "the result's adjoint", "y": "the result", "a": "the i-th argument",
+                 "ix": "the i-th argument as an index", "over": "the axes a reduction ran over"}
+_ALLOWED = "{dy}, {y}, {a[i]}, {ix[i]} and {over}"
+
+
+def _check_template(fn, template, elementwise, whole=None):
+    """Refuse, as `explain_formula` registers it, a template that `explain` could not fill: one
+    that is not a string, is not a format string, or names a placeholder explain does not give
+    (``{b[0]}``, ``{0}``) or an argument past the last `fn` takes."""
+    call = f"tapegrad.explain_formula({qualified_name(fn)}, ...) at {user_location()}"
+    whole = template if whole is None else whole  # (a nested field's template is part of it)
+    if template is None:
+        return  # an argument that gets no tangent
+    if not isinstance(template, str):
+        raise TypeError(f"{call}: a template is a string, or None for an argument with no tangent "
+                        f"(or a single function (names, values, kwargs) -> templates); got "
+                        f"{type(template).__name__} {template!r}")
+    try:
+        fields = [(field, spec) for _, field, spec, _ in string.Formatter().parse(template) if field is not None]
+    except ValueError as exc:
+        raise ValueError(f"{call}: the template {whole!r} is not a format string ({exc}); write a "
+                         f"brace meant as text as {{{{ or }}}}") from None
+    count = _positional_count(fn)
+    for field, spec in fields:
+        name = re.match(r"[^.\[]*", field).group()
+        rest = field[len(name):]
+        index = re.fullmatch(r"\[(\d+)\]", rest)
+        if name not in _PLACEHOLDERS or (name in ("a", "ix")) != (index is not None) or (rest and not index):
+            hint = (f"; {{{name}}} needs an argument's position, {{{name}[0]}}" if name in ("a", "ix") and not rest
+                    else "")
+            raise ValueError(
+                f"{call}: the placeholder {{{field}}} in the template {whole!r} names nothing explain "
+                f"fills in{hint}. A template may use {_ALLOWED} ({', '.join(f'{k}: {v}' for k, v in _PLACEHOLDERS.items())})"
+                + ("; an elementwise template is the partial derivative ∂y/∂x, which explain multiplies by ȳ"
+                   if elementwise else "")
+            )
+        if index is not None and count is not None and int(index.group(1)) >= count:
+            raise ValueError(
+                f"{call}: the placeholder {{{field}}} in the template {whole!r} names argument "
+                f"{index.group(1)}, but {short_name(fn)} takes {count} positional argument"
+                f"{'s' if count != 1 else ''} ({{{name}[0]}} is the first)"
+            )
+        if "{" in (spec or ""):
+            _check_template(fn, spec, elementwise, whole)  # a nested field, {dy:{over}}
+
+
+def _positional_count(fn):
+    """How many positional arguments `fn` (or its rule) takes, or None when it takes any number."""
+    for f in (RULES.get(fn), fn):
+        try:
+            params = list(inspect.signature(f).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        if any(p.kind is p.VAR_POSITIONAL for p in params):
+            return None
+        return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    return None
 
 
 def missing_formula_lines(fns):

@@ -127,3 +127,41 @@ def test_compiled_gradient_of_a_closure_over_flags_drops_its_constant_tangent():
     for _ in range(2):
         value, (df, dx) = g(2.0)
         assert (value, dx) == (8.0, 12.0) and tapegrad.grad(make(3), 2.0)[1][0] == df
+
+
+def _renamed(fn, *names):
+    """`fn` with its parameters renamed (Python's parser would merge names that NFKC makes one:
+    only a code object made this way keeps ``a`` and ``ａ`` apart)."""
+    fn.__code__ = fn.__code__.replace(co_varnames=names + fn.__code__.co_varnames[len(names):])
+    return fn
+
+
+def test_names_that_nfkc_makes_one_stay_apart_in_the_source():
+    """Python reads identifiers in NFKC form ("ａ" is "a"): parameters named a and ａ get two
+    names in the source, which compiles and runs (it was a SyntaxError: duplicate argument)."""
+    def f(a, b):
+        return a * b + b
+
+    f = _renamed(f, "a", "ａ")
+    _, tape = trace(f, 2.0, 3.0)
+    src = to_source(tape, "g")
+    assert src.startswith("def g(fn, a, a_2):\n")
+    assert tapegrad.compile_tape(tape)(f, 5.0, 7.0) == 42.0
+
+
+def test_compiled_grad_keeps_dict_keys_and_parameters_that_nfkc_makes_one_apart():
+    """Dict keys "a" and "ａ" and parameters a and ａ: every tier of compiled_grad (eager, traced,
+    optimized, written, compiled) gives grad's answer (from the fifth call it was a SyntaxError)."""
+    def by_key(d):
+        return d["a"] * 2.0 + d["ａ"] * 3.0
+
+    def by_name(a, b):
+        return a * b
+
+    by_name = _renamed(by_name, "a", "ａ")
+    for f, args in ((by_key, ({"a": 1.0, "ａ": 2.0},)), (by_name, (1.0, 2.0))):
+        g = tapegrad.compiled_grad(f)
+        for _ in range(7):
+            assert g(*args) == tapegrad.grad(f, *args)
+        assert g.cache_info()["hits"] == 3
+    assert "def gradient_program(fn, d_a, d_a_2):" in tapegrad.compiled_grad(by_key).source({"a": 1.0, "ａ": 2.0})

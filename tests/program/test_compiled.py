@@ -1,5 +1,9 @@
 """tapegrad.program.compiled: compiled, cached gradients equal a fresh grad, across branches and signatures."""
+import random
+
 import numpy as np
+import pytest
+import scipy.stats
 
 import tapegrad
 from tapegrad import compiled_grad, grad
@@ -317,3 +321,156 @@ def test_the_plain_signature_is_the_walks_own_key(rng):
         for _ in range(6):
             got = cg(*args)
         assert_same(got, grad(f, *args))
+
+
+def many_guards(x, n):
+    """Paths chosen by int(), a while loop, a caught LinAlgError and an if."""
+    s = 0.0
+    for i in range(int(abs(x[0]) * 3) % 4):
+        s = s + np.sin(x[i % x.shape[0]])
+    j = 0
+    while np.sum(x * x) * (j + 1) < 4.0 and j < 5:
+        j += 1
+        s = s + x[0] * j
+    try:
+        np.linalg.cholesky(np.diag(x))  # only a check: its value is not used
+        s = s + np.sum(x)
+    except np.linalg.LinAlgError:
+        s = s - np.sum(x * x)
+    if x[-1] > 0:
+        s = s * 2
+    return s * n
+
+
+def test_many_guard_paths_past_maxsize_give_grads_answer():
+    """250 calls over about 90 paths (guards of four kinds) and two signatures, with maxsize
+    below the number of paths and above it, in tiers and without: every call equals grad, and
+    the programs kept never pass maxsize. (A path that held only because a check did not raise
+    was silently replayed where the check raised: dead-code elimination dropped the check.)"""
+    rng = np.random.default_rng(1)
+    calls = [(rng.uniform(-1.5, 1.5, size=rng.choice([2, 3])), float(rng.choice([1.0, 2.0])))
+             for _ in range(250)]
+    for tiers in (True, False):
+        for maxsize in (1, 3, 9, 1000):
+            g = compiled_grad(many_guards, maxsize=maxsize, tiers=tiers)
+            for x, n in calls:
+                assert_same(g(x, n), grad(many_guards, x, n))
+                assert g.cache_info()["programs"] <= maxsize
+            info = g.cache_info()
+            assert info["retraces"] > 20
+        assert info["programs"] > 70 and info["hits"] > 70
+
+
+RNG = np.random.default_rng(0)  # a module-level generator, as a script keeps one
+
+
+def noise():
+    return RNG.normal()
+
+
+class NoisyModel:
+    def __init__(self):
+        self.rng = np.random.default_rng(1)
+
+    def __call__(self, a):
+        return np.sum(a * self.rng.normal())
+
+
+def _captured_generator():
+    rng = np.random.default_rng(2)
+    return lambda a: np.sum(a * rng.normal())
+
+
+RANDOM_DRAWS = {
+    "numpy's global RandomState": lambda a: np.sum(a * np.random.normal()),
+    "Python's random module": lambda a: np.sum(a * random.random()),
+    "scipy.stats rvs": lambda a: np.sum(a * scipy.stats.norm.rvs()),
+    "default_rng() inside f": lambda a: np.sum(a * np.random.default_rng().normal()),
+    "a module-level Generator": lambda a: np.sum(a * RNG.normal()),
+    "a Generator read by a helper": lambda a: np.sum(a * noise()),
+    "a Generator in a closure": _captured_generator(),
+    "a Generator on the object": NoisyModel(),
+}
+
+
+@pytest.mark.parametrize("source", RANDOM_DRAWS, ids=str)
+@pytest.mark.parametrize("tiers", [True, False])
+def test_random_draws_are_drawn_afresh_on_every_call(source, tiers):
+    """A function that draws random numbers is traced on every call, never compiled: over 12
+    calls every draw is new (from the fifth call on, the compiled program replayed the draw
+    its trace made)."""
+    f = RANDOM_DRAWS[source]
+    g = compiled_grad(f, tiers=tiers)
+    x = np.ones(2)
+    draws = [g(x)[1][1][0] for _ in range(12)]
+    assert len(set(draws)) == 12
+    assert g.cache_info()["hits"] == 0 and g.cache_info()["programs"] == 0
+
+
+@pytest.mark.parametrize("seed", [np.random.seed, random.seed], ids=["numpy", "random"])
+def test_a_seeded_global_generator_gives_grads_draws(seed):
+    """Seeded, numpy's and Python's global generators give a compiled gradient the draws grad
+    gets: one draw per call, in the same order."""
+    f = RANDOM_DRAWS["numpy's global RandomState" if seed is np.random.seed else "Python's random module"]
+    g, x = compiled_grad(f), np.ones(2)
+    seed(7)
+    got = [g(x) for _ in range(10)]
+    seed(7)
+    want = [grad(f, x) for _ in range(10)]
+    for a, b in zip(got, want):
+        assert_same(a, b)
+
+
+def test_a_generator_seeded_inside_f_is_compiled():
+    """np.random.default_rng(5) made inside f draws the same numbers on every call: it is
+    compiled, and the program gives grad's answer."""
+    def f(a):
+        return np.sum(a * np.random.default_rng(5).normal())
+
+    g, x = compiled_grad(f), np.ones(2)
+    for _ in range(8):
+        assert_same(g(x), grad(f, x))
+    assert g.cache_info()["hits"] == 4
+
+
+def test_numpy_is_left_as_it_was_after_a_trace_that_draws():
+    """The watch on numpy's fresh entropy (numpy.random.bit_generator.randbits) lasts only while
+    a program is traced, also when the traced function raises."""
+    import numpy.random.bit_generator as bit_generator
+    own = bit_generator.randbits
+
+    def fails(a):
+        np.random.default_rng()
+        raise ValueError("no")
+
+    g = compiled_grad(fails, tiers=False)
+    with pytest.raises(ValueError, match="no"):
+        g(1.0)
+    compiled_grad(RANDOM_DRAWS["default_rng() inside f"], tiers=False)(np.ones(2))
+    assert bit_generator.randbits is own
+
+
+def test_draws_are_seen_after_numpys_global_generator_is_replaced():
+    """np.random.set_bit_generator(PCG64(...)) gives numpy's global RandomState another bit
+    generator: its draws are still seen, and a function that draws nothing is still compiled."""
+    own = np.random.mtrand._rand._bit_generator
+    np.random.set_bit_generator(np.random.PCG64(3))
+    try:
+        g, x = compiled_grad(RANDOM_DRAWS["numpy's global RandomState"]), np.ones(2)
+        assert len({g(x)[1][1][0] for _ in range(10)}) == 10
+        h = compiled_grad(lambda a: np.sum(a * 2.0))
+        for _ in range(6):
+            h(x)
+        assert h.cache_info()["hits"] == 2
+    finally:
+        np.random.set_bit_generator(own)
+
+
+def test_a_generator_passed_in_is_drawn_afresh_on_every_call():
+    """A Generator given as an argument (as scipy.stats' random_state=rng takes one) is part of
+    the call: each of 12 calls draws anew."""
+    def f(a, rng):
+        return np.sum(a * scipy.stats.norm.rvs(random_state=rng))
+
+    g, x, rng = compiled_grad(f), np.ones(2), np.random.default_rng(4)
+    assert len({g(x, rng)[1][1][0] for _ in range(12)}) == 12

@@ -67,6 +67,27 @@ def test_prune_keeps_guards():
         pruned.replay(None, -1.0)
 
 
+def _checked_sum(x):
+    try:
+        np.linalg.cholesky(np.diag(x))  # only a check: its value is not used
+        return np.sum(x)
+    except np.linalg.LinAlgError:
+        return -np.sum(x * x)
+
+
+def test_prune_keeps_a_call_that_may_raise():
+    """A np.linalg call whose value nothing uses is kept: the path recorded after it holds only
+    if it does not raise, so replay must raise where the eager call would (pruned, the replay
+    silently took the traced path)."""
+    _, tape = trace(_checked_sum, np.array([0.5, 2.0]))
+    for pruned in (prune(tape), optimize(tape)):
+        assert "np.linalg.cholesky" in to_source(pruned)
+        with pytest.raises(np.linalg.LinAlgError):
+            pruned.replay(None, np.array([-0.5, 2.0]))
+    _, tape = trace(lambda x: [np.cos(x), np.sin(x)][1], 0.5)  # numpy's other calls still go
+    assert "cos" not in to_source(prune(tape))
+
+
 def _sharing_and_folding(x, y):
     a = np.sin(x) * np.sin(x) + 0.0 * y      # a repeated call, and 0*y (folded when finite)
     b = (a * 1.0 + 0.0) ** 1.0                # identities simplify drops

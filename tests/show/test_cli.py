@@ -83,3 +83,37 @@ def test_cli_bad_input_is_one_line_with_status_2(argv, message, capsys):
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.err == message
+
+
+def test_cli_reads_names_in_nfkc_form_as_python_does(capsys):
+    """ａ (fullwidth) in the expression is a to Python's parser: ａ=1.5 gives it its value (it was
+    "unknown name 'a'"), ａ and a given both are one name given twice."""
+    assert main(["ａ*2 + sin(ａ)", "ａ=1.5", "--source"]) == 0
+    out = capsys.readouterr().out
+    assert "def gradient_program(fn, a):" in out and out.endswith("d/da = 2.070737201667703\n")
+    assert main(["a*2", "a=1.5", "ａ=2"]) == 2
+    assert capsys.readouterr().err == ("error: a is given twice (ａ is a, as Python reads names in NFKC form); "
+                                       "give each name one value\n")
+    assert main(["a*2", "a=1", "ｐｉ=1.0"]) == 2
+    assert "pi is the name of a function or constant (ｐｉ is pi" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("sin(a, a)", "error: sin() takes 1 argument; 'sin(a, a)' gives 2: a further argument of numpy's sin would "
+                  "be out=, the array it writes into\n"),
+    ("maximum(a)", "error: maximum() takes 2 arguments; 'maximum(a)' gives 1\n"),
+    ("exp()", "error: exp() takes 1 argument; 'exp()' gives 0\n"),
+    ("sum(a, a)", "error: sum() takes an array and, after it, an optional integer axis (sum(a) or sum(a, 0)); "
+                  "'sum(a, a)' gives 2 arguments\n"),
+])
+def test_cli_refuses_a_call_with_the_wrong_number_of_arguments(expr, message, capsys):
+    """A function given more or fewer arguments than it takes is refused naming both (sin(a, a)
+    said "item assignment on the scalar %2 at <frozen runpy>:88")."""
+    assert main([expr, "a=1.0"]) == 2
+    assert capsys.readouterr().err == message
+
+
+def test_cli_reductions_take_an_integer_axis(capsys):
+    """sum(a, 0) and mean(a, -1) are a reduction along an axis, as before."""
+    assert main(["sum(a, 0) + mean(a, -1)", "a=1,2"]) == 0
+    assert capsys.readouterr().out.endswith("value = 4.5\nd/da = array([1.5, 1.5])\n")
