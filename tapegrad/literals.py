@@ -55,6 +55,7 @@ cannot be: a numpy scalar type makes a plain number only (see `tapegrad.tracer.T
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import threading
 
@@ -267,11 +268,18 @@ class ConcatenatorOfTraced:
         return 0
 
 
-def _taking_lists(original, reduction=False):
+def _taking_lists(original, positions=(0,), reduction=False):
     """The stand-in of a numpy function that takes array-likes (``np.mean``, ``np.append``): a
-    list or tuple argument holding traced or dual values becomes their ``np.stack``, and
-    numpy's own function takes it from there (its dispatch then finds the traced array); every
-    other call goes straight to numpy's function."""
+    list or tuple holding traced or dual values, given for one of its array arguments (at
+    `positions`, or by their names), becomes their ``np.stack``, and numpy's own function takes
+    it from there (its dispatch then finds the traced array); every other call goes straight
+    to numpy's function. The other arguments stay as given (an ``axis`` tuple of traced
+    integers is numpy's to read)."""
+    params = list(inspect.signature(original).parameters)
+    names = {params[i] for i in positions if i < len(params)}
+
+    def stacked(v):
+        return _stack(v) if (type(v) is list or type(v) is tuple) and _traced_literal(v) else v
 
     @functools.wraps(original)
     def take(a, *args, **kwargs):
@@ -282,27 +290,29 @@ def _taking_lists(original, reduction=False):
             tape = a._tape
             if not tape.closed:
                 return tape.ctx.record(tape, original, (a,), kwargs)
-        if (t is list or t is tuple) and _traced_literal(a):
-            a = _stack(a)
-        if args and any((type(v) is list or type(v) is tuple) and _traced_literal(v) for v in args):
-            args = [_stack(v) if (type(v) is list or type(v) is tuple) and _traced_literal(v) else v for v in args]
+        if t is list or t is tuple:
+            a = stacked(a)
+        if len(positions) > 1 and args:
+            args = [stacked(v) if i + 1 in positions else v for i, v in enumerate(args)]
         if kwargs and not plain_options(kwargs):
-            for k, v in kwargs.items():
-                if (type(v) is list or type(v) is tuple) and _traced_literal(v):
-                    kwargs[k] = _stack(v)
+            kwargs = {k: stacked(v) if k in names else v for k, v in kwargs.items()}
         return original(a, *args, **kwargs)
 
     return take
 
 
+_REDUCING = ("sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average", "median")
+
 #: numpy's functions of array-likes that take a list of traced values, by name in numpy's
 #: namespace (and ``norm`` in ``numpy.linalg``'s): the reductions, and the functions scientists
-#: give lists of numbers to
-_REDUCING = ("sum", "mean", "std", "var", "max", "min", "amax", "amin", "prod", "average", "median")
-REDUCTIONS = {name: getattr(np, name) for name in _REDUCING + (
-    "ptp", "cumsum", "cumprod", "diff", "append", "dot", "inner", "outer", "polyval", "interp",
-    "clip", "trapezoid")}
-_REDUCERS = {name: _taking_lists(fn, reduction=name in _REDUCING) for name, fn in REDUCTIONS.items()}
+#: give lists of numbers to, with the positions of their array arguments
+_ARRAY_ARGUMENTS = {**dict.fromkeys(_REDUCING + ("ptp", "cumsum", "cumprod", "diff"), (0,)),
+                    "average": (0, 2), "append": (0, 1), "dot": (0, 1), "inner": (0, 1),
+                    "outer": (0, 1), "polyval": (0, 1), "interp": (0, 1, 2), "clip": (0, 1, 2),
+                    "trapezoid": (0, 1)}
+REDUCTIONS = {name: getattr(np, name) for name in _ARRAY_ARGUMENTS}
+_REDUCERS = {name: _taking_lists(fn, _ARRAY_ARGUMENTS[name], reduction=name in _REDUCING)
+             for name, fn in REDUCTIONS.items()}
 _NORMS = (np.linalg.norm, _taking_lists(np.linalg.norm))  # (numpy's own, the stand-in)
 
 #: what stands in for numpy's own while traces run, by name in numpy's namespace
