@@ -356,48 +356,6 @@ def _numpy_name(frame) -> str:
     return _public(frame.f_globals.get("__name__", "numpy"), name)
 
 
-def _source_line(frame) -> str:
-    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-
-
-def _numpy_name(frame) -> str:
-    """``np.append``: the public name of the numpy function whose implementation runs in `frame`."""
-    name = frame.f_code.co_name
-    for space, prefix in ((np, "np."), (np.linalg, "np.linalg."), (np.fft, "np.fft.")):
-        fn = getattr(space, name, None)
-        if getattr(getattr(fn, "_implementation", fn), "__code__", None) is frame.f_code:
-            return prefix + name
-    return _public(frame.f_globals.get("__name__", "numpy"), name)
-
-
-def _source_line(frame) -> str:
-    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-
-
-def _numpy_name(frame) -> str:
-    """``np.append``: the public name of the numpy function whose implementation runs in `frame`."""
-    name = frame.f_code.co_name
-    for space, prefix in ((np, "np."), (np.linalg, "np.linalg."), (np.fft, "np.fft.")):
-        fn = getattr(space, name, None)
-        if getattr(getattr(fn, "_implementation", fn), "__code__", None) is frame.f_code:
-            return prefix + name
-    return _public(frame.f_globals.get("__name__", "numpy"), name)
-
-
-def _source_line(frame) -> str:
-    return linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-
-
-def _numpy_name(frame) -> str:
-    """``np.append``: the public name of the numpy function whose implementation runs in `frame`."""
-    name = frame.f_code.co_name
-    for space, prefix in ((np, "np."), (np.linalg, "np.linalg."), (np.fft, "np.fft.")):
-        fn = getattr(space, name, None)
-        if getattr(getattr(fn, "_implementation", fn), "__code__", None) is frame.f_code:
-            return prefix + name
-    return _public(frame.f_globals.get("__name__", "numpy"), name)
-
-
 _QUALIFIED = None
 
 

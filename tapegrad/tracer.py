@@ -510,7 +510,9 @@ def _operators(ufunc, name):
     takes `record_call`. The operators of a primitive's every step, so a Python call counts.
     A `Fraction` operand is taken as the float Python's arithmetic makes of it
     (``1.5 * Fraction(1, 3)`` is ``1.5 * float(Fraction(1, 3))``)."""
-    def forward(self, other):
+    def forward(self, other, modulo=None):  # (only pow(t, y, m) passes a modulo)
+        if modulo is not None:
+            raise self._modular_pow_error(other, modulo)
         tape = self._tape
         to = type(other)
         if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
@@ -527,18 +529,6 @@ def _operators(ufunc, name):
         if to is Fraction:
             return reflected(self, float(other))
         return record_call(ufunc, (other, self), None)
-
-    if ufunc is np.power:
-        def forward(self, other, modulo=None):  # noqa: F811 - pow(t, y, m) passes a modulo
-            if modulo is not None:
-                raise self._modular_pow_error(other, modulo)
-            tape = self._tape
-            to = type(other)
-            if (to is Tracer and other._tape is tape or to in _PLAIN_OPERANDS) and not tape.closed:
-                return tape.ctx.record(tape, ufunc, (self, other), None)
-            if to is Fraction:
-                return forward(self, float(other))
-            return record_call(ufunc, (self, other), None)
 
     forward.__name__ = f"__{name}__"
     reflected.__name__ = f"__r{name}__"
