@@ -9,8 +9,7 @@ whose results must match central differences and be plain values in the argument
 result's structure. A case may name the entry points that refuse it by design, with the
 error they raise.
 """
-import dataclasses
-
+import numpy as np
 import pytest
 
 from tapegrad.errors import qualified_name
@@ -18,10 +17,27 @@ from tapegrad.errors import qualified_name
 from _entries import ENTRY_POINTS
 from _layer import Reference
 from _programs import PROGRAMS, Case
-from _tables import order2_rows
+from _tables import modules, order2_rows
 
 CASES = [Case(f"{qualified_name(fn)}-{i}", f, tuple(args)) for i, (_, (fn, f, args)) in enumerate(order2_rows())]
 CASES += PROGRAMS
+
+
+def _through_nondifferentiable(use):
+    """A function through a piecewise-constant one (floor, sign, argmax, ...): zero derivatives,
+    which every entry point must give as plain zeros of the argument's type."""
+    def through(x, _use=use):
+        u = _use(x)
+        return np.sum(u * V) if np.shape(u) == X.shape else np.sum(u * 1.0)
+    return through
+
+
+# every non-differentiable function of the table (tests/rules/test_nondiff.py), at a point away
+# from its jumps
+X = np.array([[-1.62, -0.41, 0.21], [0.88, 1.33, 1.94]])
+V = np.cos(np.arange(6.0)).reshape(2, 3)
+CASES += [Case(f"nondifferentiable-{qualified_name(fn)}-{i}", _through_nondifferentiable(use), (X,))
+          for i, (fn, use) in enumerate(modules()["test_nondiff"].NONDIFF)]
 
 _REFERENCES = {}
 
