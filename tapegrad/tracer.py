@@ -42,7 +42,14 @@ from .pytree import build, nested
 __all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
            "KEEP_WHOLE", "plain_options"]
 
-_local = threading.local()
+class _Local(threading.local):
+    """This thread's stack of tapes being recorded (made empty in each thread that asks)."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_local = _Local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _ndarray = np.ndarray
 _float64 = np.float64
@@ -53,10 +60,7 @@ _PLAIN_OPERANDS = frozenset((float, int, _float64, _ndarray))
 
 def active_tapes() -> list:
     """The tapes being recorded in this thread, outermost first."""
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+    return _local.stack
 
 
 class _StaleTape:
