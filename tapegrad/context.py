@@ -28,12 +28,12 @@ from .errors import (
     NoRuleError,
     TapegradError,
     is_complex_value,
-    plain_store_error,
     qualified_name,
     type_str,
     ufunc_method,
     user_location,
 )
+from .hints import plain_store_error
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
 from .tape import Call, Constant, Tape

@@ -38,7 +38,7 @@ The design, and what it trades:
   of a module, or a module that re-exports numpy's names) is numpy's own object, which no
   stand-in can replace: it cannot see traced values in a list, and its arrays take no traced
   values. The error names the binding and says to call ``np.mean`` & co. through numpy's
-  namespace (`tapegrad.errors.bound_at_import_hint`). (A ``from numpy import ...`` run while a
+  namespace (`tapegrad.hints.bound_at_import_hint`). (A ``from numpy import ...`` run while a
   trace runs binds the stand-in, which outside traces behaves as numpy's own.) An explicit
   ``tapegrad.numpy`` namespace, as autograd has, would make every user rewrite their imports;
   patching numpy for the whole process made every numpy call outside traces pay (np.asarray
@@ -57,7 +57,8 @@ import threading
 import numpy as np
 
 from .buffers import Buffer, TracedBuffer, unbuffer
-from .errors import NUMPY_ORIGINALS, in_library, in_scipy, user_location
+from .errors import in_library, in_scipy, user_location
+from .hints import NUMPY_ORIGINALS
 from .pytree import Boxed, find_nested
 from .tracer import Tracer, active_tapes, plain_options
 from .views import concrete

@@ -23,15 +23,12 @@ from .errors import (
     ConcreteValueError,
     EscapedTracerError,
     StaleViewError,
-    foreign_function_hint,
     in_scipy,
-    numpy_call_hint,
-    percent_formatting,
-    random_sampler_hint,
     scalar_cast_error,
     type_str,
     user_location,
 )
+from .hints import foreign_function_hint, numpy_call_hint, percent_formatting, random_sampler_hint
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
 from .views import VIEWS, concrete, note_view, view_again
