@@ -60,7 +60,7 @@ from .buffers import Buffer, TracedBuffer, unbuffer
 from .errors import in_library, in_scipy, user_location
 from .hints import NUMPY_ORIGINALS
 from .pytree import Boxed, find_nested
-from .tracer import Tracer, active_tapes, plain_options
+from .tracer import THREAD, Tracer, active_tapes, plain_options
 from .views import concrete
 from .writes import fill_diagonal
 
@@ -83,7 +83,7 @@ _local = _Local()
 
 def _tracing() -> bool:
     """True in a thread that traces or runs a forward-mode call (the stand-ins' first question)."""
-    return bool(active_tapes()) or _local.duals > 0
+    return bool(THREAD.stack) or _local.duals > 0
 
 
 #: the most dimensions numpy gives an array
@@ -119,6 +119,8 @@ def _wrapper(original):
 
     @functools.wraps(original)
     def convert(obj, dtype=None, *args, **kwargs):
+        if not (THREAD.stack or _local.duals):  # another thread's call: numpy's own (`_tracing`)
+            return original(obj, dtype, *args, **kwargs)
         t = type(obj)
         if (t is list or t is tuple) and _traced_literal(obj):
             out = _stack(obj)
@@ -143,7 +145,10 @@ def _wrapper(original):
 def _constructor(original):
     @functools.wraps(original)
     def make(*args, **kwargs):
-        return _made(original(*args, **kwargs), sys._getframe(1))
+        out = original(*args, **kwargs)
+        if THREAD.stack or _local.duals:  # (`_tracing`, without a call: every other thread's cost)
+            return _made(out, sys._getframe(1))
+        return out
 
     return make
 
@@ -151,7 +156,7 @@ def _constructor(original):
 def _made(out, caller):
     """The array a constructor made, as a Buffer for the user's code in a thread that traces or
     runs a forward-mode call (`jvp`, `check_grad`), where it takes traced or dual values."""
-    if _tracing() and type(out) is np.ndarray and not in_library(caller):
+    if type(out) is np.ndarray and not in_library(caller):
         return out.view(Buffer)
     return out
 
@@ -165,9 +170,10 @@ def _filler(original, like):
 
     @functools.wraps(original)
     def fill(*args, **kwargs):
+        if not (THREAD.stack or _local.duals):  # (`_tracing`, without a call)
+            return original(*args, **kwargs)
         fill_value = args[1] if len(args) > 1 else kwargs.get("fill_value")
-        if (not _tracing()
-                or find_nested((fill_value,), (Boxed, TracedBuffer)) is None):
+        if find_nested((fill_value,), (Boxed, TracedBuffer)) is None:
             return _made(original(*args, **kwargs), sys._getframe(1))
         return _fill_traced(full_like, like, *args, **kwargs)
 

@@ -36,7 +36,7 @@ from .program.guards import guard_array, guard_bool, guard_index, guard_int, gua
 from .pytree import build, nested
 
 
-__all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
+__all__ = ["THREAD", "Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
            "KEEP_WHOLE", "plain_options"]
 
 class _Local(threading.local):
@@ -46,7 +46,9 @@ class _Local(threading.local):
         self.stack = []
 
 
-_local = _Local()
+#: this thread's state: ``THREAD.stack``, the tapes being recorded (`active_tapes`); read as an
+#: attribute where a function call per numpy call counts (the stand-ins of tapegrad.literals)
+THREAD = _local = _Local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _ndarray = np.ndarray
 _float64 = np.float64
