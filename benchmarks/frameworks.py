@@ -157,7 +157,7 @@ class Tapegrad(Framework):
         import scipy.linalg
 
         try:
-            if self.tg.find_rrule(scipy.linalg.solve_triangular) is not None:
+            if self.tg.extend.find_rrule(scipy.linalg.solve_triangular) is not None:
                 return scipy.linalg.solve_triangular, (
                     "tapegrad.scipy.linalg does not exist yet; used scipy.linalg.solve_triangular, "
                     "which has a tapegrad rule")

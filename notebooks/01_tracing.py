@@ -93,7 +93,7 @@ print(tape.replay(f, 1.0, 2.0), f(1.0, 2.0))
 # Who decides what counts as a primitive? The **context** of the trace. Every call a Tracer
 # sees goes to the context, which asks its method `is_primitive(fn, *args)`: if the answer
 # is yes, the call becomes one op; if no, the function's body runs on the Tracers and the
-# calls inside it are recorded instead. The default context, `tapegrad.BaseContext`, says
+# calls inside it are recorded instead. The default context, `tapegrad.context.BaseContext`, says
 # yes to every numpy function. Your own functions are not even asked about: they simply
 # run, and the numpy calls inside them are what the Tracers see.
 #
@@ -105,7 +105,7 @@ print(tape.replay(f, 1.0, 2.0), f(1.0, 2.0))
 def softplus(x):
     return np.log(1 + np.exp(x))
 
-class KeepSoftplus(tapegrad.BaseContext):
+class KeepSoftplus(tapegrad.context.BaseContext):
     def is_primitive(self, fn, *args):
         return fn is softplus or super().is_primitive(fn, *args)
 

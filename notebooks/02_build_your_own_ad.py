@@ -28,12 +28,13 @@
 # ## The gradient context
 #
 # Notebook 1 traced with the default context, which records each primitive as itself.
-# `tapegrad.GradContext` records each primitive *through its reverse rule*:
+# `GradContext` (from `tapegrad.grad`) records each primitive *through its reverse rule*:
 
 # %% name="grad-tape"
 import numpy as np
 import tapegrad
-from tapegrad import GradContext, trace
+from tapegrad import trace
+from tapegrad.grad import GradContext
 
 def f(a, b):
     return a / (a + b * b)
@@ -50,7 +51,7 @@ print(tape)
 
 # %% name="pullbacks"
 print(tape.ctx.pullbacks)   # value -> (rrule call, pullback)
-print(tapegrad.format_tape(tape, compact=True))
+print(tapegrad.show.format_tape(tape, compact=True))
 
 # %% [markdown]
 # The compact dump folds each group of three into one line:
@@ -82,7 +83,7 @@ print(y, dsin, dx, np.cos(0.5))
 def square(x):
     return x * x
 
-print(tapegrad.format_tape(trace(square, 3.0, ctx=GradContext())[1], compact=True))
+print(tapegrad.show.format_tape(trace(square, 3.0, ctx=GradContext())[1], compact=True))
 
 @tapegrad.rrule(square)
 def square_rrule(x):
@@ -90,7 +91,7 @@ def square_rrule(x):
         return tapegrad.NO_TANGENT, 2 * x * dy
     return square(x), square_pullback
 
-print(tapegrad.format_tape(trace(square, 3.0, ctx=GradContext())[1], compact=True))
+print(tapegrad.show.format_tape(trace(square, 3.0, ctx=GradContext())[1], compact=True))
 print(tapegrad.grad(square, 3.0))
 
 
@@ -107,7 +108,7 @@ def talking_square_rrule(x):
         return tapegrad.NO_TANGENT, 2 * x * dy
     return square(x), square_pullback
 
-print(tapegrad.find_rrule(square).__name__)
+print(tapegrad.extend.find_rrule(square).__name__)
 value, grads = tapegrad.grad(lambda x: square(square(x)), 1.5)
 print(value, grads[1])
 
@@ -119,17 +120,17 @@ print(value, grads[1])
 # ## The seed
 #
 # The sweep needs a derivative to start from: the derivative of the result with respect to
-# itself, 1. That number is the **seed**. `tapegrad.back(tape, seed)` pushes the seed as a
+# itself, 1. That number is the **seed**. `tapegrad.sweep.back(tape, seed)` pushes the seed as a
 # constant and sweeps back. It returns a dictionary from each value that received a
 # derivative to the Variable holding that derivative, and it leaves the backward program on
 # the tape:
 
 # %% name="back"
 y, tape = trace(f, 2.0, 3.0, ctx=GradContext())
-derivs = tapegrad.back(tape, 1.0)
+derivs = tapegrad.sweep.back(tape, 1.0)
 a, b = tape.inputs[1:]
 print("df/da =", derivs[a].op.val, "  df/db =", derivs[b].op.val)
-print(tapegrad.format_tape(tape, compact=True))
+print(tapegrad.show.format_tape(tape, compact=True))
 
 # %% [markdown]
 # Read the backward half from the seed down. `%12(%13)` calls the pullback of `divide` on
@@ -142,7 +143,7 @@ print(tapegrad.format_tape(tape, compact=True))
 
 # %% name="seed-2"
 y, tape = trace(f, 2.0, 3.0, ctx=GradContext())
-derivs = tapegrad.back(tape, 2.0)
+derivs = tapegrad.sweep.back(tape, 2.0)
 print("df/da =", derivs[tape.inputs[1]].op.val, "  df/db =", derivs[tape.inputs[2]].op.val)
 
 
@@ -153,7 +154,7 @@ print("df/da =", derivs[tape.inputs[1]].op.val, "  df/db =", derivs[tape.inputs[
 # ## One step at a time: `step_back`
 #
 # `back` is a loop over the forward ops from the last to the first. For each value that has
-# received a derivative and has a pullback, it calls `tapegrad.step_back(tape, var, derivs)`:
+# received a derivative and has a pullback, it calls `tapegrad.sweep.step_back(tape, var, derivs)`:
 # push the pullback call, push the reads of its tangents, and store each tangent as a
 # derivative of its argument. Run that loop yourself on `x * sin(x)`, where `x` is used
 # twice, and watch the dictionary `derivs`:
@@ -164,13 +165,13 @@ def g(x):
 
 y, tape = trace(g, 0.5, ctx=GradContext())
 forward_ops = list(tape.ops)
-derivs = {tape.result: tape.push(tapegrad.Constant(1.0, note="seed"))}
+derivs = {tape.result: tape.push(tapegrad.tape.Constant(1.0, note="seed"))}
 print("start:               ", derivs)
 for op in reversed(forward_ops):
     if op.var in derivs and op.var in tape.ctx.pullbacks:
-        tapegrad.step_back(tape, op.var, derivs)
+        tapegrad.sweep.step_back(tape, op.var, derivs)
         print(f"after step_back({op.var}):", derivs)
-print(tapegrad.format_tape(tape, compact=True))
+print(tapegrad.show.format_tape(tape, compact=True))
 
 # %% [markdown]
 # The first step, the pullback of the product `%7`, gives `x` (`%2`) its first derivative,
@@ -179,7 +180,7 @@ print(tapegrad.format_tape(tape, compact=True))
 # `x`, `%14 = x · cos(x)`. Instead of overwriting `%11` it pushes `%15 = accum(%11, %14)`.
 #
 # That is **set-or-add**: the first share of a derivative is *set*, every further share is
-# *added*. `tapegrad.set_or_add_deriv(tape, derivs, var, dx)` is that rule as a function.
+# *added*. `tapegrad.sweep.set_or_add_deriv(tape, derivs, var, dx)` is that rule as a function.
 #
 # ## Why add? A sweep that only sets
 #
@@ -189,7 +190,7 @@ print(tapegrad.format_tape(tape, compact=True))
 # `tangents[i]`; the dumps fold these reads into the pullback's line.)
 
 # %% name="set-only"
-from tapegrad import Call, Constant, Variable
+from tapegrad.tape import Call, Constant, Variable
 from tapegrad.tangents import getitem
 
 def sweep(tape, store):
@@ -212,7 +213,7 @@ def sweep(tape, store):
 def set_only(tape, derivs, var, dx):
     derivs[var] = dx   # a second share overwrites the first
 
-for store in (set_only, tapegrad.set_or_add_deriv):
+for store in (set_only, tapegrad.sweep.set_or_add_deriv):
     y, tape = trace(g, 0.5, ctx=GradContext())
     derivs = sweep(tape, store)
     print(f"{store.__name__:>16}: dg/dx = {derivs[tape.inputs[1]].op.val}")

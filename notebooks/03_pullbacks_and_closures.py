@@ -26,6 +26,7 @@
 # %% name="sin-jacobian"
 import numpy as np
 import tapegrad
+from tapegrad.grad import GradContext
 
 x = np.array([0.1, 0.2, 0.3])
 y, sin_pullback = tapegrad.rrule(np.sin, x)
@@ -60,7 +61,7 @@ a, b = np.array([1.0, 2.0]), np.array([3.0])
 _, mul_pullback = tapegrad.rrule(np.multiply, a, b)
 tangents = mul_pullback(np.ones(2))
 print(tangents)
-print(*[t.fn() if isinstance(t, tapegrad.Thunk) else t for t in tangents])
+print(*[t.fn() if isinstance(t, tapegrad.extend.Thunk) else t for t in tangents])
 
 
 # %% [markdown]
@@ -79,7 +80,7 @@ def power(x, n):
 print(tapegrad.grad(power, 2.0, 3))
 y, back = tapegrad.pullback(power, 2.0, 3)
 back()
-print(tapegrad.format_tape(back.tape, compact=True))
+print(tapegrad.show.format_tape(back.tape, compact=True))
 
 # %% [markdown]
 # Read the backward half: the pullbacks `%13`, `%10`, `%7` of the three multiplications run
@@ -166,11 +167,11 @@ check("loss", loss, w, x)
 # with exactly those values.
 
 # %% name="narrow"
-_, tape = tapegrad.trace(loss, w, x, ctx=tapegrad.GradContext())
+_, tape = tapegrad.trace(loss, w, x, ctx=GradContext())
 for op in tape:
-    if isinstance(op, tapegrad.Call) and op.fn is tapegrad.rrule:
+    if isinstance(op, tapegrad.tape.Call) and op.fn is tapegrad.rrule:
         fn, *args = op.args
-        values = [a.op.val if isinstance(a, tapegrad.Variable) else a for a in args]
+        values = [a.op.val if isinstance(a, tapegrad.tape.Variable) else a for a in args]
         check(f"{op.var} {fn.__name__}", lambda *v: fn(*v), *values)
 
 

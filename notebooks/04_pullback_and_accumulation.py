@@ -53,15 +53,15 @@ for v in back.tape.inputs[1:]:   # the inputs x and y, and what the sweep left f
     print(v, back.tape[v].note, d if d is None else d.op.val)
 
 # %% [markdown]
-# `ZeroTangent()` is the zero of tangents: `tapegrad.accum`, the "add" of set-or-add, treats
+# `ZeroTangent()` is the zero of tangents: `tapegrad.extend.accum`, the "add" of set-or-add, treats
 # it as nothing, and so do `+` and `*`. The sweep never has to build an array of zeros for a
 # value that no path reaches. When you do need zeros (to update parameters, say),
 # `tapegrad.fill_zeros` makes them in the shape of the argument:
 
 # %% name="accum"
 Z = tapegrad.ZeroTangent()
-print(tapegrad.accum(Z, 2.5), tapegrad.accum(2.5, Z), Z + 2.5, 3 * Z)
-print(tapegrad.accum((1.0, Z), (Z, 2.0)))
+print(tapegrad.extend.accum(Z, 2.5), tapegrad.extend.accum(2.5, Z), Z + 2.5, 3 * Z)
+print(tapegrad.extend.accum((1.0, Z), (Z, 2.0)))
 params = {"w": 2.0, "unused": np.ones(2)}
 _, (_, dparams) = tapegrad.grad(lambda p: p["w"] ** 2, params)
 print(dparams)

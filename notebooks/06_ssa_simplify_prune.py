@@ -45,10 +45,10 @@ tapegrad.explain(f, 2.0, 3.0, 1.0)
 # %% [markdown]
 # ## The tape as Python source
 #
-# `tapegrad.to_source` writes a tape as a Python function, one line per op:
+# `tapegrad.program.to_source` writes a tape as a Python function, one line per op:
 
 # %% name="source"
-print(tapegrad.to_source(tape, "grad_f"))
+print(tapegrad.program.to_source(tape, "grad_f"))
 
 # %% [markdown]
 # `simplify` applies algebraic rewrites such as `1.0 * x → x` and `x + 0 → x`. If we only
@@ -57,8 +57,8 @@ print(tapegrad.to_source(tape, "grad_f"))
 
 # %% name="simplify-prune"
 _, gradient_tape = tapegrad.trace(lambda m, x, b: tapegrad.grad(f, m, x, b)[1], 2.0, 3.0, 1.0)
-before = tapegrad.to_source(gradient_tape, "df")
-after = tapegrad.to_source(tapegrad.prune(tapegrad.simplify(gradient_tape)), "df")
+before = tapegrad.program.to_source(gradient_tape, "df")
+after = tapegrad.program.to_source(tapegrad.program.prune(tapegrad.program.simplify(gradient_tape)), "df")
 print(before)
 print(after)
 print(len(before.splitlines()), "lines ->", len(after.splitlines()), "lines")
@@ -68,7 +68,7 @@ print(len(before.splitlines()), "lines ->", len(after.splitlines()), "lines")
 # tapes with the same values, so they can be checked by running them:
 
 # %% name="compiled-tape"
-program = tapegrad.compile_tape(tapegrad.prune(tapegrad.simplify(gradient_tape)))
+program = tapegrad.program.compile_tape(tapegrad.program.prune(tapegrad.program.simplify(gradient_tape)))
 print(program(None, 2.0, 3.0, 1.0), program(None, 5.0, -1.0, 0.0))
 
 
@@ -77,7 +77,7 @@ print(program(None, 2.0, 3.0, 1.0), program(None, 5.0, -1.0, 0.0))
 #
 # In `g(x) = x sin(x) + sin(x)` the forward pass computes `sin(x)` twice, and the pullbacks
 # of the two `sin` calls both compute `cos(x)`. `cse` (common subexpression elimination)
-# computes each repeated pure call once; `tapegrad.optimize` applies `simplify`, `cse` and
+# computes each repeated pure call once; `tapegrad.program.optimize` applies `simplify`, `cse` and
 # `prune` in turn:
 
 # %% name="cse"
@@ -85,9 +85,9 @@ def g(x):
     return x * np.sin(x) + np.sin(x)
 
 _, tape_g = tapegrad.trace(lambda x: tapegrad.grad(g, x)[1], 0.5)
-print(tapegrad.to_source(tape_g, "dg"))
-print(tapegrad.to_source(tapegrad.cse(tape_g), "dg"))
-print(tapegrad.to_source(tapegrad.optimize(tape_g), "dg"))
+print(tapegrad.program.to_source(tape_g, "dg"))
+print(tapegrad.program.to_source(tapegrad.program.cse(tape_g), "dg"))
+print(tapegrad.program.to_source(tapegrad.program.optimize(tape_g), "dg"))
 
 # %% [markdown]
 # From twelve operations to five: `sin`, `cos`, and the three that combine them into the
@@ -109,7 +109,7 @@ print(grad_f.source(2.0, 3.0, 1.0))
 # %% [markdown]
 # ## Pictures
 #
-# `tapegrad.to_dot` writes a tape as Graphviz DOT text, and `tapegrad.draw` shows it in a
+# `tapegrad.show.to_dot` writes a tape as Graphviz DOT text, and `tapegrad.draw` shows it in a
 # notebook as a picture, with each value and its type: Graphviz draws it where it is
 # installed, tapegrad itself (as SVG) everywhere else; `.save("tape.svg")` writes it to a
 # file. Forward ops are blue boxes, backward ops dashed orange boxes and accumulations red
@@ -118,7 +118,7 @@ print(grad_f.source(2.0, 3.0, 1.0))
 # %% name="draw"
 y, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
 back(1.0)
-dot = tapegrad.to_dot(back.tape)
+dot = tapegrad.show.to_dot(back.tape)
 print(len(dot.splitlines()), "lines of DOT; the accumulation of a:")
 print(next(line for line in dot.splitlines() if "accumulate d%2" in line))
 tapegrad.draw(back.tape)
@@ -126,7 +126,7 @@ tapegrad.draw(back.tape)
 # %% [markdown]
 # **Exercise.**
 # 1. Trace the gradient of `lambda x: np.sum(x * x)` at an array and print its source before
-#    and after `tapegrad.optimize`. Which lines remain? What is the constant the source
+#    and after `tapegrad.program.optimize`. Which lines remain? What is the constant the source
 #    calls `c_ndarray` (hint: what does the pullback of `np.sum` do with its `dy`)?
 # 2. `simplify` leaves `0 * x` alone unless called with `assume_finite=True`. Find an `x`
 #    for which `0 * x` is not 0.

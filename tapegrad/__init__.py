@@ -4,10 +4,17 @@
 >>> tapegrad.grad(lambda a, b: a / (a + b * b), 2.0, 3.0)
 (0.18181818181818182, (ZeroTangent(), 0.0743801652892562, -0.09917355371900827))
 
-The names here are the user's API (gradients, forward mode, checks, structures, errors) and
-the teaching API (tapes, contexts, the sweep's pieces, printing, programs). Writing rules
-takes `tapegrad.extend`; `tapegrad.scipy` holds traceable replacements for scipy functions.
+The names here are what most programs use: gradients, forward mode, checks, tangents,
+errors, and `explain`/`draw` to see a gradient worked. The pieces live in their modules, to
+read and to build with: the tape (`tapegrad.tape`: Tape, Variable, Input, Constant, Call),
+contexts (`tapegrad.context.BaseContext`, `tapegrad.grad.GradContext`), the sweep
+(`tapegrad.sweep`: back, step_back, set_or_add_deriv), showing tapes (`tapegrad.show`),
+tapes as programs (`tapegrad.program`), writing rules (`tapegrad.extend`), and traceable
+replacements for scipy's functions (`tapegrad.scipy`).
 """
+import importlib
+import warnings
+
 from .errors import (
     ComplexValueError,
     ConcreteValueError,
@@ -19,27 +26,19 @@ from .errors import (
     StaleViewError,
     TapegradError,
 )
-from .tape import Call, Constant, Input, Tape, Variable
-from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, Thunk, ZeroTangent, accum
-from .registry import find_rrule, frule, nondifferentiable, rrule
-from .context import BaseContext, primitive
-from .context import trace
+from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent
+from .registry import frule, nondifferentiable, rrule
+from .context import primitive, trace
 from .pytree import fill_zeros, update
-from .sweep import back, set_or_add_deriv, step_back
-from .grad import GradContext, grad, gradient, pullback
+from .grad import grad, gradient, pullback
 from .forward import Dual, hessian, hvp, jacobian, jvp
 from .checks import check_grad, ngradient
 from .program.guards import GuardError
-from .program.codegen import compile_tape, to_source
-from .program.passes import cse, optimize, prune, simplify
 from .program.compiled import compiled_grad
-from .show.printing import format_tape
-from .show.explain import explain, explain_text
-from .show.formulas import explain_formula
-from .show.drawing import draw, render, to_dot
-from .show.svg import to_svg
+from .show import draw, explain, explain_formula
 from . import rules  # noqa: F401  (registers the rules)
-from . import extend, literals, scipy, writes  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
+from . import literals, writes  # noqa: F401  (numpy's stand-ins for a trace, the traced writers)
+from . import extend, program, scipy, show  # noqa: F401  (tapegrad.extend.*, tapegrad.show.*, ... after `import tapegrad`)
 
 __version__ = "0.1.0"
 
@@ -49,19 +48,35 @@ __all__ = [
     "Dual", "jvp", "jacobian", "hessian", "hvp",
     "check_grad", "ngradient",
     # tangents and structures
-    "ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "Tangent", "Thunk", "accum",
-    "fill_zeros", "update",
+    "ZeroTangent", "NoTangent", "ZERO", "NO_TANGENT", "Tangent", "fill_zeros", "update",
     # making functions differentiable (more in tapegrad.extend)
-    "primitive", "rrule", "frule", "nondifferentiable", "find_rrule",
+    "primitive", "rrule", "frule", "nondifferentiable",
     # errors
     "TapegradError", "NoRuleError", "RuleError", "SeedError", "EscapedTracerError",
     "ConcreteValueError", "StaleViewError", "GuardError", "ComplexValueError", "StaleInputError",
-    # the tape, the contexts and the sweep, to read and to build with
-    "Tape", "Variable", "Input", "Constant", "Call",
-    "BaseContext", "GradContext", "back", "step_back", "set_or_add_deriv",
-    # showing and rewriting tapes
-    "format_tape", "explain", "explain_text", "explain_formula", "to_dot", "to_svg", "render", "draw",
-    "to_source", "compile_tape", "simplify", "prune", "cse", "optimize",
-    # subpackages
-    "extend", "scipy",
+    # showing (more in tapegrad.show)
+    "explain", "explain_formula", "draw",
+    # subpackages: rule writing, scipy's functions, showing tapes, tapes as programs
+    "extend", "scipy", "show", "program",
 ]
+
+#: names that lived here before 0.2, and the module that holds each now
+MOVED = {
+    **dict.fromkeys(["Tape", "Variable", "Input", "Constant", "Call"], "tapegrad.tape"),
+    "BaseContext": "tapegrad.context",
+    "GradContext": "tapegrad.grad",
+    **dict.fromkeys(["back", "step_back", "set_or_add_deriv"], "tapegrad.sweep"),
+    **dict.fromkeys(["Thunk", "accum", "find_rrule"], "tapegrad.extend"),
+    **dict.fromkeys(["format_tape", "explain_text", "to_dot", "to_svg", "render"], "tapegrad.show"),
+    **dict.fromkeys(["to_source", "compile_tape", "simplify", "prune", "cse", "optimize"], "tapegrad.program"),
+}
+
+
+def __getattr__(name):
+    home = MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
+    warnings.warn(f"tapegrad.{name} is now {home}.{name} (tapegrad keeps the names most programs use at "
+                  f"its top level, and the tape-building and showing names in their modules): "
+                  f"write `from {home} import {name}`", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)

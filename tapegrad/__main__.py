@@ -21,7 +21,7 @@ def demo(out=sys.stdout):
     grads = back(1.0)
     print("\nThe gradient tape: each primitive as rrule (value, pullback), then the reverse", file=out)
     print("sweep from the seed, one pullback call and its tangent reads per primitive:", file=out)
-    print(tapegrad.format_tape(back.tape, compact=True), file=out)
+    print(tapegrad.show.format_tape(back.tape, compact=True), file=out)
     print(f"\nvalue    f(a, b) = {y!r}", file=out)
     print(f"gradient df/da   = {grads[1]!r}", file=out)
     print(f"         df/db   = {grads[2]!r}", file=out)

@@ -47,7 +47,7 @@ def primitive(fn=None, *, traceable=True):
     >>> @tapegrad.primitive
     ... def softplus(x):
     ...     return np.log1p(np.exp(x))
-    >>> class KeepSoftplus(tapegrad.BaseContext):
+    >>> class KeepSoftplus(tapegrad.context.BaseContext):
     ...     def is_primitive(self, fn, *args):
     ...         return fn is softplus or super().is_primitive(fn, *args)
     >>> _, tape = tapegrad.trace(lambda x: 2 * softplus(x), 0.5, ctx=KeepSoftplus())

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import BaseContext, NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
+from tapegrad import NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
+from tapegrad.context import BaseContext
 from tapegrad.context import describe_call, lift, param_names, positional
 
 

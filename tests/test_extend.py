@@ -64,7 +64,7 @@ def test_a_rule_written_with_extend_alone_gives_the_closed_form():
 def test_a_rule_written_with_extend_is_one_op_of_the_gradient_tape():
     """The marked function with its rule is recorded as one rrule call, not as the numpy calls inside it."""
     _, back = tapegrad.pullback(loss, np.zeros(3), 2.0)
-    assert tapegrad.format_tape(back.tape, compact=True) == (
+    assert tapegrad.show.format_tape(back.tape, compact=True) == (
         "Tape\n"
         "  inp %1::function loss\n"
         "  inp %2::float64[3]   # x\n"

@@ -207,7 +207,7 @@ def test_derived_forward_rule_reads_the_thunks_of_a_list_argument():
                 def read():
                     reads.append(i)
                     return factor * np.sum(dy * x)
-                return tapegrad.Thunk(read)
+                return tapegrad.extend.Thunk(read)
 
             return tapegrad.NO_TANGENT, dy * (ws[0] + 2 * ws[1]), [entry(0, 1.0), entry(1, 2.0)]
 

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import GradContext, grad, pullback, trace
+from tapegrad import grad, pullback, trace
+from tapegrad.grad import GradContext
 
 
 def test_grad_context_is_reusable_as_trace_context():
     """trace with a GradContext records rrules, the first half of grad."""
     _, tape = trace(lambda x: np.sin(x), 1.0, ctx=GradContext())
-    assert tapegrad.format_tape(tape, compact=True) == (
+    assert tapegrad.show.format_tape(tape, compact=True) == (
         "Tape\n"
         "  inp %1::function lambda\n"
         "  inp %2::float64   # x\n"
@@ -136,7 +137,7 @@ def test_a_grad_context_subclass_that_records_its_own_way_is_asked_about_every_p
     that skips the base context's decision is for GradContext itself)."""
     seen = []
 
-    class Logging(tapegrad.GradContext):
+    class Logging(GradContext):
         def record_primitive(self, tape, fn, *args, **kwargs):
             seen.append(fn.__name__)
             return super().record_primitive(tape, fn, *args, **kwargs)

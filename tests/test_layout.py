@@ -4,6 +4,8 @@ import ast
 import importlib
 import pathlib
 
+import pytest
+
 import tapegrad
 
 PACKAGE = pathlib.Path(tapegrad.__file__).parent
@@ -126,6 +128,28 @@ def test_public_names_exist_and_are_public():
     assert [n for n in names if not hasattr(tapegrad, n)] == []
     assert [n for n in names if n.startswith("_")] == []
     assert len(set(names)) == len(names)
+
+
+def test_the_top_level_keeps_at_most_45_names():
+    """tapegrad's own namespace is what most programs use; the pieces live in their modules."""
+    assert len(tapegrad.__all__) <= 45
+    assert [n for n in tapegrad.MOVED if n in tapegrad.__all__ or n in vars(tapegrad)] == []
+
+
+@pytest.mark.parametrize("name", sorted(tapegrad.MOVED))
+def test_a_name_that_moved_still_answers_and_says_where_it_lives(name):
+    """``tapegrad.Tape`` is ``tapegrad.tape.Tape``, with a warning that names the import to write."""
+    home = tapegrad.MOVED[name]
+    with pytest.warns(DeprecationWarning) as caught:
+        value = getattr(tapegrad, name)
+    assert value is getattr(importlib.import_module(home), name)
+    assert str(caught[0].message).endswith(f"write `from {home} import {name}`")
+    assert caught[0].filename == __file__
+
+
+def test_a_name_tapegrad_never_had_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="module 'tapegrad' has no attribute 'no_such_name'"):
+        tapegrad.no_such_name
 
 
 def test_every_modules_all_names_what_it_defines():

@@ -125,7 +125,7 @@ def list_mean(a, b):
     return np.mean([a, b])
 
 
-class Counting(tapegrad.BaseContext):
+class Counting(tapegrad.context.BaseContext):
     """A custom context that decides primitives by identity, as a user's context may."""
 
     def __init__(self):

@@ -17,8 +17,18 @@ import scipy.optimize
 import scipy.signal
 import scipy.special
 
-from tapegrad import (NO_TANGENT, Call, ConcreteValueError, check_grad, compiled_grad, grad, gradient, primitive,
-                      rrule, trace)
+from tapegrad import (
+    NO_TANGENT,
+    ConcreteValueError,
+    check_grad,
+    compiled_grad,
+    grad,
+    gradient,
+    primitive,
+    rrule,
+    trace,
+)
+from tapegrad.tape import Call
 from tapegrad.scipy.integrate import odeint
 from tapegrad.errors import qualified_name
 from tapegrad.scipy import linalg as tsl, signal as tsg, special as tss

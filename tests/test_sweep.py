@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 
-from tapegrad import (NO_TANGENT, Constant, GradContext, Input, Tape, Thunk, grad, primitive, pullback,
-                      rrule, trace)
+from tapegrad import NO_TANGENT, grad, primitive, pullback, rrule, trace
+from tapegrad.extend import Thunk
+from tapegrad.grad import GradContext
+from tapegrad.tape import Constant, Input, Tape
 from tapegrad.sweep import add_shares, back, set_or_add_deriv
 
 

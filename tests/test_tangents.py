@@ -6,7 +6,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tapegrad import NO_TANGENT, ZERO, NoTangent, Tangent, Thunk, ZeroTangent, accum
+from tapegrad import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent
+from tapegrad.extend import Thunk, accum
 from tapegrad.tangents import getitem
 
 

@@ -4,7 +4,8 @@ import operator
 import numpy as np
 import pytest
 
-from tapegrad import Call, Constant, Input, Tape, Variable, trace
+from tapegrad import trace
+from tapegrad.tape import Call, Constant, Input, Tape, Variable
 from tapegrad.tape import note_text
 
 

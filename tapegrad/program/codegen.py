@@ -196,7 +196,7 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None, names=None
     --------
     >>> import tapegrad
     >>> _, tape = tapegrad.trace(lambda a, b: a / (a + b * b), 2.0, 3.0)
-    >>> print(tapegrad.to_source(tape, "f"))
+    >>> print(tapegrad.program.to_source(tape, "f"))
     def f(fn, a, b):
         v4 = b * b
         v5 = a + v4
@@ -304,7 +304,7 @@ def compile_tape(tape, name: str = "replay", outputs=None, names=None):
     --------
     >>> import numpy as np, tapegrad
     >>> _, tape = tapegrad.trace(lambda x: np.sin(x) * 2, 0.5)
-    >>> fn = tapegrad.compile_tape(tape)
+    >>> fn = tapegrad.program.compile_tape(tape)
     >>> bool(fn(None, 1.0) == np.sin(1.0) * 2)
     True
     """

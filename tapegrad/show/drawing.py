@@ -37,7 +37,7 @@ def to_dot(tape, values: bool = False, name: str = "tape") -> str:
     --------
     >>> import tapegrad
     >>> _, tape = tapegrad.trace(lambda x: x * 2.0, 3.0)
-    >>> print(tapegrad.to_dot(tape))
+    >>> print(tapegrad.show.to_dot(tape))
     digraph tape {
       rankdir=TB;
       node [fontname="monospace", fontsize=10];
@@ -62,7 +62,7 @@ def render(tape, path=None, format: str = "svg", values: bool = False):
     if exe is None:
         raise RuntimeError(
             "the Graphviz program `dot` is not installed; install it (apt-get install graphviz, "
-            "brew install graphviz) or use tapegrad.to_dot(tape) and render the text elsewhere"
+            "brew install graphviz) or use tapegrad.show.to_dot(tape) and render the text elsewhere"
         )
     out = subprocess.run([exe, f"-T{format}"], input=to_dot(tape, values).encode(),
                          capture_output=True, check=True).stdout
@@ -76,7 +76,7 @@ class Drawing:
     """A tape's picture: shown in a notebook, saved to a file.
 
     `engine` "auto" uses Graphviz where its `dot` program is installed (the nicer layout) and
-    tapegrad's own SVG (`tapegrad.to_svg`) where not; "graphviz" and "svg" choose one.
+    tapegrad's own SVG (`tapegrad.show.to_svg`) where not; "graphviz" and "svg" choose one.
     """
 
     def __init__(self, tape, values: bool = True, engine: str = "auto"):

@@ -139,7 +139,7 @@ def to_svg(tape, values: bool = True) -> str:
     >>> import tapegrad
     >>> _, back = tapegrad.pullback(lambda x: x * x, 3.0)
     >>> _ = back(1.0)
-    >>> svg = tapegrad.to_svg(back.tape)
+    >>> svg = tapegrad.show.to_svg(back.tape)
     >>> svg.count("<polygon")  # diamonds: the legend's and the accumulation of d%2
     2
     """

@@ -8,7 +8,8 @@ entry point of tapegrad gets a function here, and so runs on every case of the l
 import numpy as np
 
 import tapegrad
-from tapegrad import NO_TANGENT, ZERO, Input, Tangent
+from tapegrad import NO_TANGENT, ZERO, Tangent
+from tapegrad.tape import Input
 
 from tapegrad.checks import _substitute
 
@@ -295,7 +296,7 @@ def replay(ref):
     keep = [i for i, o in enumerate(outs) if o is not None]
     want = [outs2[i]._op.val for i in keep]
     got = tape.replay(*new, outputs=[outs[i] for i in keep])
-    src = tapegrad.compile_tape(tape, outputs=[outs[i] for i in keep])(*new)
+    src = tapegrad.program.compile_tape(tape, outputs=[outs[i] for i in keep])(*new)
     for i, w, g, s in zip(keep, want, got, src):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=f"replay: the derivative of input {i + 2}")
         np.testing.assert_allclose(s, w, rtol=1e-10, atol=1e-12, err_msg=f"compile_tape: the derivative of input {i + 2}")

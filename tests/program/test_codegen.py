@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import pullback, to_source, trace
+from tapegrad import pullback, trace
+from tapegrad.program import to_source
 
 from conftest import WORKED
 
@@ -12,12 +13,12 @@ from conftest import WORKED
 def test_source_runs_and_matches_the_tape(f, args, new):
     """The generated source of forward and gradient tapes runs and gives the tape's values."""
     _, tape = trace(f, *args)
-    fn = tapegrad.compile_tape(tape)
+    fn = tapegrad.program.compile_tape(tape)
     assert fn(f, *new) == pytest.approx(tape.replay(f, *new), rel=1e-15)
     _, back = pullback(f, *args)
     back(1.0)
     outs = [back.derivatives[v] for v in back.tape.inputs[1:] if v in back.derivatives]
-    gfn = tapegrad.compile_tape(back.tape, outputs=outs)
+    gfn = tapegrad.program.compile_tape(back.tape, outputs=outs)
     np.testing.assert_allclose(gfn(f, *new), back.tape.replay(f, *new, outputs=outs), rtol=1e-15)
 
 
@@ -46,7 +47,7 @@ def test_source_deletes_a_large_array_after_its_last_use():
         "    v8 = v5 + v7\n"
         "    return v8"
     )
-    assert tapegrad.compile_tape(tape)(f, x) == pytest.approx(f(x), rel=1e-15)
+    assert tapegrad.program.compile_tape(tape)(f, x) == pytest.approx(f(x), rel=1e-15)
     _, tape = trace(lambda x: np.exp(x) * 2.0, x)  # the result keeps its name
     assert "del v4" not in to_source(tape) and "del v3" in to_source(tape)
 
@@ -64,7 +65,7 @@ def test_a_broadcast_constant_stays_a_broadcast_in_the_source():
 
     _, tape = trace(f, x, wrt=0)  # c, which f captures, is a constant
     assert to_source(tape, "g") == "def g(fn, x):\n    v3 = x + np.broadcast_to(1.0, (2, 2))\n    return v3"
-    assert tapegrad.compile_tape(tape)(f, x).strides == f(x).strides == (8, 16)
+    assert tapegrad.program.compile_tape(tape)(f, x).strides == f(x).strides == (8, 16)
 
 
 def test_a_note_cannot_write_code_into_generated_source():
@@ -77,7 +78,7 @@ def test_a_note_cannot_write_code_into_generated_source():
         '    v3 = x * 2.0  # evil.py:1\\nraise RuntimeError("injected")\\r\\u2028x\n'
         "    return v3"
     )
-    assert tapegrad.compile_tape(tape)(None, 3.0) == 6.0
+    assert tapegrad.program.compile_tape(tape)(None, 3.0) == 6.0
 
 
 def test_a_structured_result_is_returned_as_a_literal():
@@ -146,7 +147,7 @@ def test_names_that_nfkc_makes_one_stay_apart_in_the_source():
     _, tape = trace(f, 2.0, 3.0)
     src = to_source(tape, "g")
     assert src.startswith("def g(fn, a, a_2):\n")
-    assert tapegrad.compile_tape(tape)(f, 5.0, 7.0) == 42.0
+    assert tapegrad.program.compile_tape(tape)(f, 5.0, 7.0) == 42.0
 
 
 def test_compiled_grad_keeps_dict_keys_and_parameters_that_nfkc_makes_one_apart():

@@ -81,7 +81,7 @@ def test_round_of_a_traced_float_is_an_integer_taken_with_a_guard():
 
     value, tape = trace(f, 2.6)
     assert value == 2.6 * 3
-    assert tapegrad.format_tape(tape).splitlines()[3].startswith("  guard round(%2) == 3   # test_guards.py:")
+    assert tapegrad.show.format_tape(tape).splitlines()[3].startswith("  guard round(%2) == 3   # test_guards.py:")
     assert tape.replay(f, 2.7) == 2.7 * 3
     with pytest.raises(tapegrad.GuardError, match=r"round\(\) is now 4, the tape recorded 3"):
         tape.replay(f, 3.7)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from tapegrad import GuardError, cse, grad, optimize, prune, simplify, to_source, trace
+from tapegrad import GuardError, grad, trace
+from tapegrad.program import cse, optimize, prune, simplify, to_source
 
 from conftest import WORKED, branchy
 

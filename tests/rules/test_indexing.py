@@ -185,7 +185,7 @@ def test_rule_keeps_float32(fn, shape, args, kwargs, rng):
     assert dx.dtype == np.float32 and dx.shape == x.shape
 
 
-class RecordEverything(tapegrad.BaseContext):
+class RecordEverything(tapegrad.context.BaseContext):
     """Records every call whole, as the trace of a gradient will, without needing rules."""
 
     def is_primitive(self, fn, *args):

@@ -11,6 +11,7 @@ import scipy.special as sp
 import tapegrad
 from tapegrad import NoRuleError, ZERO, check_grad, compiled_grad, grad, gradient, jvp, trace
 from tapegrad.errors import qualified_name, short_name, type_str, ufunc_method
+from tapegrad.grad import GradContext
 from tapegrad.registry import COMPLEX, NONDIFF, RULES
 
 from _complex import complex_of, complex_table_tests, power
@@ -406,9 +407,9 @@ def test_generated_source_calls_the_methods():
     """A tape's Python source writes np.add.reduce(...) and np.subtract.outer(...), and runs."""
     x = np.array([0.5, -1.0, 2.0])
     _, tape = trace(centred_energy, x)
-    src = tapegrad.to_source(tape, "f")
+    src = tapegrad.program.to_source(tape, "f")
     assert "np.subtract.outer(x, x)" in src and "np.add.reduce(v4, axis=1)" in src
-    assert tapegrad.compile_tape(tape, "f")(centred_energy, 2 * x) == centred_energy(2 * x)
+    assert tapegrad.program.compile_tape(tape, "f")(centred_energy, 2 * x) == centred_energy(2 * x)
 
 
 def test_passes_share_and_keep_calls_of_the_methods():
@@ -416,11 +417,11 @@ def test_passes_share_and_keep_calls_of_the_methods():
     method's call that the result needs and drops one it does not (the methods are pure)."""
     _, tape = trace(lambda x: np.add.reduce(x) * np.add.reduce(x) + 0 * np.maximum.accumulate(x)[0],
                     np.arange(6.0).reshape(2, 3))
-    shared = tapegrad.cse(tape)
+    shared = tapegrad.program.cse(tape)
     assert str(shared).count("add.reduce(%2)") == 1
-    assert "maximum.accumulate" in str(tapegrad.prune(shared))
+    assert "maximum.accumulate" in str(tapegrad.program.prune(shared))
     _, tape = trace(lambda x: (np.subtract.outer(x, x), np.add.reduce(x))[1], np.arange(3.0))
-    assert "subtract.outer" not in str(tapegrad.prune(tape))
+    assert "subtract.outer" not in str(tapegrad.program.prune(tape))
 
 
 @pytest.mark.parametrize("f", [centred_energy,
@@ -546,7 +547,7 @@ def test_traced_where_mask_and_initial_are_taken():
     np.testing.assert_array_equal(gradient(lambda x: np.add.reduce(x, where=x > 0), x)[0], [1.0, 0.0, 1.0])
     _, tape = trace(lambda x, t: np.add.reduce(x, where=x > 0, initial=t), x, 2.0)
     assert str(tape).endswith("%5 = add.reduce(%2, where=%4, initial=%3)::float64")
-    _, tape = trace(lambda x, t: np.add.reduce(x, where=x > 0, initial=t), x, 2.0, ctx=tapegrad.GradContext())
+    _, tape = trace(lambda x, t: np.add.reduce(x, where=x > 0, initial=t), x, 2.0, ctx=GradContext())
     assert "%5 = rrule(add.reduce, %2, 0, None, None, False, %3, %4)::tuple" in str(tape)
     assert gradient(lambda x, t: np.add.reduce(x, initial=t), x, 2.0) == (pytest.approx([1.0, 1.0, 1.0]), 1.0)
     # initial wins where it is above every element: there, and only there, it gets the cotangent

@@ -13,7 +13,7 @@ def test_dot_tells_forward_backward_and_accumulation_apart():
     """Forward nodes, backward nodes and accumulations get their own shapes and colours."""
     _, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
     back(1.0)
-    dot = tapegrad.to_dot(back.tape, values=True)
+    dot = tapegrad.show.to_dot(back.tape, values=True)
     assert dot.count('fillcolor="#dbe8fb"') == 3  # rrule calls
     assert dot.count('fillcolor="#fde3c8"') == 4  # seed and three pullbacks
     assert dot.count("shape=diamond") == 2  # accumulations of a and b
@@ -24,7 +24,7 @@ def test_picture_labels_read_as_the_users_calls():
     """An rrule node reads as the call (its pullback's name is an edge), a pullback node as pullback(dy)."""
     _, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
     back(1.0)
-    dot = tapegrad.to_dot(back.tape)
+    dot = tapegrad.show.to_dot(back.tape)
     assert '  n4 [label="%5 = multiply(%3, %3)\\nfloat64", ' in dot
     assert '  n14 [label="_, %15, %16 = pullback(%13)\\npullback for %11", ' in dot
     assert "rrule" not in dot and "[%" not in dot
@@ -34,7 +34,7 @@ def test_picture_labels_read_as_the_users_calls():
 def test_render_svg_when_dot_is_installed():
     """With Graphviz, render returns SVG and draw() shows it in notebooks."""
     _, tape = tapegrad.trace(lambda x: np.sin(x) * 2, 1.0)
-    svg = tapegrad.render(tape)
+    svg = tapegrad.show.render(tape)
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     assert tapegrad.draw(tape, values=False)._repr_svg_() == svg
 
@@ -44,7 +44,7 @@ def test_render_without_dot_names_the_fix(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     _, tape = tapegrad.trace(lambda x: np.sin(x) * 2, 1.0)
     with pytest.raises(RuntimeError, match="apt-get install graphviz"):
-        tapegrad.render(tape)
+        tapegrad.show.render(tape)
 
 
 def scalar_gradient_tape():
@@ -57,7 +57,7 @@ def test_svg_picture_tells_forward_backward_and_accumulation_apart():
     """tapegrad's own SVG: ellipses for inputs, blue boxes forward, dashed orange boxes backward,
     red diamonds for accumulations, each with its value and type; one edge per use."""
     tape = scalar_gradient_tape()
-    svg = tapegrad.to_svg(tape)
+    svg = tapegrad.show.to_svg(tape)
     assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and svg.endswith("</svg>")
     assert svg.count("<ellipse") == 1 + 3  # the legend's sample and f, a, b
     assert svg.count('fill="#dbe8fb"') == 1 + 3  # legend, multiply, add, divide
@@ -71,7 +71,7 @@ def test_svg_picture_tells_forward_backward_and_accumulation_apart():
 def test_svg_picture_shows_shapes_of_arrays_and_escapes_text():
     """An array's node shows its dtype and shape; text is escaped for SVG (a < in a note stays text)."""
     _, tape = tapegrad.trace(lambda p: np.sum(p["x<y"] < 0.5) + np.sum(p["x<y"] ** 2), {"x<y": np.ones((2, 3))})
-    svg = tapegrad.to_svg(tape)
+    svg = tapegrad.show.to_svg(tape)
     assert ">float64[2,3]</text>" in svg and ">bool[2,3]</text>" in svg and ">%3 = less(%2, 0.5)</text>" in svg
     assert ">%2 p[&quot;x&lt;y&quot;]</text>" in svg
     xml.dom.minidom.parseString(svg)  # well-formed
@@ -81,7 +81,7 @@ def test_svg_layout_puts_every_node_below_its_sources():
     """In the layered layout each edge runs downwards: a node's top is below its sources' bottoms."""
     tape = scalar_gradient_tape()
     for x1, y1, x2, y2 in re.findall(r'<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"',
-                                     tapegrad.to_svg(tape)):
+                                     tapegrad.show.to_svg(tape)):
         assert float(y2) > float(y1)
 
 
@@ -91,9 +91,9 @@ def test_draw_without_graphviz_shows_and_saves_the_svg(monkeypatch, tmp_path):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     tape = scalar_gradient_tape()
     d = tapegrad.draw(tape)
-    assert d._repr_svg_() == tapegrad.to_svg(tape) and repr(d) == str(tape)
+    assert d._repr_svg_() == tapegrad.show.to_svg(tape) and repr(d) == str(tape)
     d.save(tmp_path / "tape.svg")
-    assert (tmp_path / "tape.svg").read_text(encoding="utf-8") == tapegrad.to_svg(tape)
+    assert (tmp_path / "tape.svg").read_text(encoding="utf-8") == tapegrad.show.to_svg(tape)
     with pytest.raises(RuntimeError, match=r"save it as \.svg"):
         d.save(tmp_path / "tape.png")
     with pytest.raises(ValueError, match="engine must be"):
@@ -103,5 +103,5 @@ def test_draw_without_graphviz_shows_and_saves_the_svg(monkeypatch, tmp_path):
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 def test_draw_prefers_graphviz_when_installed():
     tape = scalar_gradient_tape()
-    assert tapegrad.draw(tape, values=False)._repr_svg_() == tapegrad.render(tape)
-    assert tapegrad.draw(tape, engine="svg")._repr_svg_() == tapegrad.to_svg(tape)
+    assert tapegrad.draw(tape, values=False)._repr_svg_() == tapegrad.show.render(tape)
+    assert tapegrad.draw(tape, engine="svg")._repr_svg_() == tapegrad.show.to_svg(tape)

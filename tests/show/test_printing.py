@@ -2,7 +2,8 @@
 import numpy as np
 
 import tapegrad
-from tapegrad import format_tape, pullback, trace
+from tapegrad import pullback, trace
+from tapegrad.show import format_tape
 
 
 def f(a, b):
