@@ -269,7 +269,7 @@ def traced_copy(x, path, tape, ctx, specs, copies):
     two of them one spec and one copy (see `tapegrad.pytree.flatten`)."""
     t = type(x)
     if t is float or t is _ndarray and x.dtype.kind == "f" or (t is list or t is tuple) and x and _plain(x, 2):
-        # the common arguments (W3's params: a list of (W, b)) without the walk of `flatten`
+        # the common arguments (numbers, arrays, a list of (W, b) layers) without the walk of `flatten`
         return _plain_copy(x, path, tape, specs, copies)
     if t is types.FunctionType and x.__closure__ is None:
         return Spec("static", x), x  # a function that captures nothing: `object_fields` is None

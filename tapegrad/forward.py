@@ -408,20 +408,22 @@ def _primal_of(out, tag=None):
     return _walk_result(out, lambda v: _value(v, tag), False)
 
 
-def _walk_result(out, leaf, tangent):
+def _walk_result(out, leaf, tangent, inside=()):
     """`out` with `leaf` applied at each leaf of its containers (`tapegrad.structures`: tuples,
     lists, NamedTuples, dicts, deques, Tangents, registered types, and dataclasses and other
-    objects by their fields; as a `tangent`, an object becomes a Tangent)."""
+    objects by their fields; as a `tangent`, an object becomes a Tangent). A container met
+    again inside itself (`inside`: the ids of those around it) is a leaf."""
     t = type(out)
     if t is Dual:
         return leaf(out)
     if t is Buffer or t is TracedBuffer:  # a preallocated buffer: the array or Dual it holds
         return leaf(unbuffer(out))
     s = structure_of(out, subclasses=True, objects=True)
-    if s is None:
+    if s is None or id(out) in inside:
         return leaf(out)
     keys, items, aux = s.split(out)
-    items = [_walk_result(v, leaf, tangent) for v in items]
+    inside = (*inside, id(out))
+    items = [_walk_result(v, leaf, tangent, inside) for v in items]
     if tangent:
         s, t, aux = tangent_structure(s, t, aux)
     return s.join(t, aux, keys, items)
