@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import too_deep_error
-from .structures import Boxed, is_differentiable_leaf, parts_at, structure_of
+from .structures import Boxed, is_differentiable_leaf, parts_at, split
 from .tangents import NO_TANGENT, ZERO, NoTangent, ZeroTangent, map_tangent, tangent_structure
 
 __all__ = ["tangent_of", "leaf_gradient", "finalize", "fill_zeros", "update"]
@@ -125,10 +125,10 @@ def finalize(t, x):
         return t
     if is_differentiable_leaf(x):
         return leaf_gradient(t, x, False)
-    s = structure_of(x, objects=True)
-    if s is None:
+    whole = split(x, objects=True)
+    if whole is None:
         return t
-    keys, items, aux = s.split(x)
+    s, keys, items, aux = whole
     parts = parts_at(t, keys, ZERO)
     if parts is None:
         return t
@@ -167,10 +167,10 @@ def _zeros_of(p):
         return np.zeros_like(p, dtype=p.dtype if p.dtype.kind in "fc" else np.float64)
     if isinstance(p, (int, float, np.number)) and not isinstance(p, bool):
         return 0.0
-    s = structure_of(p, objects=True)
-    if s is None:
+    whole = split(p, objects=True)
+    if whole is None:
         return NO_TANGENT
-    keys, items, aux = s.split(p)
+    s, keys, items, aux = whole
     s, cls, aux = tangent_structure(s, type(p), aux)
     return s.join(cls, aux, keys, [_zeros_of(v) for v in items])
 
@@ -206,10 +206,10 @@ def _update(p, t, fn, memo):
         return p
     if id(p) in memo:
         return memo[id(p)]
-    s = structure_of(p, objects=True)
+    whole = split(p, objects=True)
     parts = None
-    if s is not None:
-        keys, items, aux = s.split(p)
+    if whole is not None:
+        s, keys, items, aux = whole
         parts = parts_at(t, keys, ZERO)
     if parts is None:
         out = fn(p, t)  # a leaf (or an object whose tangent is not by its fields)

@@ -9,7 +9,7 @@ import numpy as np
 from .forward import Dual, jvp, new_tag, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
-from .structures import is_differentiable_leaf, parts_at, structure_of
+from .structures import is_differentiable_leaf, parts_at, split
 from .tangents import NO_TANGENT, ZERO
 
 __all__ = ["ngradient", "check_grad", "note_adaptive_solver"]
@@ -142,10 +142,10 @@ def _leaves(x, path=(), out=None, seen=None):
         return out
     if id(x) in seen:
         return out
-    s = structure_of(x, objects=True)
-    if s is not None:
+    whole = split(x, objects=True)
+    if whole is not None:
         seen.add(id(x))
-        keys, items, _ = s.split(x)
+        _, keys, items, _ = whole
         for k, v in zip(keys, items):
             _leaves(v, path + (k,), out, seen)
     return out
@@ -163,8 +163,8 @@ def _substitute(x, new, path=(), memo=None):
     if is_differentiable_leaf(x):
         key = id(x) if isinstance(x, np.ndarray) else path
         return new.get(key, x)
-    s = structure_of(x, objects=True)
-    if s is None:
+    whole = split(x, objects=True)
+    if whole is None:
         return x
     memo = {} if memo is None else memo
     done = memo.get(id(x))
@@ -176,7 +176,7 @@ def _substitute(x, new, path=(), memo=None):
         )
     if done is not None:
         return done
-    keys, items, aux = s.split(x)
+    s, keys, items, aux = whole
     if s.fill is not None:  # a mutable container: made first, so that a cycle meets the copy
         out = memo[id(x)] = s.join(type(x), aux, (), [])
         s.fill(out, keys, [_substitute(v, new, path + (k,), memo) for k, v in zip(keys, items)])

@@ -49,7 +49,7 @@ from .errors import (
 from .literals import dual_literals
 from .pytree import any_nested, fill_zeros, finalize, flatten, map_nested, nested, unflatten
 from .registry import COMPLEX, FRULES, NONDIFF, RULES, frule
-from .structures import parts_at, replace_items, structure_of
+from .structures import parts_at, replace_items, split, structure_of
 from .tangents import NO_TANGENT, ZERO, Thunk, getitem, tangent_structure
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
@@ -418,10 +418,10 @@ def _walk_result(out, leaf, tangent, inside=()):
         return leaf(out)
     if t is Buffer or t is TracedBuffer:  # a preallocated buffer: the array or Dual it holds
         return leaf(unbuffer(out))
-    s = structure_of(out, subclasses=True, objects=True)
-    if s is None or id(out) in inside:
+    whole = split(out, subclasses=True, objects=True)
+    if whole is None or id(out) in inside:
         return leaf(out)
-    keys, items, aux = s.split(out)
+    s, keys, items, aux = whole
     inside = (*inside, id(out))
     items = [_walk_result(v, leaf, tangent, inside) for v in items]
     if tangent:

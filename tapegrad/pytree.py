@@ -29,7 +29,7 @@ import numpy as np
 from .argtangents import fill_zeros, finalize, leaf_gradient, tangent_of, update
 from .errors import SeedError, user_location
 from .structures import (OPAQUE_TYPES, Boxed, any_nested, cell_filled, find_nested, is_differentiable_leaf,
-                         map_nested, nested, object_fields, rebuild_object, structure_named, structure_of)
+                         map_nested, nested, object_fields, rebuild_object, split, structure_named)
 from .tangents import NO_TANGENT, ZERO, tangent_structure
 
 __all__ = ["Spec", "leaf_spec", "flatten", "unflatten", "build", "flatten_cotangent", "spec_key", "spec_leaves",
@@ -155,16 +155,16 @@ def _flatten(x, argument, leaf, path, memo, leaves):
     if hit is not None and hit.primal is x:
         return hit
     if argument and is_differentiable_leaf(x):
-        s = None
+        whole = None
         if type(x) is not np.ndarray and isinstance(x, np.ndarray) and _refusal(x):
             raise TypeError(f"the argument {path or ''} given at {user_location()} is {_refusal(x)}")
     else:
-        s = structure_of(x, subclasses=not argument, objects=argument)
-        if s is None and argument:
+        whole = split(x, subclasses=not argument, objects=argument)
+        if whole is None and argument:
             if isinstance(x, (set, frozenset, np.ndarray)) and _refusal(x):
                 raise TypeError(f"the argument {path or ''} given at {user_location()} is {_refusal(x)}")
             return Spec("static", x)
-    if s is None:
+    if whole is None:
         if leaf is None:
             spec = leaf_spec(x if argument else None, None)
             leaves.append(x)
@@ -175,7 +175,7 @@ def _flatten(x, argument, leaf, path, memo, leaves):
         if argument and isinstance(x, np.ndarray):
             memo[id(x)] = spec
         return spec
-    keys, items, aux = s.split(x)
+    s, keys, items, aux = whole
     spec = Spec(s.kind, x if argument else None, type(x), keys, aux=aux)
     if argument:
         memo[id(x)] = spec  # before its parts: a cycle back here meets this spec
@@ -237,8 +237,8 @@ def flatten_cotangent(spec, dy, where):
     if spec.kind == "leaf":
         return [dy]
     keys = spec.keys
-    s = None if dy is ZERO or dy is NO_TANGENT else structure_of(dy, subclasses=True)
-    dkeys, ditems, _ = (None, None, None) if s is None else s.split(dy)
+    whole = None if dy is ZERO or dy is NO_TANGENT else split(dy, subclasses=True)
+    _, dkeys, ditems, _ = (None, None, None, None) if whole is None else whole
     if dy is ZERO or dy is NO_TANGENT:
         items = [ZERO] * len(keys)
     elif type(keys) is range or spec.kind == "seq":

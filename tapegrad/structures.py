@@ -32,7 +32,7 @@ import types
 import numpy as np
 
 __all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested", "is_differentiable_leaf",
-           "Structure", "register_structure", "add_structure", "structure_of", "structure_named",
+           "Structure", "register_structure", "add_structure", "structure_of", "split", "structure_named",
            "replace_items", "parts_at",
            "object_fields", "rebuild_object", "cell_filled", "OPAQUE_TYPES"]
 
@@ -243,10 +243,32 @@ def structure_of(x, *, subclasses=False, objects=False):
     `object_fields`): a copy must behave as the original, so an argument's subclass of a
     container is never rebuilt from parts.
     """
-    t = type(x)
-    s = _TYPES.get(t, _MISSING)
-    if s is not _MISSING:
-        return s
+    s = _TYPES.get(type(x), _MISSING)
+    if s is _MISSING:
+        s = _unregistered(x, subclasses)
+        if s is None and objects and not isinstance(x, Boxed) and object_fields(x) is not None:
+            return OBJECT
+    return s
+
+
+def split(x, *, subclasses=False, objects=False):
+    """``(structure, keys, items, aux)`` of `x` (its `structure_of`, taken apart), or None for a
+    leaf: what a walk asks of each value it meets."""
+    s = _TYPES.get(type(x), _MISSING)
+    if s is _MISSING:
+        s = _unregistered(x, subclasses)
+        if s is None and objects and not isinstance(x, Boxed):
+            fields = object_fields(x)  # (once: the split of OBJECT would make them again)
+            if fields is not None:
+                return OBJECT, list(fields), list(fields.values()), x
+    if s is None:
+        return None
+    keys, items, aux = s.split(x)
+    return s, keys, items, aux
+
+
+def _unregistered(x, subclasses):
+    """The structure of a named tuple, and with `subclasses` of another subclass of tuple, list or dict."""
     if isinstance(x, tuple):
         if hasattr(x, "_fields"):
             return NAMEDTUPLE
@@ -257,8 +279,6 @@ def structure_of(x, *, subclasses=False, objects=False):
             return SEQ
         if isinstance(x, dict):
             return DICT
-    if objects and not isinstance(x, Boxed) and object_fields(x) is not None:
-        return OBJECT
     return None
 
 
@@ -285,10 +305,10 @@ def parts_at(t, keys, missing):
     """The parts of the container `t` at `keys`, the keys of a value of the same structure:
     by position for a sequence, by name for a mapping, a `Tangent` or an object (`missing`
     for a name `t` does not have); None if `t` is not a container."""
-    s = structure_of(t, subclasses=True, objects=True)
-    if s is None:
+    parts = split(t, subclasses=True, objects=True)
+    if parts is None:
         return None
-    tkeys, items, _ = s.split(t)
+    _, tkeys, items, _ = parts
     if type(tkeys) is range:
         return items if type(keys) is range else [items[k] for k in keys]
     named = dict(zip(tkeys, items))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .structures import Structure, add_structure, parts_at, structure_of
+from .structures import Structure, add_structure, parts_at, split, structure_of
 
 __all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "Thunk", "getitem", "accum", "map_tangent",
            "is_zero", "scale_tangent", "TANGENT", "tangent_structure"]
@@ -127,7 +127,8 @@ def accum(a, b):
     keys, items, aux = s.split(a)
     if type(keys) is range:
         return s.join(ta, aux, keys, [accum(x, y) for x, y in zip(items, parts_at(b, keys, ZERO))])
-    keys, more = list(keys), dict(zip(*structure_of(b, subclasses=True).split(b)[:2]))
+    _, bkeys, bitems, _ = split(b, subclasses=True)
+    keys, more = list(keys), dict(zip(bkeys, bitems))
     items = [accum(x, more.pop(k)) if k in more else x for k, x in zip(keys, items)]
     return s.join(ta, aux, keys + list(more), items + list(more.values()))
 
@@ -214,10 +215,10 @@ def map_tangent(fn, t, *others):
     """Apply fn leaf by leaf over a tangent and tangents (or primals) of the same structure: a
     container of `t` is rebuilt as its type, with the parts of `others` at the same keys (an
     object's fields for a `Tangent`'s, ZeroTangent() for a field a Tangent leaves out)."""
-    s = structure_of(t, subclasses=True)
-    if s is None:
+    whole = split(t, subclasses=True)
+    if whole is None:
         return fn(t, *others)
-    keys, items, aux = s.split(t)
+    s, keys, items, aux = whole
     rest = [parts_at(o, keys, ZERO) or [o] * len(items) for o in others]
     return s.join(type(t), aux, keys, [map_tangent(fn, v, *[r[i] for r in rest]) for i, v in enumerate(items)])
 
