@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from .pytree import is_differentiable_leaf, object_fields, rebuild_object
 from .forward import Dual, jvp, new_tag, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
-from .tangents import NO_TANGENT, Tangent, ZERO
+from .structures import is_differentiable_leaf, parts_at, split
+from .tangents import NO_TANGENT, ZERO
 
 __all__ = ["ngradient", "check_grad", "note_adaptive_solver"]
 
@@ -131,7 +131,8 @@ _TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-7), np.dtype(np.float32): (2e-2, 2
 
 
 def _leaves(x, path=(), out=None, seen=None):
-    """Differentiable leaves of an argument as {key: (first path, value)}; a shared array is one key."""
+    """Differentiable leaves of an argument as {key: (first path, value)}; a shared array is one key.
+    Containers are walked as `grad` walks them (`tapegrad.structures`)."""
     out = {} if out is None else out
     seen = set() if seen is None else seen
     if is_differentiable_leaf(x):
@@ -141,20 +142,12 @@ def _leaves(x, path=(), out=None, seen=None):
         return out
     if id(x) in seen:
         return out
-    if isinstance(x, dict):
+    whole = split(x, objects=True)
+    if whole is not None:
         seen.add(id(x))
-        for k, v in x.items():
+        _, keys, items, _ = whole
+        for k, v in zip(keys, items):
             _leaves(v, path + (k,), out, seen)
-    elif isinstance(x, (tuple, list)):
-        seen.add(id(x))
-        for i, v in enumerate(x):
-            _leaves(v, path + (i,), out, seen)
-    else:
-        fields = object_fields(x)
-        if fields:
-            seen.add(id(x))
-            for k, v in fields.items():
-                _leaves(v, path + (k,), out, seen)
     return out
 
 
@@ -170,6 +163,9 @@ def _substitute(x, new, path=(), memo=None):
     if is_differentiable_leaf(x):
         key = id(x) if isinstance(x, np.ndarray) else path
         return new.get(key, x)
+    whole = split(x, objects=True)
+    if whole is None:
+        return x
     memo = {} if memo is None else memo
     done = memo.get(id(x))
     if done is _BUILDING:
@@ -180,26 +176,13 @@ def _substitute(x, new, path=(), memo=None):
         )
     if done is not None:
         return done
-    if type(x) is dict:
-        out = memo[id(x)] = {}
-        for k, v in x.items():
-            out[k] = _substitute(v, new, path + (k,), memo)
-        return out
-    if type(x) is list:
-        out = memo[id(x)] = []
-        out.extend(_substitute(v, new, path + (i,), memo) for i, v in enumerate(x))
+    s, keys, items, aux = whole
+    if s.fill is not None:  # a mutable container: made first, so that a cycle meets the copy
+        out = memo[id(x)] = s.join(type(x), aux, (), [])
+        s.fill(out, keys, [_substitute(v, new, path + (k,), memo) for k, v in zip(keys, items)])
         return out
     memo[id(x)] = _BUILDING
-    if isinstance(x, dict):
-        out = _rebuilt_dict(x, {k: _substitute(v, new, path + (k,), memo) for k, v in x.items()})
-    elif isinstance(x, tuple) and hasattr(x, "_fields"):
-        out = type(x)(*[_substitute(v, new, path + (i,), memo) for i, v in enumerate(x)])
-    elif isinstance(x, (tuple, list)):
-        out = type(x)(_substitute(v, new, path + (i,), memo) for i, v in enumerate(x))
-    else:
-        fields = object_fields(x)
-        out = x if not fields else rebuild_object(
-            x, {k: _substitute(v, new, path + (k,), memo) for k, v in fields.items()})
+    out = s.join(type(x), aux, keys, [_substitute(v, new, path + (k,), memo) for k, v in zip(keys, items)])
     memo[id(x)] = out
     return out
 
@@ -210,20 +193,11 @@ def _where(path):
     return f"{what} at {list(path[1:])}" if len(path) > 1 else what
 
 
-def _rebuilt_dict(x, items):
-    """A dict subclass (OrderedDict, ...) with `items`, as `_substitute` copied them."""
-    try:
-        out = type(x)(items)
-    except TypeError:  # (a defaultdict takes its factory first)
-        out = type(x)(getattr(x, "default_factory", None), items)
-    return out
-
-
 def _tangent_at(t, path):
     for k in path:
         if t is ZERO or t is NO_TANGENT:
             return t
-        t = t.fields.get(k, ZERO) if isinstance(t, Tangent) else t[k]
+        t = parts_at(t, (k,), ZERO)[0]
     return t
 
 

@@ -34,7 +34,7 @@ from .errors import (
     user_location,
 )
 from .hints import plain_store_error
-from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
+from .pytree import Spec, any_nested, build, flatten, leaf_spec, map_nested, unflatten
 from .program.guards import guard_raises
 from .tape import Call, Constant, Tape
 from .arraylike import is_marked_primitive, is_traceable, new_epoch, primitive
@@ -43,7 +43,6 @@ from .literals import constructors_off, constructors_on
 from .tracer import Tracer, active_tapes, escaped_error, new_tracer, plain_scalar, record_call, wrap_result
 
 _ndarray = np.ndarray
-_new = object.__new__  # a slotted object without a call of its __init__
 
 __all__ = ["BaseContext", "primitive", "is_marked_primitive", "is_traceable", "lift", "traced_on", "positional",
            "describe_call", "signature_of"]
@@ -270,7 +269,7 @@ def traced_copy(x, path, tape, ctx, specs, copies):
     two of them one spec and one copy (see `tapegrad.pytree.flatten`)."""
     t = type(x)
     if t is float or t is _ndarray and x.dtype.kind == "f" or (t is list or t is tuple) and x and _plain(x, 2):
-        # the common arguments (W3's params: a list of (W, b)) without the walk of `flatten`
+        # the common arguments (numbers, arrays, a list of (W, b) layers) without the walk of `flatten`
         return _plain_copy(x, path, tape, specs, copies)
     if t is types.FunctionType and x.__closure__ is None:
         return Spec("static", x), x  # a function that captures nothing: `object_fields` is None
@@ -334,16 +333,9 @@ def _plain_copy(x, path, tape, specs, copies):
 
 def _plain_leaf(x, path, tape):
     """``(spec, tracer)`` of a float or a float array `x`: its Input pushed onto `tape`, its
-    `Spec` made without a call of its __init__, and its Tracer (every array argument of every
-    gradient comes here)."""
+    `Spec` and its Tracer (every array argument of every gradient comes here)."""
     var = tape.push_input(x, path)
-    spec = _new(Spec)  # Spec("leaf", x, var=var)
-    spec.kind = "leaf"
-    spec.primal = x
-    spec.cls = None
-    spec.keys = spec.children = ()
-    spec.var = var
-    return spec, new_tracer(tape, var, x)
+    return leaf_spec(x, var), new_tracer(tape, var, x)
 
 
 def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):

@@ -23,8 +23,6 @@ reverse) records them. Zero tangents have their primal's shape and dtype at ever
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .arraylike import VIEWS, ArrayLike, new_epoch, note_view
@@ -47,9 +45,10 @@ from .errors import (
 )
 from .hints import filler_hint, numpy_call_hint, plain_store_error
 from .literals import dual_literals
-from .pytree import any_nested, fill_zeros, finalize, flatten, map_nested, nested, rebuild_object, unflatten
+from .pytree import any_nested, fill_zeros, finalize, flatten, map_nested, nested, unflatten
 from .registry import COMPLEX, FRULES, NONDIFF, RULES, frule
-from .tangents import NO_TANGENT, ZERO, Tangent, Thunk, getitem
+from .structures import parts_at, replace_items, split, structure_of
+from .tangents import NO_TANGENT, ZERO, Thunk, getitem, tangent_structure
 from .tracer import innermost_tape, newer_boxed, plain_scalar, record_call
 
 __all__ = ["Dual", "frule", "jvp", "jacobian", "hessian", "hvp", "dual_call"]
@@ -232,7 +231,7 @@ def _wrap(y, dy, tag):
     if isinstance(y, (tuple, list)):
         if dy is ZERO or dy is NO_TANGENT:
             return y
-        return _like_seq(y, [_wrap(a, b, tag) for a, b in zip(y, dy)])
+        return replace_items(y, [_wrap(a, b, tag) for a, b in zip(y, dy)])
     if dy is ZERO or dy is NO_TANGENT:
         return y  # nothing varies: a plain value
     if np.shape(dy) != np.shape(y):
@@ -313,17 +312,10 @@ def _refuse_complex(fn, args, kwargs, vals, dargs, y):
         f"{type_str(culprit) if not isinstance(culprit, (tuple, list)) else 'a complex value'}: {COMPLEX_FIX}")
 
 
-def _like_seq(seq, items):
-    """items in the sequence type of seq (a NamedTuple such as numpy's EighResult included)."""
-    if isinstance(seq, tuple) and hasattr(seq, "_fields"):
-        return type(seq)(*items)
-    return type(seq)(items)
-
-
 def _zeros_like(y):
     """A zero tangent of the primal `y`: its shape and (float) dtype, also when `y` is traced or dual."""
     if isinstance(y, (tuple, list)):
-        return _like_seq(y, [_zeros_like(v) for v in y])
+        return replace_items(y, [_zeros_like(v) for v in y])
     return zero_tangent(y)
 
 
@@ -414,26 +406,25 @@ def _primal_of(out, tag=None):
     return _walk_result(out, lambda v: _value(v, tag), False)
 
 
-def _walk_result(out, leaf, tangent):
-    """`out` with `leaf` applied at each leaf of its tuples, lists, NamedTuples, dicts, Tangents and
-    dataclasses (as a `tangent`, a dataclass becomes a Tangent)."""
+def _walk_result(out, leaf, tangent, inside=()):
+    """`out` with `leaf` applied at each leaf of its containers (`tapegrad.structures`: tuples,
+    lists, NamedTuples, dicts, deques, Tangents, registered types, and dataclasses and other
+    objects by their fields; as a `tangent`, an object becomes a Tangent). A container met
+    again inside itself (`inside`: the ids of those around it) is a leaf."""
     t = type(out)
     if t is Dual:
         return leaf(out)
     if t is Buffer or t is TracedBuffer:  # a preallocated buffer: the array or Dual it holds
         return leaf(unbuffer(out))
-    if isinstance(out, tuple) and hasattr(out, "_fields"):
-        return t(*[_walk_result(v, leaf, tangent) for v in out])
-    if t is tuple or t is list:
-        return t(_walk_result(v, leaf, tangent) for v in out)
-    if isinstance(out, dict):
-        return {k: _walk_result(v, leaf, tangent) for k, v in out.items()}
-    if t is Tangent:
-        return Tangent(out.primal_type, **{k: _walk_result(v, leaf, tangent) for k, v in out.fields.items()})
-    if dataclasses.is_dataclass(out) and not isinstance(out, type):
-        fields = {f.name: _walk_result(getattr(out, f.name), leaf, tangent) for f in dataclasses.fields(out)}
-        return Tangent(t, **fields) if tangent else rebuild_object(out, fields)
-    return leaf(out)
+    whole = split(out, subclasses=True, objects=True)
+    if whole is None or id(out) in inside:
+        return leaf(out)
+    s, keys, items, aux = whole
+    inside = (*inside, id(out))
+    items = [_walk_result(v, leaf, tangent, inside) for v in items]
+    if tangent:
+        s, t, aux = tangent_structure(s, t, aux)
+    return s.join(t, aux, keys, items)
 
 
 def _duals(arg, tangent, i, tag):
@@ -466,13 +457,11 @@ def _tangent_leaves(spec, t, where, out, seen=None):
     if spec.kind == "leaf":
         out.append(_checked(spec.primal, t, where))
         return
-    for k, child in zip(spec.keys, spec.children):
-        if isinstance(t, Tangent):
-            sub = t.fields.get(k, ZERO)
-        elif spec.kind == "object":
-            sub = getattr(t, k)
-        else:
-            sub = t[k]
+    parts = [t] * len(spec.keys) if t is ZERO or t is NO_TANGENT else parts_at(t, spec.keys, ZERO)
+    if parts is None:
+        raise TypeError(f"the tangent of {where} is {type(t).__name__}, where the value is a "
+                        f"{spec.cls.__name__}: pass a tangent of the same structure")
+    for k, child, sub in zip(spec.keys, spec.children, parts):
         _tangent_leaves(child, sub, f"{where}[{k!r}]", out, seen)
 
 
@@ -517,13 +506,13 @@ def jvp(f, args, tangents):
 def _plain(out):
     """0-d results as numbers, as `grad` gives them, and arrays as plain ndarrays (not the
     subclasses rules compute with), also inside containers."""
-    if isinstance(out, (tuple, list)) and not hasattr(out, "_fields"):
-        return type(out)(_plain(v) for v in out)
-    if isinstance(out, dict):
-        return {k: _plain(v) for k, v in out.items()}
+    return _walk_result(out, _plain_leaf, False)
+
+
+def _plain_leaf(out):
     if isinstance(out, np.ndarray) and type(out) is not np.ndarray:
         return out.view(np.ndarray)
-    return plain_scalar(out) if not isinstance(out, (tuple, list)) else out
+    return plain_scalar(out)
 
 
 def jacobian(f, x, mode: str = "rev", holomorphic: bool = False):
@@ -682,7 +671,7 @@ def _array_jacobian(f, x, mode, structured=False):
 
 
 def _is_structure(y):
-    return isinstance(y, (tuple, list, dict, Tangent))
+    return structure_of(y, subclasses=True) is not None
 
 
 def _gradient_of(f, inner="rev"):

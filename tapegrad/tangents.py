@@ -3,13 +3,18 @@
 `ZeroTangent()` is the additive identity: the derivative is zero because no path reaches the
 value. `NoTangent()` says the value cannot have a derivative (an index, a string, a count).
 Both are singletons, so ``t is ZERO`` is a cheap test.
+
+A tangent has the structure of its value (`tapegrad.structures`): `accum` and `map_tangent` walk
+every registered container, and `Tangent`, the tangent of an object by its fields, is one of them.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .structures import Structure, add_structure, parts_at, split, structure_of
+
 __all__ = ["ZeroTangent", "NoTangent", "Tangent", "ZERO", "NO_TANGENT", "Thunk", "getitem", "accum", "map_tangent",
-           "is_zero", "scale_tangent"]
+           "is_zero", "scale_tangent", "TANGENT", "tangent_structure"]
 
 
 class _Singleton:
@@ -104,9 +109,10 @@ def is_zero(t) -> bool:
 def accum(a, b):
     """Add two shares of one derivative: the "add" half of set-or-add.
 
-    Zero and no-tangents are identities; tuples, lists, NamedTuples and dicts add entry by
-    entry (a function returning several values gets one cotangent per value); anything else,
-    numbers, arrays and `Tangent`s, uses ``+``.
+    Zero and no-tangents are identities; containers (`tapegrad.structures`: tuples, lists,
+    NamedTuples, dicts, deques, registered types) add entry by entry into the type of `a` (a
+    function returning several values gets one cotangent per value), a key of only one side
+    kept as it is; anything else, numbers, arrays and `Tangent`s, uses ``+``.
     """
     if a is ZERO or a is NO_TANGENT:
         return b
@@ -115,14 +121,16 @@ def accum(a, b):
     ta = type(a)
     if ta is tuple or ta is list:
         return ta(accum(x, y) for x, y in zip(a, b))
-    if ta is dict:
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = accum(out[k], v) if k in out else v
-        return out
-    if isinstance(a, tuple) and hasattr(a, "_fields"):  # a NamedTuple keeps its type
-        return ta(*[accum(x, y) for x, y in zip(a, b)])
-    return a + b  # numbers, arrays, Tangents
+    s = structure_of(a, subclasses=True)
+    if s is None or s is TANGENT:
+        return a + b  # numbers, arrays, Tangents
+    keys, items, aux = s.split(a)
+    if type(keys) is range:
+        return s.join(ta, aux, keys, [accum(x, y) for x, y in zip(items, parts_at(b, keys, ZERO))])
+    _, bkeys, bitems, _ = split(b, subclasses=True)
+    keys, more = list(keys), dict(zip(bkeys, bitems))
+    items = [accum(x, more.pop(k)) if k in more else x for k, x in zip(keys, items)]
+    return s.join(ta, aux, keys + list(more), items + list(more.values()))
 
 
 class Tangent:
@@ -204,27 +212,34 @@ def _equal(a, b):
 
 
 def map_tangent(fn, t, *others):
-    """Apply fn leaf by leaf over a tangent and tangents (or primals) of the same structure."""
-    if isinstance(t, Tangent):
-        return Tangent(t.primal_type, **{k: map_tangent(fn, v, *[_field(o, k) for o in others])
-                                         for k, v in t.fields.items()})
-    if isinstance(t, tuple) and hasattr(t, "_fields"):
-        return type(t)(*[map_tangent(fn, v, *[o[i] for o in others]) for i, v in enumerate(t)])
-    if isinstance(t, (tuple, list)):
-        return type(t)(map_tangent(fn, v, *[o[i] for o in others]) for i, v in enumerate(t))
-    if isinstance(t, dict):
-        return {k: map_tangent(fn, v, *[o[k] for o in others]) for k, v in t.items()}
-    return fn(t, *others)
-
-
-def _field(o, k):
-    if isinstance(o, Tangent):
-        return o.fields.get(k, ZERO)
-    if isinstance(o, dict):
-        return o[k]
-    return getattr(o, k)
+    """Apply fn leaf by leaf over a tangent and tangents (or primals) of the same structure: a
+    container of `t` is rebuilt as its type, with the parts of `others` at the same keys (an
+    object's fields for a `Tangent`'s, ZeroTangent() for a field a Tangent leaves out)."""
+    whole = split(t, subclasses=True)
+    if whole is None:
+        return fn(t, *others)
+    s, keys, items, aux = whole
+    rest = [parts_at(o, keys, ZERO) or [o] * len(items) for o in others]
+    return s.join(type(t), aux, keys, [map_tangent(fn, v, *[r[i] for r in rest]) for i, v in enumerate(items)])
 
 
 def scale_tangent(t, k):
     """k * t for a tangent of any structure."""
     return map_tangent(lambda v: v if v is ZERO or v is NO_TANGENT else v * k, t)
+
+
+def _split_tangent(t):
+    return list(t.fields), list(t.fields.values()), t.primal_type
+
+
+#: Tangent as a container: its fields, by name (`aux` is its primal type)
+TANGENT = Structure("tangent", _split_tangent,
+                    lambda cls, aux, keys, items: Tangent(aux, **dict(zip(keys, items))),
+                    lambda out, keys, items: out.fields.update(zip(keys, items)), dotted=True)
+add_structure(Tangent, TANGENT)
+
+
+def tangent_structure(s, cls, aux):
+    """``(structure, cls, aux)`` that build the tangent of a value of structure `s`, type `cls`
+    and `aux`: its own, or a `Tangent` of the fields of an object."""
+    return (TANGENT, Tangent, cls) if s.fields_tangent else (s, cls, aux)

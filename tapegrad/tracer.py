@@ -34,6 +34,7 @@ from .arraylike import ArrayLike
 from .views import VIEWS, concrete, note_view, view_again
 from .program.guards import guard_array, guard_bool, guard_index, guard_int, guard_round
 from .pytree import build, nested
+from .structures import replace_items
 
 
 __all__ = ["THREAD", "Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
@@ -224,11 +225,8 @@ def wrap_result(ctx, tape, var, y, fn=None):
     out = new_tracer(tape, var, y)
     if isinstance(y, (tuple, list)) and fn not in KEEP_WHOLE:
         items = [ctx.record(tape, operator.getitem, (out, i), None) for i in range(len(y))]
-        ty = type(y)
-        if ty is tuple or ty is list:
-            return ty(items)
-        # a named tuple (numpy's SlogdetResult, EighResult, ...): keep its type and fields
-        return ty(*items) if hasattr(y, "_fields") else ty(items)
+        # a named tuple (numpy's SlogdetResult, EighResult, ...) keeps its type and fields
+        return replace_items(y, items)
     return out
 
 

@@ -33,7 +33,7 @@ trace time, as in ``jax.jit``: change a global and call ``g.cache_clear()``. Val
 captures are inputs (differentiable, as in `grad`) and are read afresh on every call; the
 values that are not differentiated are part of the signature. What no signature can describe
 is traced on every call instead of compiled (``cache_info()["traced"]``): a mutable object
-that is not walked into (a deque, a set), random numbers (a program would replay its first
+that is not walked into (a set, a library's object), random numbers (a program would replay its first
 draws: a trace that draws from numpy's global generator, as ``np.random.normal`` and
 scipy.stats' ``rvs`` do, from Python's ``random``, from a generator passed in, captured or
 read by name from a module or an object, or from one made inside f without a seed, is seen
@@ -294,7 +294,7 @@ class CompiledGrad:
         except RecursionError:
             keyed = False
         if not keyed or key in self._uncompiled:
-            # a mutable object f sees (a deque, a random generator) or a write into a plain
+            # a mutable object f sees (a set, a random generator) or a write into a plain
             # array: no program could know when it is stale, so this call is traced afresh
             self.traced += 1
             value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)

@@ -11,8 +11,8 @@ import operator
 import numpy as np
 
 from ..arraylike import ArrayLike
-from ..pytree import nested
 from ..registry import complex_rules, rrule, stand_in, unbroadcast
+from ..structures import nested, replace_items
 from ..tangents import NO_TANGENT, ZERO
 from .piecewise import branch_cotangent
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
@@ -95,8 +95,7 @@ def getitem_rrule(x, index):
                     dx[i] = d
             else:
                 dx[picked] = dy
-            named = isinstance(x, tuple) and hasattr(x, "_fields")  # eigh's EighResult, ...
-            return NO_TANGENT, type(x)(*dx) if named else type(x)(dx), NO_TANGENT
+            return NO_TANGENT, replace_items(x, dx), NO_TANGENT  # (eigh's EighResult keeps its type)
         dx = scatter_add(dy, np.shape(x), index, tangent_dtype(x, dy))
         t = type(index)
         if t is not int and t is not slice and not _is_basic(index):

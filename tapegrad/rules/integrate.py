@@ -22,9 +22,9 @@ import numpy as np
 
 from ..forward import jvp
 from ..grad import gradient, pullback
-from ..pytree import Boxed
 from ..registry import frule, rrule
 from ..scipy.integrate import odeint_op
+from ..structures import Boxed, replace_items
 from ..tangents import NO_TANGENT, ZERO, getitem
 from ._shapes import cast_like
 
@@ -64,7 +64,7 @@ def _unflatten(flat, args):
             out.append(cast_like(np.reshape(piece, np.shape(a)), a))
         else:
             out.append(_as_number(piece[0]))
-    return type(args)(out) if not hasattr(args, "_fields") else type(args)(*out)
+    return replace_items(args, out)
 
 
 def _float64(args) -> tuple:
