@@ -8,7 +8,8 @@ shape of an argument the pullback needs no more of. A forward rule (``@frule(fn)
 optional: forward mode derives one from the reverse rule. `primitive` makes a function of
 your own, or of another library, one op of the tape. `complex_rules` declares rules that are
 right for complex values too (autograd's convention); a gradient refuses a complex value
-reaching any other rule.
+reaching any other rule. `register_structure` makes a container type of your own walked as
+tapegrad walks tuples and dicts: in arguments, gradients, zeros, `update` and checks.
 
 Examples
 --------
@@ -39,11 +40,12 @@ from .registry import (
     stand_in,
     unbroadcast,
 )
+from .structures import register_structure
 from .tangents import NO_TANGENT, ZERO, Tangent, Thunk, accum
 
 __all__ = [
     "rrule", "frule", "register_rrule", "find_rrule", "registered_rules",
     "nondifferentiable", "is_nondifferentiable", "primitive", "BaseContext",
     "unbroadcast", "stand_in", "Thunk", "ZERO", "NO_TANGENT", "Tangent", "accum",
-    "complex_rules",
+    "complex_rules", "register_structure",
 ]

@@ -193,7 +193,7 @@ def register_structure(cls, children, rebuild):
     Examples
     --------
     >>> import tapegrad
-    >>> from tapegrad.structures import register_structure
+    >>> from tapegrad.extend import register_structure
     >>> class Line:
     ...     def __init__(self, slope, offset):
     ...         self.slope, self.offset = slope, offset

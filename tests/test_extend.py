@@ -4,7 +4,7 @@ import pytest
 
 import tapegrad
 import tapegrad.extend
-from tapegrad import arraylike, context, registry, tangents
+from tapegrad import arraylike, context, registry, structures, tangents
 from tapegrad.extend import NO_TANGENT, Thunk, primitive, rrule, stand_in, unbroadcast
 
 #: each name of tapegrad.extend and the module it is defined in
@@ -14,6 +14,7 @@ HOME = {
     "unbroadcast": registry, "stand_in": registry, "complex_rules": registry,
     "primitive": arraylike, "BaseContext": context,
     "Thunk": tangents, "ZERO": tangents, "NO_TANGENT": tangents, "Tangent": tangents, "accum": tangents,
+    "register_structure": structures,
 }
 
 

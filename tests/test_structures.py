@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import NO_TANGENT, ZERO, Tangent, accum, check_grad, compiled_grad, grad, jvp
+from tapegrad import NO_TANGENT, ZERO, Tangent, check_grad, compiled_grad, grad, jvp
+from tapegrad.extend import accum
 from tapegrad.structures import register_structure, replace_items, structure_of
 from tapegrad.tangents import map_tangent
 
