@@ -10,7 +10,7 @@ Times `tapegrad.hessian(f, x, mode=...)` and `tapegrad.hvp(f, x, v, mode=...)` w
 - W6: the Gaussian-process negative log likelihood as a function of its two hyperparameters,
 
 checks that both modes agree, and prints the median times (seconds) and the ratio as a
-Markdown table. The faster mode is `tapegrad.forward.HESSIAN_MODE`, the default of both
+Markdown table. The faster mode is `tapegrad.second_order.HESSIAN_MODE`, the default of both
 functions; benchmarks/README.md has the numbers.
 """
 from __future__ import annotations

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from .forward import Dual, jvp, new_tag, tangent_of_result
+from .dual import Dual
+from .forward import jvp, new_tag, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
 from .structures import is_differentiable_leaf, parts_at, split

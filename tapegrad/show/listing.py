@@ -77,7 +77,7 @@ def rules_markdown() -> str:
         "Generated from the registry by `python tools/make_rules_doc.py`; a test keeps it in sync.",
         "Differentiable arguments are the rule's positional parameters without a default; the",
         "others (axes, flags, shapes) get no tangent. A derived forward rule is computed from the",
-        "reverse rule (see `tapegrad.forward`).",
+        "reverse rule (see `tapegrad.dual`).",
         "",
         f"## Differentiable functions ({len(rule_rows())})",
         "",

@@ -1,0 +1,188 @@
+"""Second order: `hessian` and `hvp`, a pass over a gradient.
+
+The inner pass gives the gradient (reverse mode, or one forward pass per input direction);
+the outer pass differentiates it (reverse: one pullback per gradient entry; forward: one
+`jvp` per input direction). `mode="outer-inner"` picks each, in all four combinations;
+`hvp` forms no Hessian.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arraylike import ArrayLike
+from .grad import gradient
+from .errors import ComplexValueError, is_complex_value, type_str, user_location
+from .pytree import fill_zeros, finalize, flatten, unflatten
+from .dual import real_pairing, zero_tangent
+from .forward import inner_dtype, jacobian, jvp, pack_leaves, tangent_leaves
+
+__all__ = ["hessian", "hvp", "HESSIAN_MODE"]
+
+
+def _gradient_of(f, inner="rev"):
+    """x -> the gradient of scalar `f` at x, zeros (not ZeroTangent) where no path reaches a leaf;
+    by reverse mode, or (``inner="fwd"``) by one forward pass per input direction."""
+    if inner == "fwd":
+        return lambda x, _f=f: _forward_gradient(_f, x)
+
+    def gradient_of(x, _f=f):
+        g = gradient(_f, x)[0]
+        spec, _ = flatten(x, argument=True)
+        leaves = []
+        tangent_leaves(spec, g, "the gradient", leaves)
+        return pack_leaves(spec, iter(leaves).__next__)
+    return gradient_of
+
+
+def _forward_gradient(f, x):
+    """The gradient of scalar `f` at `x` by forward mode: one jvp per real direction of each
+    leaf. A complex entry takes two, along 1 and along i: under autograd's convention (see the
+    README) its gradient g pairs as ``df = Re(g·dz)``, so ``Re g`` is the derivative along 1
+    and ``-Im g`` the one along i (the gradient of a real function of complex values, which
+    no complex Jacobian gives)."""
+    spec, leaves = flatten(x, argument=True)
+    parts = []
+    for k, leaf in enumerate(leaves):
+        shape = np.shape(inner_value(leaf))
+        n = int(np.prod(shape))
+        dtype = np.result_type(inner_dtype(leaf), float)
+        units = (1.0, 1j) if dtype.kind == "c" else (1.0,)
+        entries = []
+        for i in range(n):
+            along = []
+            for unit in units:
+                e = np.zeros(n, dtype=dtype)
+                e[i] = unit
+                ts = [zero_tangent(v) for v in leaves]
+                ts[k] = e.reshape(shape)
+                along.append(jvp(f, (x,), (unflatten(spec, ts),))[1])
+            entries.append(along[0] - 1j * along[1] if len(along) == 2 else along[0])
+        parts.append(np.reshape(np.stack(entries), shape) if n else np.zeros(shape, dtype=dtype))
+    return pack_leaves(spec, iter(parts).__next__)
+
+
+def inner_value(v):
+    """The plain value inside traced or dual values."""
+    while isinstance(v, ArrayLike):
+        v = v._val
+    return v
+
+
+#: how `hessian` and `hvp` compose the two passes when no mode is given: reverse over reverse,
+#: the faster in benchmarks/hessian.py (benchmarks/README.md has the numbers): most forward
+#: rules are derived from reverse ones, at the cost of a small gradient per call
+HESSIAN_MODE = "rev"
+
+#: the modes of `hessian` and `hvp`: "outer-inner"; "rev" and "fwd" name the outer pass over
+#: a reverse-mode gradient
+_SECOND_ORDER_MODES = {"rev": ("rev", "rev"), "fwd": ("fwd", "rev"), "rev-rev": ("rev", "rev"),
+                       "fwd-rev": ("fwd", "rev"), "rev-fwd": ("rev", "fwd"), "fwd-fwd": ("fwd", "fwd")}
+
+
+def _second_order_mode(mode, what, extra=()):
+    """``(outer, inner)`` of a mode of `hessian` or `hvp`; anything else raises, and a number in
+    the place of the mode (``hessian(f, 1.0, 2.0)``: a second argument) says how to pass several."""
+    modes = _SECOND_ORDER_MODES.get(mode) if isinstance(mode, str) else None
+    if modes is not None:
+        return modes
+    if extra or not isinstance(mode, str):
+        given = ", ".join(type_str(v) for v in (mode, *extra))
+        raise TypeError(
+            f"{what} at {user_location()} takes one point x (a number, an array or a structure "
+            f"of them), then its mode; it was given {given} after x. For a function of several "
+            f"arguments, pass them as one tuple: {what}(lambda xs: f(*xs), (x1, x2, ...))"
+        )
+    raise ValueError(f"{what} mode is one of {', '.join(map(repr, _SECOND_ORDER_MODES))} "
+                     f"(outer-inner; 'rev' and 'fwd' are 'rev-rev' and 'fwd-rev'), not {mode!r}")
+
+
+def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
+    """The Hessian of a scalar `f` at `x`.
+
+    `mode` names the outer pass, then the inner one that gives the gradient: ``"rev-rev"``
+    (the default, also ``"rev"``) records the gradient once and takes one reverse pass over it
+    per gradient entry; ``"fwd-rev"`` (also ``"fwd"``) one forward-mode pass over the
+    reverse-mode gradient per input direction; ``"rev-fwd"`` and ``"fwd-fwd"`` take the
+    gradient by forward mode, one pass per input direction. All give the same numbers;
+    reverse over reverse is the faster (benchmarks/hessian.py, 3 to 30 times). `x` may be a structure, as for `grad`: the Hessian is
+    then the structure of `x` holding, at each leaf, the structure of `x` again (see
+    `jacobian`), ``H[a][b]`` shaped ``a.shape + b.shape``. For a function of several
+    arguments, pass them as one tuple: ``hessian(lambda xs: f(*xs), (a, b))``.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> tapegrad.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
+    array([[4., 2.],
+           [2., 0.]])
+    >>> H = tapegrad.hessian(lambda p: p["a"] ** 2 * p["b"], {"a": 1.0, "b": 2.0}, mode="fwd")
+    >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
+    (4.0, 2.0, 0.0)
+    """
+    outer, inner = _second_order_mode(mode, "hessian", extra)
+    leaves = flatten(x, argument=True)[1]
+    if any(map(is_complex_value, leaves)):
+        raise ComplexValueError(
+            f"the Hessian taken at {user_location()} is with respect to a complex "
+            f"{type_str(next(v for v in leaves if is_complex_value(v)))}: the gradient of a real "
+            f"function of complex values is not holomorphic, so no complex matrix is its "
+            f"derivative; use hvp(f, x, v) for H v (the gradient of the derivative along v), "
+            f"or take real and imaginary parts as two real arguments, f(x + 1j*y), for the "
+            f"real Hessian"
+        )
+    return jacobian(_gradient_of(f, inner), x, mode=outer)
+
+
+def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra):
+    """The Hessian-vector product ``H(x) v`` without forming the Hessian.
+
+    `mode` names the outer pass, then the inner one, as for `hessian`: ``"rev-rev"`` (the
+    default, also ``"rev"``): the gradient of ``<grad f(x), v>``; ``"fwd-rev"`` (also
+    ``"fwd"``): the forward-mode derivative of the gradient along `v`; ``"rev-fwd"``: the
+    gradient of the forward-mode derivative ``jvp(f, x, v)``; ``"fwd-fwd"``: the forward-mode
+    derivative along `v` of the forward-mode gradient. The same numbers. `x` and `v` may be
+    structures of the same shape, as for `grad`; the result has
+    the structure of the gradient. For a complex `x` (autograd's convention, see the README)
+    ``H v`` is the gradient of ``Re Σ grad f(x)·v``, the derivative of f along v, and both
+    modes agree.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    array([6., 0.])
+    >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="fwd")
+    array([6., 0.])
+    """
+    outer, inner = _second_order_mode(mode, "hvp", extra)
+    if outer == "fwd":
+        hv = jvp(_gradient_of(f, inner), (x,), (v,))[1]
+    elif inner == "fwd":
+        # the gradient of the directional derivative, taken by forward mode
+        def derivative_along_v(x, _c=(f, v)):
+            f, v = _c
+            return jvp(f, (x,), (v,))[1]
+
+        hv = gradient(derivative_along_v, x)[0]
+    else:
+        hv = _hvp_reverse(f, x, v)
+    # H v in the gradient's types (a float for a float, an array for an array), and zeros
+    # where no second-order path reaches (a Hessian's entries are numbers, as `hessian`'s)
+    return finalize(fill_zeros(hv, x), x)
+
+
+def _hvp_reverse(f, x, v):
+    """H v as the gradient of ``<grad f(x), v>`` (reverse over reverse)."""
+    spec, _ = flatten(x, argument=True)
+    vs = []
+    tangent_leaves(spec, v, "v", vs)
+
+    def along_v(x, _c=(f, spec, vs)):
+        f, spec, vs = _c
+        gs = []
+        tangent_leaves(spec, gradient(f, x)[0], "the gradient", gs)
+        # Re Σ g·v, the pairing of autograd's convention: for a complex x too, both modes
+        # give the same H v (the gradient of the directional derivative along v)
+        return sum(real_pairing(g, d) for g, d in zip(gs, vs))
+
+    return gradient(along_v, x)[0]
