@@ -23,7 +23,8 @@ import types
 
 import numpy as np
 
-from .context import BaseContext, describe_call, is_traceable, lift, positional, trace, traced_on
+from .context import BaseContext, describe_call, is_traceable, lift, positional, traced_on
+from .tracing import trace
 from .errors import (
     COMPLEX_FIX,
     ComplexValueError,

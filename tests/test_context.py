@@ -5,7 +5,8 @@ import pytest
 import tapegrad
 from tapegrad import NoTangent, ZeroTangent, grad, gradient, primitive, rrule, trace
 from tapegrad.context import BaseContext
-from tapegrad.context import describe_call, lift, param_names, positional
+from tapegrad.context import describe_call, lift, positional
+from tapegrad.tracing import param_names
 
 
 @primitive

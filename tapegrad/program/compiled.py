@@ -67,7 +67,7 @@ from .draws import Draws
 from ..grad import grad
 from .passes import optimize
 from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
-from ..context import param_names, trace
+from ..tracing import param_names, trace
 from ..errors import restore_warnings, route_warnings, short_name, user_location
 from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
@@ -439,7 +439,7 @@ _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
 def _plain_signature(f, args):
     """``_signature``'s answer for the common call, without its walk: no seed or keywords, a
     function that captures no differentiable value, and for arguments floats, float or complex
-    arrays, and non-empty lists and tuples of them (two levels deep: W3's ``[(W, b), ...]``),
+    arrays, and non-empty lists and tuples of them (two levels deep: an MLP's ``[(W, b), ...]``),
     no array or list met twice. None for any other call, which takes the walk. The keys are
     the walk's own (a test compares them), so a program is found whichever way its key was
     made."""
@@ -449,7 +449,7 @@ def _plain_signature(f, args):
     if not cells:
         fkey = ("static", (_FunctionType, f))
     elif all(cell_filled(c) and type(c.cell_contents) in OPAQUE_TYPES for c in cells):
-        # W3's and W4's loss functions capture only the numpy module: values the walk never
+        # a loss function that captures only the numpy module (the common case): values the walk never
         # goes into, each keyed by `spec_key` as ``("static", (type, value))``
         fkey = ("object", _FunctionType, tuple(
             (name, ("static", (type(c.cell_contents), c.cell_contents)))

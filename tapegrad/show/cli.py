@@ -21,7 +21,7 @@ import numpy as np
 
 from ..grad import pullback
 from ..program.compiled import compiled_grad
-from ..context import trace
+from ..tracing import trace
 from .drawing import to_dot
 from .explain import explain_text
 from .printing import format_tape
