@@ -28,10 +28,13 @@ from .errors import (
 )
 from .tangents import NO_TANGENT, ZERO, NoTangent, Tangent, ZeroTangent
 from .registry import frule, nondifferentiable, rrule
-from .context import primitive, trace
+from .context import primitive
+from .tracing import trace
 from .pytree import fill_zeros, update
 from .grad import grad, gradient, pullback
-from .forward import Dual, hessian, hvp, jacobian, jvp
+from .dual import Dual
+from .forward import jacobian, jvp
+from .second_order import hessian, hvp
 from .checks import check_grad, ngradient
 from .program.guards import GuardError
 from .program.compiled import compiled_grad
