@@ -10,6 +10,11 @@ your own, or of another library, one op of the tape. `complex_rules` declares ru
 right for complex values too (autograd's convention); a gradient refuses a complex value
 reaching any other rule.
 
+All of it can be said in the rule's decorator, as tapegrad's own rules say it:
+``@rrule(fn, formula=partials(...), forward=fn_frule, complex=True)`` (`partials` or `whole`
+for what `tapegrad.explain` prints); `declaration(fn)` reads back what the registry knows of
+`fn`.
+
 Examples
 --------
 >>> import numpy as np, tapegrad
@@ -29,15 +34,18 @@ Examples
 from .context import BaseContext, primitive
 from .registry import (
     complex_rules,
+    declaration,
     find_rrule,
     frule,
     is_nondifferentiable,
     nondifferentiable,
+    partials,
     register_rrule,
     registered_rules,
     rrule,
     stand_in,
     unbroadcast,
+    whole,
 )
 from .tangents import NO_TANGENT, ZERO, Tangent, Thunk, accum
 
@@ -45,5 +53,5 @@ __all__ = [
     "rrule", "frule", "register_rrule", "find_rrule", "registered_rules",
     "nondifferentiable", "is_nondifferentiable", "primitive", "BaseContext",
     "unbroadcast", "stand_in", "Thunk", "ZERO", "NO_TANGENT", "Tangent", "accum",
-    "complex_rules",
+    "complex_rules", "partials", "whole", "declaration",
 ]

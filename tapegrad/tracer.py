@@ -34,9 +34,10 @@ from .errors import (
 )
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
-from .views import VIEWS, concrete, note_view, view_again
+from .registry import KEEP_WHOLE, VIEWS  # declared with each rule: @rrule(fn, view=True, keep_whole=True)
+from .views import concrete, note_view, view_again
 from .program.guards import guard_array, guard_bool, guard_index, guard_int, guard_round
-from .pytree import build, nested
+from .pytree import nested
 
 
 __all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
@@ -210,10 +211,6 @@ def _innermost(items, tape):
         elif t is Buffer or t is TracedBuffer:
             raise HoldsBuffer
     return tape
-
-
-#: functions whose tuple result stays one traced value (the packed result of a traced function)
-KEEP_WHOLE = {build}
 
 
 def wrap_result(ctx, tape, var, y, fn=None):

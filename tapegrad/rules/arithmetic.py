@@ -3,15 +3,22 @@ reciprocal, power, float_power, remainder, fmod and divmod.
 
 Constants inside pullbacks are Python floats, which numpy treats as "weak": a float32 input
 keeps a float32 tangent (a numpy float64 scalar would promote it to float64).
+
+Complex values (the rules declared with ``complex=True``): under autograd's convention (see the
+README) a holomorphic rule's pullback is the real rule's formula, with no conjugate, and a real
+argument of a complex result takes its real part (the complex branches of the rules); checked in
+tests/rules/test_elementwise.py (COMPLEX_TABLE). The remainders and divmod (no complex loops in
+numpy) stay out.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import registry
-from ..registry import complex_rules, rrule, stand_in, unbroadcast
+from ..registry import frule, partials, rrule, stand_in, unbroadcast, whole
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ..errors import is_complex_value
+from ._forward import add_variations, scaled
 from ._shapes import plain_array, real_to
 
 
@@ -77,7 +84,7 @@ _add_pullback.__name__ = "add_pullback"
 _subtract_numbers_pullback.__name__ = _subtract_arrays_pullback.__name__ = "subtract_pullback"
 
 
-@rrule(np.add)
+@rrule(np.add, complex=True, formula=partials("1", "1"))
 def add_rrule(x, y):
     if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
         return x + y, _add_pullback
@@ -89,6 +96,11 @@ def add_rrule(x, y):
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         return z, _add_pullback  # nothing was broadcast, and nothing is kept
     return z, _add_broadcast_pullback(x, y, z)
+
+
+@frule(np.add)
+def add_frule(d, x, y):
+    return np.add(x, y), add_variations(d[0], d[1])
 
 
 def _add_broadcast_pullback(x, y, z):
@@ -103,7 +115,7 @@ def _add_broadcast_pullback(x, y, z):
     return add_pullback
 
 
-@rrule(np.subtract)
+@rrule(np.subtract, complex=True, formula=partials("1", "-1"))
 def subtract_rrule(x, y):
     if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
         return x - y, _subtract_numbers_pullback
@@ -115,6 +127,11 @@ def subtract_rrule(x, y):
     if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape:
         return z, _subtract_arrays_pullback  # nothing was broadcast, and nothing is kept
     return z, _subtract_broadcast_pullback(x, y, z)
+
+
+@frule(np.subtract)
+def subtract_frule(d, x, y):
+    return np.subtract(x, y), add_variations(d[0], scaled(d[1], -1))
 
 
 def _subtract_broadcast_pullback(x, y, z):
@@ -151,7 +168,7 @@ def _needed(needs, z):
 # scalar path (benchmarks/README.md has the measurement).
 
 
-@rrule(np.multiply)
+@rrule(np.multiply, complex=True, formula=partials("{a[1]}", "{a[0]}"))
 def multiply_rrule(x, y, needs=None):
     if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
         def multiply_pullback(dz):
@@ -159,6 +176,11 @@ def multiply_rrule(x, y, needs=None):
 
         return x * y, multiply_pullback
     return _multiply_arrays(x, y, needs)
+
+
+@frule(np.multiply)
+def multiply_frule(d, x, y):
+    return np.multiply(x, y), add_variations(scaled(d[0], y), scaled(d[1], x))
 
 
 def _multiply_arrays(x, y, needs):
@@ -230,7 +252,9 @@ def _scaled(c, t, at):
     return z, multiply_pullback
 
 
-@rrule(np.divide)  # np.true_divide is the same ufunc
+# (np.true_divide is the same ufunc)
+@rrule(np.divide, complex=True,
+       formula=partials("1/{a[1]}", "(-{a[0]}/{a[1]}²)"))
 def divide_rrule(x, y, needs=None):
     if (type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS) and y != 0:
         # (x / 0.0 raises in Python, where numpy gives inf)
@@ -241,6 +265,13 @@ def divide_rrule(x, y, needs=None):
 
         return z, divide_pullback
     return _divide_arrays(x, y, needs)
+
+
+@frule(np.divide)
+def divide_frule(d, x, y):
+    z = np.divide(x, y)
+    # d(x/y) = dx/y - z dy/y
+    return z, add_variations(scaled(d[0], 1 / y), scaled(d[1], -z / y))
 
 
 def _divide_arrays(x, y, needs):
@@ -274,16 +305,21 @@ def negative_pullback(dy):
     return NO_TANGENT, -dy
 
 
-@rrule(np.negative)
+@rrule(np.negative, complex=True, formula=partials("-1"))
 def negative_rrule(x):
     return np.negative(x), negative_pullback
+
+
+@frule(np.negative)
+def negative_frule(d, x):
+    return np.negative(x), scaled(d[0], -1)
 
 
 def positive_pullback(dy):
     return NO_TANGENT, dy
 
 
-@rrule(np.positive)
+@rrule(np.positive, complex=True, formula=partials("1"))
 def positive_rrule(x):
     return np.positive(x), positive_pullback
 
@@ -291,7 +327,7 @@ def positive_rrule(x):
 # --- powers ---
 
 
-@rrule(np.square)
+@rrule(np.square, complex=True, formula=partials("2·{a[0]}"))
 def square_rrule(x):
     def square_pullback(dy):
         # d/dx x² = 2x
@@ -300,7 +336,7 @@ def square_rrule(x):
     return np.square(x), square_pullback
 
 
-@rrule(np.reciprocal)
+@rrule(np.reciprocal, complex=True, formula=partials("(-{y}²)"))
 def reciprocal_rrule(x):
     y = np.reciprocal(x)
 
@@ -339,7 +375,23 @@ def _exponent_tangent(power, dz, z, x, y):
     return Thunk(lambda: unbroadcast(dz * z * _log_base(x), y))
 
 
-@rrule(np.power)
+def _power(names, values, kwargs):
+    x, k = names[0], values[1]
+    if isinstance(k, (int, float, np.number)) and not isinstance(k, bool):
+        dx = f"{k:g}·{x}{_superscript(k - 1)}"
+    else:
+        dx = f"{names[1]}·{x}^({names[1]}-1)"
+    return [f"({dx})", f"log({x})·{{y}}"]
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻·")
+
+
+def _superscript(k):
+    return "" if k == 1 else f"{k:g}".translate(_SUPERSCRIPT)
+
+
+@rrule(np.power, complex=True, formula=partials(_power))
 def power_rrule(x, y, needs=None):
     if type(x) in _SCALARS and (type(y) is int or type(y) in _SCALARS):
         return _power_scalars(x, y)
@@ -398,7 +450,7 @@ def _power_scalars(x, y):
     return z, power_pullback
 
 
-@rrule(np.float_power)
+@rrule(np.float_power, complex=True, formula=partials(_power))
 def float_power_rrule(x, y, needs=None):
     # float_power computes in float64 (at least), so its tangents are float64 too
     out = z = np.float_power(x, y)
@@ -421,10 +473,38 @@ def float_power_rrule(x, y, needs=None):
     return out, float_power_pullback
 
 
+def _power_frule(power):
+    def power_frule(d, x, y):
+        z = power(x, y)
+        # y x**(y-1), with 0 x**1 for y == 0: finite at x == 0 (the reverse rule's convention),
+        # so that x**2 at 0 has a third derivative, 0, not 0 * 0**-1 = nan
+        if isinstance(y, (int, float, np.number)):
+            below = 1 if y == 0 else y - 1
+        elif is_complex_value(y):  # the same without np.where, which takes no complex values
+            below = y - np.not_equal(y, 0)
+        else:
+            below = np.where(np.equal(y, 0), 1, y - 1)
+        dz = scaled(d[0], y * power(x, below))
+        if d[1] is not ZERO:
+            # log x, taken as 0 at x == 0 (x**y is flat in y there)
+            safe = x + np.equal(x, 0) if is_complex_value(x) else np.where(x == 0, 1.0, x)
+            dz = add_variations(dz, d[1] * z * np.log(safe))
+        return z, dz
+
+    power_frule.__name__ = f"{power.__name__}_frule"
+    return frule(power)(power_frule)
+
+
+power_frule = _power_frule(np.power)
+# (float_power computes in float64 or complex128: its variation follows, with no broadcast
+# operand summed, as a derived rule would have to)
+float_power_frule = _power_frule(np.float_power)
+
+
 # --- remainders ---
 
 
-def _remainder_rule(fn, name):
+def _remainder_rule(fn, name, formula):
     """The rule of x mod y = x - q y with q = floor(x/y) (remainder) or trunc(x/y) (fmod):
     d/dx = 1, d/dy = -q, where q is read off the result, (x - z)/y rounded, so that it agrees
     with numpy's own division."""
@@ -442,14 +522,15 @@ def _remainder_rule(fn, name):
         return z, pullback
 
     rule.__name__ = f"{name}_rrule"
-    return rrule(fn)(rule)
+    return rrule(fn, formula=formula)(rule)
 
 
-remainder_rrule = _remainder_rule(np.remainder, "remainder")  # np.mod is the same ufunc
-fmod_rrule = _remainder_rule(np.fmod, "fmod")
+# (np.mod is the same ufunc as np.remainder)
+remainder_rrule = _remainder_rule(np.remainder, "remainder", partials("1", "(-floor({a[0]}/{a[1]}))"))
+fmod_rrule = _remainder_rule(np.fmod, "fmod", partials("1", "(-trunc({a[0]}/{a[1]}))"))
 
 
-@rrule(np.divmod)
+@rrule(np.divmod, formula=whole("{dy}[1]", "-{dy}[1] · floor({a[0]}/{a[1]})"))
 def divmod_rrule(x, y):
     q, r = np.divmod(x, y)
 
@@ -465,11 +546,3 @@ def divmod_rrule(x, y):
         )
 
     return (q, r), divmod_pullback
-
-
-# Under autograd's convention (see the README) a holomorphic rule's pullback is the real rule's
-# formula, with no conjugate, and a real argument of a complex result takes its real part (the
-# complex branches above); checked in tests/rules/test_elementwise.py (COMPLEX_TABLE).
-# The remainders and divmod (no complex loops in numpy) stay out.
-complex_rules(np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.square,
-              np.reciprocal, np.power, np.float_power)
