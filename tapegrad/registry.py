@@ -28,6 +28,12 @@ rules file, in the rule's decorator::
   reaches the other, `tapegrad.views`); ``view="read-only"``: numpy's view is read-only;
 - ``keep_whole=True``: a tuple result stays one traced value (not one per element).
 
+The rule so declared is the reference: the derivative as the math says it, short. Where a
+faster form is measured worth it (benchmarks/instructions.py), ``@fast_path(fn)`` registers it
+beside the reference, by name: it takes the reference's place in `RULES` (the hot path still
+reads one dict), the reference stays in `REFERENCES`, and the table tests check the one against
+the other on the rule tables (tests/rules/test_elementwise.py).
+
 A function with no rule is declared with `declare` (``writes=True``: it writes into its first
 argument; ``traced_by=handler``: a call that meets a traced value goes to `handler`, as in
 `tapegrad.writes`) or with `nondifferentiable` (recorded, and a derivative stops there;
@@ -69,6 +75,7 @@ from .tangents import NO_TANGENT, ZERO
 __all__ = [
     "rrule",
     "frule",
+    "fast_path",
     "declare",
     "register_rrule",
     "find_rrule",
@@ -112,6 +119,8 @@ WRITES: set = set()
 TRACED_BY: dict = {}
 #: functions whose tuple result stays one traced value (the packed result of a traced function)
 KEEP_WHOLE: set = set()
+#: fn -> its reference rule, where a fast path stands in its place in RULES (see `fast_path`)
+REFERENCES: dict = {}
 
 
 class Formula:
@@ -157,6 +166,7 @@ class Primitive:
 
     fn: object
     rule: object = None
+    fast_path: object = None
     forward: object = "derived"
     formula: Formula = None
     complex: bool = False
@@ -178,9 +188,10 @@ def declaration(fn):
     >>> d.view, d.complex, d.formula.kind, d.forward.__name__
     ('read-only', True, 'whole', 'diagonal_frule')
     """
-    return Primitive(fn, RULES.get(fn), FRULES.get(fn, "derived"), FORMULAS.get(fn), fn in COMPLEX,
-                     "read-only" if fn in READ_ONLY else fn in VIEWS, fn in WRITES, TRACED_BY.get(fn),
-                     fn in KEEP_WHOLE, fn in NONDIFF)
+    fast = RULES.get(fn) if fn in REFERENCES else None
+    return Primitive(fn, REFERENCES.get(fn, RULES.get(fn)), fast, FRULES.get(fn, "derived"), FORMULAS.get(fn),
+                     fn in COMPLEX, "read-only" if fn in READ_ONLY else fn in VIEWS, fn in WRITES,
+                     TRACED_BY.get(fn), fn in KEEP_WHOLE, fn in NONDIFF)
 
 
 #: the facts `rrule` and `declare` take, as keywords
@@ -265,9 +276,30 @@ def complex_rules(*fns):
     return fns
 
 
+def fast_path(fn):
+    """Register a fast path for the rule of `fn`: ``@fast_path(fn) def fn_fast(*args) -> (y, pullback)``.
+
+    The rule declared with ``@rrule(fn, ...)`` is the reference: the derivative as the math
+    says it. A fast path gives the same results for the calls met most, in fewer steps (it
+    may take ``needs=``, see `rrule`); it takes the reference's place in `RULES`, and the
+    reference stays in `REFERENCES`, for the table tests to check the fast path against and
+    for a reader to read. Registering another rule for `fn` drops both.
+    """
+
+    def register(rule):
+        reference = REFERENCES.get(fn) or RULES[fn]
+        register_rrule(fn, rule)
+        REFERENCES[fn] = reference
+        return rule
+
+    return register
+
+
 def register_rrule(fn, rule):
-    """Register `rule` as the reverse rule of `fn` (replacing any earlier one) and return it."""
+    """Register `rule` as the reverse rule of `fn` (replacing any earlier one, and a fast path
+    with its reference) and return it."""
     RULES[fn] = rule
+    REFERENCES.pop(fn, None)
     NONDIFF.discard(fn)
     if _takes_needs(rule):
         NEEDS.add(fn)
