@@ -9,6 +9,7 @@ rule, complex support, view facts (see `tapegrad.registry`).
 from . import (  # noqa: F401
     arithmetic,
     unary,
+    fast,  # after the rules it stands in front of (arithmetic, unary)
     piecewise,
     partial,
     special,

@@ -16,7 +16,6 @@ import math
 
 import numpy as np
 
-from .. import registry
 from ..errors import is_complex_value
 from ..registry import frule, partials, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
@@ -311,46 +310,15 @@ def cosh_rrule(x):
     return np.cosh(x), cosh_pullback
 
 
-#: 1 as a 0-d float64 array, for float64 arrays only: numpy takes a Python number beside an
-#: array through its slow "weak scalar" path (on a short vector, ``1 - t`` costs twice
-#: ``one - t``), and a 0-d array of the array's own dtype gives the same result bit for bit
-_F8 = registry.FLOAT64
-_ONE_F8 = np.array(1.0)
-_ONE_F8.flags.writeable = False
-
-
 @rrule(np.tanh, complex=True, formula=partials("(1 - {y}²)"))
 def tanh_rrule(x):
     y = np.tanh(x)
-    if type(y) is np.ndarray:
-        if y.nbytes >= registry.STAND_IN_BYTES:
-            return y, _tanh_pullback_in_place(y)
-        if y.dtype is _F8:
-            def tanh_pullback(dy):  # (y is a plain array: 1 - y² records nothing on any tape)
-                return NO_TANGENT, dy * (_ONE_F8 - y * y)
-
-            return y, tanh_pullback
 
     def tanh_pullback(dy):
         # d/dx tanh = 1 - tanh²
         return NO_TANGENT, dy * (1 - y * y)
 
     return y, tanh_pullback
-
-
-def _tanh_pullback_in_place(y):
-    """tanh's pullback of a large array: the same three operations in one buffer of its own
-    (out=), since a large array's two fresh temporaries cost more than the arithmetic (a third
-    less time at 128 x 256). Any other cotangent (a Tracer, another shape or dtype) takes the
-    plain expression. Decided in the rule, so that a small array's pullback checks nothing."""
-    def tanh_pullback(dy):
-        if type(dy) is np.ndarray and dy.shape == y.shape and dy.dtype == y.dtype:
-            t = np.multiply(y, y)
-            np.subtract(1, t, out=t)
-            return NO_TANGENT, np.multiply(dy, t, out=t)
-        return NO_TANGENT, dy * (1 - y * y)
-
-    return tanh_pullback
 
 
 @frule(np.tanh)

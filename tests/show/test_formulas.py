@@ -4,7 +4,7 @@ import json
 import numpy as np
 
 import tapegrad
-from tapegrad.registry import RULES, declaration
+from tapegrad.registry import REFERENCES, RULES, declaration
 from tapegrad.show.explain import explain_text, generic_formula
 from tapegrad.show.formulas import FORMULAS, missing_formula_lines
 
@@ -47,7 +47,7 @@ def test_a_formula_is_declared_with_its_rule():
     """A rule's formula is a fact of its declaration: declaration(fn) gives it back, with the
     rest of what the registry knows of fn."""
     d = declaration(np.multiply)
-    assert d.rule is RULES[np.multiply] and d.formula is FORMULAS[np.multiply]
+    assert d.rule is REFERENCES[np.multiply] and d.fast_path is RULES[np.multiply] and d.formula is FORMULAS[np.multiply]
     assert d.formula.kind == "partial" and d.formula.templates == ("{a[1]}", "{a[0]}")
     assert d.complex and d.forward.__name__ == "multiply_frule" and not d.view
 
