@@ -16,7 +16,8 @@ import operator
 
 import numpy as np
 
-from .errors import ConcreteValueError, filler_hint, user_location
+from .errors import ConcreteValueError, user_location
+from .hints import filler_hint
 from .registry import declare
 from .views import concrete
 
