@@ -2,9 +2,9 @@
 reciprocal, power, float_power, remainder, fmod and divmod.
 
 Each rule here is the reference: the derivative as the math says it, for every kind of
-argument. add, subtract, multiply, divide, power and float_power, which a gradient of numerical
-code meets at almost every step, have a fast path too (`tapegrad.rules.fast`),
-registered in front of the rule here and checked against it on the rule tables.
+argument. add, subtract, multiply, divide and power, which a gradient of numerical code meets at
+almost every step, have a fast path too (`tapegrad.rules.fast`), registered in front of the
+rule here and checked against it on the rule tables.
 
 Constants inside pullbacks are Python floats, which numpy treats as "weak": a float32 input
 keeps a float32 tangent (a numpy float64 scalar would promote it to float64).
@@ -194,8 +194,9 @@ def power_rrule(x, y):
     z = np.power(x, y)
 
     def power_pullback(dz):
-        # d(x**y) = y x**(y-1) dx + log(x) x**y dy
-        return NO_TANGENT, real_to(dz * power_slope(np.power, x, y), x), exponent_tangent(dz, z, x, y)
+        # d(x**y) = y x**(y-1) dx + log(x) x**y dy (deferred: a constant's tangent is never read)
+        return (NO_TANGENT, Thunk(lambda: real_to(dz * power_slope(np.power, x, y), x)),
+                exponent_tangent(dz, z, x, y))
 
     return z, power_pullback
 
@@ -206,7 +207,8 @@ def float_power_rrule(x, y):
     z = np.float_power(x, y)
 
     def float_power_pullback(dz):
-        return NO_TANGENT, real_to(dz * power_slope(np.float_power, x, y), x), exponent_tangent(dz, z, x, y)
+        return (NO_TANGENT, Thunk(lambda: real_to(dz * power_slope(np.float_power, x, y), x)),
+                exponent_tangent(dz, z, x, y))
 
     return z, float_power_pullback
 

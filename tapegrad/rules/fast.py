@@ -1,12 +1,12 @@
-"""Fast paths of the elementwise rules met most: add, subtract, multiply, divide, power,
-float_power (`tapegrad.rules.arithmetic`) and tanh (`tapegrad.rules.unary`).
+"""Fast paths of the elementwise rules met most: add, subtract, multiply, divide, power
+(`tapegrad.rules.arithmetic`) and tanh (`tapegrad.rules.unary`).
 
 The rules of those modules say what each derivative is (the reference); these say the same
 for the calls a gradient of numerical code makes most (two floats, two arrays of one shape, a
 constant number times an array, ``x ** 2``), in fewer steps, and take the reference's place in
 the registry (`tapegrad.registry.fast_path`); tests/rules/test_elementwise.py checks each
 against its reference on the rule tables. What each shortcut saves, and on which workloads,
-is measured in benchmarks/README.md. The shortcuts:
+is measured in benchmarks/README.md ("Why the fast paths"). The shortcuts:
 
 - two plain scalars (a float beside a float or an int): Python's operators, which round as the
   ufuncs do, and pullbacks that keep nothing and defer nothing;
@@ -343,29 +343,6 @@ def _power_scalars(x, y):
         )
 
     return z, power_pullback
-
-
-@fast_path(np.float_power)
-def float_power_fast(x, y, needs=None):
-    # float_power computes in float64 (at least), so its tangents are float64 too
-    out = z = np.float_power(x, y)
-    need_x, need_y, large = _needed(needs, z)
-    if z.dtype.kind == "c":  # complex128 inside: power's complex branch, with float_power
-        return z, _complex_pullback(
-            "float_power",
-            (x, (lambda dz: dz * power_slope(np.float_power, x, y)) if need_x else None),
-            (y, (lambda dz: dz * z * log_base(x)) if need_y and not is_integer(y) else None))
-    if large and not need_y:
-        z = None  # only the exponent's tangent reads z
-
-    def float_power_pullback(dz):
-        return (
-            NO_TANGENT,
-            Thunk(lambda: unbroadcast(dz * power_slope(np.float_power, x, y), x)) if need_x else NO_TANGENT,
-            exponent_tangent(dz, z, x, y) if need_y else NO_TANGENT,
-        )
-
-    return out, float_power_pullback
 
 
 # --- tanh ---
