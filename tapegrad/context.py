@@ -230,7 +230,7 @@ def param_names(f, n):
         hit = _NAMES.get(id(code))
         if hit is not None and hit[0] is code and hit[1] == n:
             return list(hit[2])
-        # a plain function: read its code object (inspect.signature costs tens of µs a call)
+        # a plain function: read its code object (inspect.signature is far dearer, and this runs on every call)
         names = list(code.co_varnames[:code.co_argcount])
         if code.co_flags & inspect.CO_VARARGS and len(names) < n:
             star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
@@ -270,7 +270,7 @@ def traced_copy(x, path, tape, ctx, specs, copies):
     two of them one spec and one copy (see `tapegrad.pytree.flatten`)."""
     t = type(x)
     if t is float or t is _ndarray and x.dtype.kind == "f" or (t is list or t is tuple) and x and _plain(x, 2):
-        # the common arguments (W3's params: a list of (W, b)) without the walk of `flatten`
+        # the common arguments (a network's params: a list of (W, b)) without the walk of `flatten`
         return _plain_copy(x, path, tape, specs, copies)
     if t is types.FunctionType and x.__closure__ is None:
         return Spec("static", x), x  # a function that captures nothing: `object_fields` is None
@@ -529,7 +529,7 @@ def _selector(wrt, n_args, names, kwargs):
     position or its name is in it, `f`'s captured values when "f" is); a name or position that
     is no argument of the call raises, listing the ones there are."""
     one = wrt[0] if type(wrt) is tuple and len(wrt) == 1 else wrt
-    if type(one) is int and 0 <= one < n_args:  # one position (W3's and W4's wrt): nothing to check
+    if type(one) is int and 0 <= one < n_args:  # one position (the common wrt): nothing to check
         return (one,)
     chosen = set(wrt) if isinstance(wrt, (tuple, list, set)) else {wrt}
     for w in chosen:

@@ -440,7 +440,7 @@ _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
 def _plain_signature(f, args):
     """``_signature``'s answer for the common call, without its walk: no seed or keywords, a
     function that captures no differentiable value, and for arguments floats, float or complex
-    arrays, and non-empty lists and tuples of them (two levels deep: W3's ``[(W, b), ...]``),
+    arrays, and non-empty lists and tuples of them (two levels deep: a network's ``[(W, b), ...]``),
     no array or list met twice. None for any other call, which takes the walk. The keys are
     the walk's own (a test compares them), so a program is found whichever way its key was
     made."""
@@ -450,7 +450,7 @@ def _plain_signature(f, args):
     if not cells:
         fkey = ("static", (_FunctionType, f))
     elif all(cell_filled(c) and type(c.cell_contents) in OPAQUE_TYPES for c in cells):
-        # W3's and W4's loss functions capture only the numpy module: values the walk never
+        # a loss function that captures only the numpy module: values the walk never
         # goes into, each keyed by `spec_key` as ``("static", (type, value))``
         fkey = ("object", _FunctionType, tuple(
             (name, ("static", (type(c.cell_contents), c.cell_contents)))

@@ -179,8 +179,8 @@ def _cholesky_grad_blas(l, dl, triangle=None):
     pt = trmm(1.0, lt, np.tril(dl).T, side=1, lower=0, trans_a=1, overwrite_b=1)  # (Lᵀ L̄)ᵀ = L̄ᵀ L
     phi = np.tril(pt.T)
     phi.flat[::phi.shape[0] + 1] *= 0.5  # Φ: the lower triangle with its diagonal halved
-    # both solves from the right, which OpenBLAS does faster than from the left (64 x 64: by
-    # a fifth), with one transposed copy between them: Φᵀ L⁻¹, then (L⁻ᵀ Φ) L⁻¹ = S
+    # both solves from the right, which OpenBLAS does faster than from the left, with one
+    # transposed copy between them: Φᵀ L⁻¹, then (L⁻ᵀ Φ) L⁻¹ = S
     x = trsm(1.0, lt, phi.T, side=1, lower=0, trans_a=1, overwrite_b=1)
     st = trsm(1.0, lt, np.asfortranarray(x.T), side=1, lower=0, trans_a=1, overwrite_b=1)
     # S + Sᵀ into the buffer of pt, which is no longer needed: a large matrix fewer to
@@ -210,7 +210,7 @@ def _cholesky_grad_blocked(l, dl):
 
     Its cost is mostly products of the panels, about 2n³/3 flops, where the dense formula's
     triangular product and two triangular solves of n x n matrices cost 3n³ (and OpenBLAS's
-    solves are slow per flop): at n = 300, 1.3 ms against 3.4 ms. Returns Ā as a new
+    solves are slow per flop; benchmarks/README.md has the measurement). Returns Ā as a new
     C-ordered matrix, lower triangular.
     """
     n = l.shape[0]

@@ -229,9 +229,8 @@ def _pruned_transpose(dy, order, lengths_of, scale, sign=-1):
 def _prunes(shape, axes, lengths, sizes):
     """The contraction order when `_pruned_transpose` of a cotangent of this shape (the input's
     lengths `sizes` along the axes) costs less than the transform it replaces, else None: its
-    multiply-adds at most 2/3 of the transform's n log2 n (measured in one process,
-    interleaved: 256×256 with a 9×9 crop, 0.3 of n log2 n, took a tenth of the transform's
-    time, 17×17 a fifth; near 1 the two break even)."""
+    multiply-adds at most 2/3 of the transform's n log2 n (near 1 the two break even; the
+    measurement is in benchmarks/README.md)."""
     crops = tuple(min(m, n) for m, n in zip(sizes, lengths))
     if min(shape, default=1) == 0 or crops == lengths:
         return None

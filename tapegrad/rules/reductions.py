@@ -305,7 +305,7 @@ def _chooser_grad(dy, x, y, axes, keepdims, b, skips_nan=False):
     hit = np.equal(x, expand_reduced(y, axes, keepdims))
     if b.get("where") is not None:
         hit = np.logical_and(hit, b["where"])
-    if plain:  # the same casts and sum as below, without numpy's Python layers (W3's softmax)
+    if plain:  # the same casts and sum as below, without numpy's Python layers (a softmax's max)
         hit = hit.astype(FLOAT64)
         count = np.add.reduce(hit, axis=axes, keepdims=True)
     else:
