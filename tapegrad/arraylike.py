@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import user_location
 from .pytree import Boxed, find_nested
+from .registry import TRACED_BY
 from .views import VIEWS, concrete, note_view, view_positions
 
 __all__ = ["ArrayLike", "WRITERS", "SHAPE_FUNCTIONS", "primitive", "is_marked_primitive",
@@ -102,9 +103,10 @@ def added_at(x, index, b):
     return out
 
 
-#: writers among numpy's functions (np.copyto, np.put, ...), filled by `tapegrad.writes`: a
-#: call of one that reaches a traced value goes to its handler, ``handler(*args, **kwargs)``
-WRITERS = {}
+#: writers among numpy's functions (np.copyto, np.put, ...), declared in `tapegrad.writes` with
+#: ``declare(fn, traced_by=handler)``: a call of one that reaches a traced value goes to its
+#: handler, ``handler(*args, **kwargs)``
+WRITERS = TRACED_BY
 
 
 # numpy functions that depend only on shapes, which are fixed while tracing: they answer with

@@ -133,20 +133,28 @@ def user_location(skip_packages=()) -> str:
 # --- numpy's floating-point warnings, at the user's line ---
 
 
+#: ``finder(frames) -> (i, fn, in_derivative) or None``: the primitive whose rule or pullback
+#: runs in `frames` (innermost first); `tapegrad.registry` sets it, since it knows each rule's
+#: code (this module imports nothing of tapegrad's)
+running_primitive = None
+
+
 def _warn_at_user_line(kind, flag):
     """numpy's error callback: warn about `kind` ("divide by zero") at the user's line, naming
     the operation whose rule (or derivative) met it, rather than at a line inside a rule."""
     frame = sys._getframe(1)
-    what = None
+    inside = []
     while frame is not None and in_library(frame):
-        name = frame.f_code.co_name
-        if what is None and name.endswith("_rrule"):
-            what = name[:-6]
-        elif what is None and name.endswith("_pullback"):
-            what = f"the derivative of {name[:-9]}"
-        elif what is None and frame.f_code.co_filename.startswith("<tapegrad"):
-            what = "a compiled gradient program"
+        inside.append(frame)
         frame = frame.f_back
+    found = running_primitive(inside) if running_primitive is not None else None
+    compiled = next((i for i, f in enumerate(inside) if f.f_code.co_filename.startswith("<tapegrad")), None)
+    what = None
+    if found is not None and (compiled is None or found[0] < compiled):
+        _, fn, in_derivative = found
+        what = f"the derivative of {short_name(fn)}" if in_derivative else short_name(fn)
+    elif compiled is not None:
+        what = "a compiled gradient program"
     message = f"{kind} encountered in {what or 'numpy'}"
     if frame is None:  # pragma: no cover - tapegrad is always called from somewhere
         warnings.warn(message, RuntimeWarning, stacklevel=2)

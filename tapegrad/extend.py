@@ -11,6 +11,11 @@ right for complex values too (autograd's convention); a gradient refuses a compl
 reaching any other rule. `register_structure` makes a container type of your own walked as
 tapegrad walks tuples and dicts: in arguments, gradients, zeros, `update` and checks.
 
+All of it can be said in the rule's decorator, as tapegrad's own rules say it:
+``@rrule(fn, formula=partials(...), forward=fn_frule, complex=True)`` (`partials` or `whole`
+for what `tapegrad.explain` prints); `declaration(fn)` reads back what the registry knows of
+`fn`.
+
 Examples
 --------
 >>> import numpy as np, tapegrad
@@ -30,15 +35,18 @@ Examples
 from .context import BaseContext, primitive
 from .registry import (
     complex_rules,
+    declaration,
     find_rrule,
     frule,
     is_nondifferentiable,
     nondifferentiable,
+    partials,
     register_rrule,
     registered_rules,
     rrule,
     stand_in,
     unbroadcast,
+    whole,
 )
 from .structures import register_structure
 from .tangents import NO_TANGENT, ZERO, Tangent, Thunk, accum
@@ -47,5 +55,5 @@ __all__ = [
     "rrule", "frule", "register_rrule", "find_rrule", "registered_rules",
     "nondifferentiable", "is_nondifferentiable", "primitive", "BaseContext",
     "unbroadcast", "stand_in", "Thunk", "ZERO", "NO_TANGENT", "Tangent", "accum",
-    "complex_rules", "register_structure",
+    "complex_rules", "partials", "whole", "declaration", "register_structure",
 ]

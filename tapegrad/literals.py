@@ -41,8 +41,8 @@ The design, and what it trades:
   namespace (`tapegrad.hints.bound_at_import_hint`). (A ``from numpy import ...`` run while a
   trace runs binds the stand-in, which outside traces behaves as numpy's own.) An explicit
   ``tapegrad.numpy`` namespace, as autograd has, would make every user rewrite their imports;
-  patching numpy for the whole process made every numpy call outside traces pay (np.asarray
-  5.9 times); rewriting numpy's internal dispatchers while tracing was judged too fragile.
+  patching numpy for the whole process made every numpy call outside traces pay
+  (benchmarks/README.md); rewriting numpy's internal dispatchers while tracing was judged too fragile.
 - A call that comes from scipy keeps numpy's own behaviour, so that a scipy function that
   cannot see traced values still fails where it converts them, with the error that names its
   replacement in `tapegrad.scipy`.

@@ -1,4 +1,4 @@
-"""The rrule registry: the only module-level state of tapegrad.
+"""The registry: what tapegrad knows of each primitive, declared in one place.
 
 A rule is a function ``rule(*args, **kwargs) -> (y, pullback)`` registered for one primitive;
 ``pullback(dy) -> (dfn, *dargs)`` returns the primitive's own tangent first, then one tangent
@@ -6,33 +6,94 @@ per positional argument. A tangent that costs real work and may not be needed (t
 an argument that is a constant) can be wrapped in `Thunk`: the sweep evaluates only the ones it
 reads.
 
-Non-differentiable functions (floor, sign, comparisons, ...) live in one table: they are
-recorded on the tape, and a derivative reaching them stops there, because it is zero almost
-everywhere.
+One declaration per primitive
+-----------------------------
+Everything tapegrad knows of a primitive is said where its rule is written, in the family's
+rules file, in the rule's decorator::
+
+    @rrule(np.divide, formula=partials("1/{a[1]}", "(-{a[0]}/{a[1]}²)"), complex=True)
+    def divide_rrule(x, y): ...
+
+    @frule(np.divide)                       # its forward rule, where one is written
+    def divide_frule(dargs, x, y): ...
+
+- ``formula=``: what `tapegrad.explain` prints for each argument's tangent (`partials` for an
+  elementwise function, `whole` for the rest; the placeholders are in
+  `tapegrad.show.formulas`);
+- ``forward=`` (or ``@frule(fn)`` below the rule): the forward rule; without one forward
+  mode derives it from the reverse rule ("derived" in docs/rules.md);
+- ``complex=True``: the rule is written and tested for complex values (autograd's
+  convention); a gradient refuses a complex value reaching any other rule;
+- ``view=True``: numpy's result may share memory with the first argument (a write into one
+  reaches the other, `tapegrad.views`); ``view="read-only"``: numpy's view is read-only;
+- ``keep_whole=True``: a tuple result stays one traced value (not one per element).
+
+The rule so declared is the reference: the derivative as the math says it, short. Where a
+faster form is measured worth it (benchmarks/instructions.py), ``@fast_path(fn)`` registers it
+beside the reference, by name: it takes the reference's place in `RULES` (the hot path still
+reads one dict), the reference stays in `REFERENCES`, and the table tests check the one against
+the other on the rule tables (tests/rules/test_elementwise.py).
+
+A function with no rule is declared with `declare` (``writes=True``: it writes into its first
+argument; ``traced_by=handler``: a call that meets a traced value goes to `handler`, as in
+`tapegrad.writes`) or with `nondifferentiable` (recorded, and a derivative stops there;
+``complex=True`` where that holds for complex values too).
+
+Why the declarations write tables, and not a table of records: the contexts ask one question
+per recorded call (``RULES.get(fn)``, ``fn in NEEDS``, ``fn in COMPLEX``), so each question
+keeps its own plain dict or set, the fastest lookup Python has; the declaration is the one
+place that writes them, and `declaration(fn)` reads one primitive's facts back as a
+`Primitive`. A record table with derived views would be a second copy to keep in step with
+the first (the tests, and users, add and remove entries in the tables directly).
+
+Why the formulas live with the rules, and not in one table in `tapegrad.show` (where they
+were, so that one table kept the notation the same across families and the rule modules
+imported nothing of `show`): a formula is the rule's math in words, and it changes when the
+rule does, in the same diff. The notation stays one because every formula is a template of
+the same few placeholders, written out for every rule by tests/show/test_formulas.py (and a
+user's, by `explain_formula`, as it is declared); the rule modules still import nothing of
+`show`: the registry holds the templates, the printing is `show`'s.
+
+Which primitive is running, for numpy's warnings at the user's line ("divide by zero
+encountered in the derivative of log"), is known from the rules themselves: each rule's code,
+and the code of the pullbacks written inside it, finds its primitive (`tapegrad.attribution`),
+with no name parsed and nothing added to the per-call path (a context variable set around
+each rule and pullback would cost every primitive).
 """
 from __future__ import annotations
 
+import functools
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
 
+from . import attribution, errors
+from .errors import qualified_name
 from .tangents import NO_TANGENT, ZERO
 
 __all__ = [
     "rrule",
     "frule",
+    "fast_path",
+    "declare",
     "register_rrule",
     "find_rrule",
     "nondifferentiable",
     "is_nondifferentiable",
     "registered_rules",
     "complex_rules",
+    "declaration",
+    "Primitive",
+    "Formula",
+    "partials",
+    "whole",
     "unbroadcast",
     "stand_in",
 ]
 
-# The tables. Other modules read them (the contexts look a function up on every call) and
-# change them only through the functions below.
+# The tables, one per question a context asks. Other modules read them (the contexts look a
+# function up on every call) and change them only through the declarations below.
 #: fn -> its reverse rule
 RULES: dict = {}
 #: fn -> its forward rule, where one is written (forward mode derives the others)
@@ -44,6 +105,128 @@ NEEDS: set = set()
 #: functions whose rules are written and tested for complex values (autograd's convention, see
 #: the README): in a gradient, a complex value reaching any other rule raises ComplexValueError
 COMPLEX: set = set()
+#: fn -> its `Formula`: what explain prints for each argument's tangent
+FORMULAS: dict = {}
+#: functions whose numpy result may share memory with their first argument (the split family
+#: returns a list of such views)
+VIEWS: set = set()
+#: views numpy makes read-only, -> the name a refused write gives (a write raises numpy's error)
+READ_ONLY: dict = {}
+#: functions that write into their first argument (np.copyto, np.put, ...)
+WRITES: set = set()
+#: fn -> the function a call of `fn` that meets a traced value goes to (numpy's writers, and
+#: the functions that call the user's functions, which are traced through)
+TRACED_BY: dict = {}
+#: functions whose tuple result stays one traced value (the packed result of a traced function)
+KEEP_WHOLE: set = set()
+#: fn -> its reference rule, where a fast path stands in its place in RULES (see `fast_path`)
+REFERENCES: dict = {}
+
+
+class Formula:
+    """The templates of one function: ``kind`` is "partial" (times ȳ) or "whole"."""
+
+    __slots__ = ("kind", "templates")
+
+    def __init__(self, kind, templates):
+        self.kind = kind
+        self.templates = templates
+
+    def template(self, i, names, values, kwargs):
+        """The template of argument `i`, or None when it gets no tangent."""
+        ts = self.templates(names, values, kwargs) if callable(self.templates) else self.templates
+        if not ts:
+            return None
+        return ts[i] if i < len(ts) else ts[-1]
+
+    def __repr__(self):
+        return f"{'partials' if self.kind == 'partial' else 'whole'}{tuple(self.templates) if not callable(self.templates) else (self.templates,)}"
+
+
+def _templates(templates):
+    return templates[0] if len(templates) == 1 and callable(templates[0]) else templates
+
+
+def partials(*templates):
+    """The formula of an elementwise function: the partial derivative ∂y/∂(argument i), one
+    template per argument, which explain multiplies by ȳ (``"1"`` prints as ȳ alone). A single
+    function ``(names, values, kwargs) -> [template, ...]`` may stand for them."""
+    return Formula("partial", _templates(templates))
+
+
+def whole(*templates):
+    """The formula of any other function: the whole tangent of each argument, written with
+    ``{dy}`` (or a single function ``(names, values, kwargs) -> [template, ...]``)."""
+    return Formula("whole", _templates(templates))
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """What tapegrad knows of one function, as its declaration says (`declaration`)."""
+
+    fn: object
+    rule: object = None
+    fast_path: object = None
+    forward: object = "derived"
+    formula: Formula = None
+    complex: bool = False
+    view: object = False
+    writes: bool = False
+    traced_by: object = None
+    keep_whole: bool = False
+    nondifferentiable: bool = False
+
+
+def declaration(fn):
+    """What the registry knows of `fn`, in one record.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.registry import declaration
+    >>> d = declaration(np.diagonal)
+    >>> d.view, d.complex, d.formula.kind, d.forward.__name__
+    ('read-only', True, 'whole', 'diagonal_frule')
+    """
+    fast = RULES.get(fn) if fn in REFERENCES else None
+    return Primitive(fn, REFERENCES.get(fn, RULES.get(fn)), fast, FRULES.get(fn, "derived"), FORMULAS.get(fn),
+                     fn in COMPLEX, "read-only" if fn in READ_ONLY else fn in VIEWS, fn in WRITES,
+                     TRACED_BY.get(fn), fn in KEEP_WHOLE, fn in NONDIFF)
+
+
+#: the facts `rrule` and `declare` take, as keywords
+_FACTS = frozenset(("formula", "forward", "complex", "view", "keep_whole", "writes", "traced_by"))
+
+
+def declare(fn, *, formula=None, forward=None, complex=None, view=None, keep_whole=None, writes=None,
+            traced_by=None):
+    """Declare what tapegrad knows of `fn` besides its rule (see the module docstring); a fact
+    not given is left as it was. Returns `fn`."""
+    if formula is not None:
+        if not isinstance(formula, Formula):
+            raise TypeError(f"formula= of {qualified_name(fn)} is partials(...) or whole(...), not "
+                            f"{type(formula).__name__}")
+        FORMULAS[fn] = formula
+    if forward is not None:
+        FRULES[fn] = forward
+        NONDIFF.discard(fn)
+    if complex is not None:
+        (COMPLEX.add if complex else COMPLEX.discard)(fn)
+    if view is not None:
+        if view not in (True, False, "read-only"):
+            raise ValueError(f"view= of {qualified_name(fn)} is True, False or 'read-only', not {view!r}")
+        (VIEWS.add if view else VIEWS.discard)(fn)
+        if view == "read-only":
+            READ_ONLY[fn] = qualified_name(fn).replace("numpy.", "np.", 1)
+        else:
+            READ_ONLY.pop(fn, None)
+    if keep_whole is not None:
+        (KEEP_WHOLE.add if keep_whole else KEEP_WHOLE.discard)(fn)
+    if writes is not None:
+        (WRITES.add if writes else WRITES.discard)(fn)
+    if traced_by is not None:
+        TRACED_BY[fn] = traced_by
+    return fn
 
 
 def frule(fn):
@@ -68,8 +251,7 @@ def frule(fn):
     """
 
     def register(rule):
-        FRULES[fn] = rule
-        NONDIFF.discard(fn)
+        declare(fn, forward=rule)
         return rule
 
     return register
@@ -79,7 +261,8 @@ def complex_rules(*fns):
     """Declare that the rules of `fns` are right for complex values too, under autograd's
     convention (a cotangent is the conjugate of the Wirtinger derivative ∂f/∂z̄ times 2, so the
     gradient of ``|z|²`` at ``1+2j`` is ``2-4j``). Until then a gradient refuses a complex value
-    reaching them, rather than risk a silently wrong derivative.
+    reaching them, rather than risk a silently wrong derivative. (Inside tapegrad, a rule says
+    so in its declaration: ``@rrule(fn, complex=True)``.)
 
     Examples
     --------
@@ -88,13 +271,35 @@ def complex_rules(*fns):
     >>> np.fft.fft in COMPLEX and np.clip not in COMPLEX
     True
     """
-    COMPLEX.update(fns)
+    for fn in fns:
+        declare(fn, complex=True)
     return fns
 
 
+def fast_path(fn):
+    """Register a fast path for the rule of `fn`: ``@fast_path(fn) def fn_fast(*args) -> (y, pullback)``.
+
+    The rule declared with ``@rrule(fn, ...)`` is the reference: the derivative as the math
+    says it. A fast path gives the same results for the calls met most, in fewer steps (it
+    may take ``needs=``, see `rrule`); it takes the reference's place in `RULES`, and the
+    reference stays in `REFERENCES`, for the table tests to check the fast path against and
+    for a reader to read. Registering another rule for `fn` drops both.
+    """
+
+    def register(rule):
+        reference = REFERENCES.get(fn) or RULES[fn]
+        register_rrule(fn, rule)
+        REFERENCES[fn] = reference
+        return rule
+
+    return register
+
+
 def register_rrule(fn, rule):
-    """Register `rule` as the reverse rule of `fn` (replacing any earlier one) and return it."""
+    """Register `rule` as the reverse rule of `fn` (replacing any earlier one, and a fast path
+    with its reference) and return it."""
     RULES[fn] = rule
+    REFERENCES.pop(fn, None)
     NONDIFF.discard(fn)
     if _takes_needs(rule):
         NEEDS.add(fn)
@@ -119,10 +324,11 @@ def find_rrule(fn):
 def rrule(fn, *args, **kwargs):
     """Register a reverse rule for `fn`, or apply the one registered.
 
-    ``@rrule(fn)`` (no further arguments) is a decorator that registers the decorated function
-    as the rule of `fn`. ``rrule(fn, *args, **kwargs)`` calls that rule and returns
-    ``(y, pullback)``, or None when `fn` has no rule. A gradient tape records each primitive as
-    such a call.
+    ``@rrule(fn)`` (no positional arguments) is a decorator that registers the decorated
+    function as the rule of `fn`; it takes the declaration's keywords too (``formula=``,
+    ``forward=``, ``complex=``, ``view=``, ``keep_whole=``: see the module docstring).
+    ``rrule(fn, *args, **kwargs)`` calls that rule and returns ``(y, pullback)``, or None when
+    `fn` has no rule. A gradient tape records each primitive as such a call.
 
     Examples
     --------
@@ -148,7 +354,10 @@ def rrule(fn, *args, **kwargs):
     ``x`` but not ``x`` itself, so a large ``x`` can go as soon as the user's code drops it.
     ``needs=None`` (a direct call) means every tangent may be read.
     """
-    if not args and not kwargs:
+    if not args and (not kwargs or kwargs.keys() <= _FACTS):
+        # (a rule applied to no positional argument would have nothing to differentiate)
+        if kwargs:
+            declare(fn, **kwargs)
 
         def register(rule):
             return register_rrule(fn, rule)
@@ -160,13 +369,18 @@ def rrule(fn, *args, **kwargs):
     return rule(*args, **kwargs)
 
 
-def nondifferentiable(*fns):
-    """Mark functions as non-differentiable: recorded on tapes, derivatives stop at them."""
+def nondifferentiable(*fns, complex=False):
+    """Mark functions as non-differentiable: recorded on tapes, derivatives stop at them.
+
+    ``complex=True``: complex values may pass through them too (their zero derivative holds
+    for complex values as for real ones)."""
     for fn in fns:
         RULES.pop(fn, None)
         FRULES.pop(fn, None)
         NEEDS.discard(fn)
         NONDIFF.add(fn)
+        if complex:
+            COMPLEX.add(fn)
     return fns[0] if len(fns) == 1 else fns
 
 
@@ -179,6 +393,10 @@ def registered_rules() -> dict:
     out = dict(RULES)
     out.update(dict.fromkeys(NONDIFF))
     return out
+
+
+# numpy's warnings inside a rule name its primitive (`tapegrad.attribution`), from these rules
+errors.running_primitive = functools.partial(attribution.running_primitive, RULES)
 
 
 #: arrays of at least this many bytes are worth replacing by a stand-in (see `stand_in`);

@@ -104,7 +104,7 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
     per gradient entry; ``"fwd-rev"`` (also ``"fwd"``) one forward-mode pass over the
     reverse-mode gradient per input direction; ``"rev-fwd"`` and ``"fwd-fwd"`` take the
     gradient by forward mode, one pass per input direction. All give the same numbers;
-    reverse over reverse is the faster (benchmarks/hessian.py, 3 to 30 times). `x` may be a structure, as for `grad`: the Hessian is
+    reverse over reverse is the faster (benchmarks/hessian.py; benchmarks/README.md). `x` may be a structure, as for `grad`: the Hessian is
     then the structure of `x` holding, at each leaf, the structure of `x` again (see
     `jacobian`), ``H[a][b]`` shaped ``a.shape + b.shape``. For a function of several
     arguments, pass them as one tuple: ``hessian(lambda xs: f(*xs), (a, b))``.

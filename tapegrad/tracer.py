@@ -22,8 +22,9 @@ from .errors import ConcreteValueError, EscapedTracerError, StaleViewError, type
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
 from .plainvalues import PlainValues
-from .views import VIEWS, note_view, view_again
-from .pytree import build, nested
+from .registry import KEEP_WHOLE, VIEWS  # declared with each rule: @rrule(fn, view=True, keep_whole=True)
+from .views import note_view, view_again
+from .pytree import nested
 from .structures import replace_items
 
 
@@ -204,10 +205,6 @@ def _innermost(items, tape):
         elif t is Buffer or t is TracedBuffer:
             raise HoldsBuffer
     return tape
-
-
-#: functions whose tuple result stays one traced value (the packed result of a traced function)
-KEEP_WHOLE = {build}
 
 
 def wrap_result(ctx, tape, var, y, fn=None):

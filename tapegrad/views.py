@@ -18,20 +18,9 @@ import operator
 import numpy as np
 
 from .pytree import Boxed
+from .registry import READ_ONLY, VIEWS  # declared with each rule: @rrule(fn, view=True)
 
 __all__ = ["VIEWS", "READ_ONLY", "concrete", "note_view", "view_positions", "view_again"]
-
-
-# functions whose numpy result may share memory with their first argument (the split family
-# returns a list of such views)
-VIEWS = {operator.getitem, np.reshape, np.ravel, np.transpose, np.matrix_transpose,
-         np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.diagonal, np.real,
-         np.imag, np.broadcast_to, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip,
-         np.fliplr, np.flipud, np.rot90, np.split, np.array_split, np.hsplit, np.vsplit,
-         np.dsplit}
-
-# views numpy makes read-only: a write into one raises numpy's ValueError
-READ_ONLY = {np.diagonal: "np.diagonal", np.broadcast_to: "np.broadcast_to"}
 
 
 def concrete(v):

@@ -6,15 +6,19 @@ as numpy works them out (flat positions, values repeated to fill, numpy's own di
 that the write goes where every in-place write of a traced value goes: a traced array
 records ``updated`` and stands for the result, a preallocated buffer (`tapegrad.buffers`)
 becomes traced, and a plain array made elsewhere refuses, saying how to build it instead.
-`tapegrad.arraylike` sends the calls here through its ``WRITERS`` table.
+Each is declared here, beside its handler: ``declare(fn, writes=True, traced_by=handler)``
+(`tapegrad.arraylike` sends the calls of traced values to the handler; a compiled gradient
+checks that none wrote into a constant of its program).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from .arraylike import WRITERS
 from .errors import ConcreteValueError, user_location
 from .hints import filler_hint
+from .registry import declare
 from .views import concrete
 
 __all__ = ["copyto", "put", "place", "fill_diagonal"]
@@ -75,4 +79,8 @@ def fill_diagonal(a, val, wrap=False):
     put(a, np.flatnonzero(probe), val)
 
 
-WRITERS.update({np.copyto: copyto, np.put: put, np.place: place, np.fill_diagonal: fill_diagonal})
+for _fn, _handler in ((np.copyto, copyto), (np.put, put), (np.place, place), (np.fill_diagonal, fill_diagonal)):
+    declare(_fn, writes=True, traced_by=_handler)
+# (np.putmask reaches a traced value as numpy's own body; x[i] = v, as Tracer.__setitem__)
+declare(np.putmask, writes=True)
+declare(operator.setitem, writes=True)

@@ -11,7 +11,8 @@ from tapegrad.extend import NO_TANGENT, Thunk, primitive, rrule, stand_in, unbro
 HOME = {
     "rrule": registry, "frule": registry, "register_rrule": registry, "find_rrule": registry,
     "registered_rules": registry, "nondifferentiable": registry, "is_nondifferentiable": registry,
-    "unbroadcast": registry, "stand_in": registry, "complex_rules": registry,
+    "unbroadcast": registry, "stand_in": registry, "complex_rules": registry, "partials": registry,
+    "whole": registry, "declaration": registry,
     "primitive": arraylike, "BaseContext": context,
     "Thunk": tangents, "ZERO": tangents, "NO_TANGENT": tangents, "Tangent": tangents, "accum": tangents,
     "register_structure": structures,
@@ -73,3 +74,32 @@ def test_a_rule_written_with_extend_is_one_op_of_the_gradient_tape():
         "  %5, %6 = [%4] = rrule(scaled_softplus, %2, %3)::float64[3]\n"
         "  %8, %9 = [%7] = rrule(sum, %5)::float64"
     )
+
+
+def test_a_users_rule_is_declared_in_one_place():
+    """The decorator of a user's rule takes the facts tapegrad's own rules declare: the formula
+    explain prints, the forward rule, complex support; each is used."""
+    from tapegrad.extend import ZERO, declaration, partials
+
+    @primitive
+    def twice(x):
+        return 2 * x
+
+    def twice_frule(dargs, x):
+        return twice(x), ZERO if dargs[0] is ZERO else 2 * dargs[0]
+
+    @rrule(twice, formula=partials("2"), forward=twice_frule, complex=True)
+    def twice_rrule(x):
+        return twice(x), lambda dy: (NO_TANGENT, 2 * dy)
+
+    try:
+        assert "  ȳ1 = ȳ2 · 2 = 2\n" in tapegrad.show.explain.explain_text(twice, 1.5)
+        assert tapegrad.jvp(twice, (1.5,), (1.0,)) == (3.0, 2.0)
+        np.testing.assert_allclose(tapegrad.gradient(lambda z: np.real(twice(z) * np.conj(twice(z))), 1 + 2j)[0],
+                                   8 - 16j)
+        assert declaration(twice).forward is twice_frule
+    finally:
+        tapegrad.extend.nondifferentiable(twice)
+        tapegrad.registry.NONDIFF.discard(twice)
+        tapegrad.registry.FORMULAS.pop(twice, None)
+        tapegrad.registry.COMPLEX.discard(twice)

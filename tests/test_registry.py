@@ -207,3 +207,77 @@ def test_complex_rules_lets_a_declared_rule_make_a_complex_value():
     finally:
         RULES.pop(rotate, None)
         COMPLEX.discard(rotate)
+
+
+# --- one declaration per primitive ---
+
+
+def test_one_declaration_fills_every_table_and_reads_back_as_one_record():
+    """``@rrule(fn, formula=..., forward=..., complex=True, view=True)`` is the whole declaration:
+    each fact lands in the table its question is asked of, and `declaration` gives them back."""
+    from tapegrad.registry import COMPLEX, FORMULAS, VIEWS, declaration, partials
+
+    @primitive
+    def cube(x):
+        return x ** 3
+
+    def cube_frule(dargs, x):
+        return cube(x), 3 * x ** 2 * dargs[0]
+
+    @rrule(cube, formula=partials("3·{a[0]}²"), forward=cube_frule, complex=True, view=True)
+    def cube_rrule(x):
+        return cube(x), lambda dy: (tapegrad.NO_TANGENT, 3 * x ** 2 * dy)
+
+    try:
+        assert RULES[cube] is cube_rrule and FRULES[cube] is cube_frule
+        assert cube in COMPLEX and cube in VIEWS and FORMULAS[cube].templates == ("3·{a[0]}²",)
+        d = declaration(cube)
+        assert (d.rule, d.forward, d.complex, d.view, d.nondifferentiable) == (cube_rrule, cube_frule, True, True, False)
+        assert "ȳ1 = ȳ2 · 3·y1² = 12" in tapegrad.show.explain.explain_text(cube, 2.0)
+        assert tapegrad.jvp(cube, (2.0,), (1.0,)) == (8.0, 12.0)
+        assert declaration(np.sin).forward.__name__ == "sin_frule" and declaration(np.cbrt).forward == "derived"
+        assert declaration(np.floor).nondifferentiable and declaration(np.floor).rule is None
+    finally:
+        for table in (RULES, FRULES, FORMULAS):
+            table.pop(cube, None)
+        COMPLEX.discard(cube)
+        VIEWS.discard(cube)
+
+
+def test_a_declaration_refuses_what_it_cannot_mean():
+    """A formula that is not partials(...)/whole(...) and a view that is not True, False or
+    'read-only' are refused as they are declared, naming the function."""
+    from tapegrad.registry import declare
+
+    with pytest.raises(TypeError, match=r"formula= of numpy.sin is partials\(...\) or whole\(...\), not str"):
+        declare(np.sin, formula="cos")
+    with pytest.raises(ValueError, match=r"view= of numpy.sin is True, False or 'read-only', not 'yes'"):
+        declare(np.sin, view="yes")
+
+
+def test_a_read_only_view_is_refused_with_numpys_name_for_it():
+    """view="read-only" (np.diagonal's declaration) makes a write into the view raise numpy's
+    error, naming the function as the user wrote it."""
+    from tapegrad.registry import READ_ONLY, declaration
+
+    assert declaration(np.diagonal).view == "read-only" and READ_ONLY[np.diagonal] == "np.diagonal"
+
+    def f(x):
+        np.diagonal(x)[0] = 1.0
+        return np.sum(x)
+
+    with pytest.raises(ValueError, match=r"np.diagonal returns a read-only view in numpy"):
+        tapegrad.grad(f, np.eye(2))
+
+
+def test_the_warnings_of_rules_made_by_one_factory_name_each_primitive():
+    """np.remainder and np.fmod share the code of one factory's rule: the warning names the one
+    whose closure runs (the registry knows each rule's code and closure: no function's name is
+    read), in the rule and in its pullback."""
+    import warnings
+
+    for fn, name in ((np.remainder, "remainder"), (np.fmod, "fmod")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad(lambda x: np.sum(fn(x, 0.0)), np.ones(2))
+        assert [str(w.message) for w in caught][:1] == [f"invalid value encountered in {name}"], fn

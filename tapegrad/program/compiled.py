@@ -55,7 +55,6 @@ take the programs.)
 """
 from __future__ import annotations
 
-import operator
 import sys
 import types
 from collections import OrderedDict
@@ -69,6 +68,7 @@ from .passes import optimize
 from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..tracing import param_names, trace
 from ..errors import restore_warnings, route_warnings, short_name, user_location
+from ..registry import WRITES
 from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
 
@@ -160,9 +160,10 @@ def _outcome(program, exc):
     return line, type(exc), getattr(exc, "got", None)
 
 
-#: functions that write into their first argument: on a constant of the program (a plain array
-#: that a traced value was written into), the program would bake in what the first call wrote
-_WRITERS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, operator.setitem}
+#: functions that write into their first argument (declared with ``declare(fn, writes=True)``):
+#: on a constant of the program (a plain array that a traced value was written into), the
+#: program would bake in what the first call wrote
+_WRITERS = WRITES
 
 
 def _writes_into_a_constant(tape) -> bool:

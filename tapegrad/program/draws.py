@@ -137,8 +137,8 @@ class _LegacyWatch:
     """numpy's global RandomState, watched on every trace at the cost of a 2.5 kB copy.
 
     Its full state (``get_state``) takes longer to read than a small program's whole trace
-    (benchmarks/README.md). A draw changes its MT19937 words (read through numpy's ctypes interface), except a
-    legacy normal draw that takes the normal cached by the one before (``has_gauss``), which
+    (benchmarks/README.md). A draw changes its MT19937 words (read through numpy's ctypes
+    interface), except a legacy normal draw that takes the normal cached by the one before (``has_gauss``), which
     changes the cache only. So the cache flag is read with the full state only when the words
     are not those of the last full read (`last`); a flag remembered as clear is clear while
     the words stay the same (setting it draws from them), and one remembered as set may be

@@ -77,7 +77,7 @@ def spread(dy, axes, keepdims, shape):
     `shape` that was reduced into it (a read-only view, nothing copied).
 
     A number (what a full reduction passes back) is broadcast with the ndarray constructor,
-    a tenth of `np.broadcast_to`'s cost: the cotangent of ``np.mean(x)``."""
+    without `np.broadcast_to`'s Python layers: the cotangent of ``np.mean(x)``."""
     if type(dy) is float or type(dy) is np.float64:
         out = np.ndarray(shape, np.float64, plain_array(dy), 0, (0,) * len(shape))
         out.flags.writeable = False  # as np.broadcast_to's

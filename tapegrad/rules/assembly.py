@@ -3,6 +3,11 @@
 Joining is undone by cutting the cotangent into one piece per input (a list or tuple like
 the one given), and cutting by joining the cotangents of the pieces; copies pass back the
 sum of their shares.
+
+Complex values (the rules declared with ``complex=True``): copies of elements, joined or cut
+(linear, with real coefficients): their transposes are right for complex values too, and a real
+piece gets the real part of its cotangent (`cast_like`); the complex tests in
+tests/rules/test_shape.py pass for each.
 """
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..registry import complex_rules, frule, rrule, stand_in
+from ..registry import frule, rrule, stand_in, whole
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 from .indexing import scatter_add
@@ -48,7 +53,7 @@ def _as_shape(fn, x):
     return np.shape(fn(np.broadcast_to(0.0, np.shape(x))))
 
 
-@rrule(np.concatenate)
+@rrule(np.concatenate, complex=True, formula=whole("the piece of {dy} where each argument went"))
 def concatenate_rrule(arrays, *args, **kwargs):
     axis = bind(np.concatenate, (arrays, *args), kwargs).get("axis", 0)
     y = np.concatenate(arrays, *args, **kwargs)
@@ -64,7 +69,7 @@ def concatenate_rrule(arrays, *args, **kwargs):
     return y, concatenate_pullback
 
 
-@rrule(np.stack)
+@rrule(np.stack, complex=True, formula=whole("the piece of {dy} where each argument went"))
 def stack_rrule(arrays, *args, **kwargs):
     y = np.stack(arrays, *args, **kwargs)
     axis = normalize_axis(bind(np.stack, (arrays, *args), kwargs).get("axis", 0), np.ndim(y))
@@ -79,7 +84,7 @@ def stack_rrule(arrays, *args, **kwargs):
     return y, stack_pullback
 
 
-@rrule(np.hstack)
+@rrule(np.hstack, complex=True, formula=whole("the piece of {dy} where each argument went"))
 def hstack_rrule(tup, **kwargs):
     shapes = [_as_shape(np.atleast_1d, x) for x in tup]
     # 1-d arrays are joined end to end, others along their second axis
@@ -91,7 +96,7 @@ def hstack_rrule(tup, **kwargs):
     return np.hstack(tup, **kwargs), hstack_pullback
 
 
-@rrule(np.vstack)
+@rrule(np.vstack, complex=True, formula=whole("the piece of {dy} where each argument went"))
 def vstack_rrule(tup, **kwargs):
     shapes = [_as_shape(np.atleast_2d, x) for x in tup]
 
@@ -101,7 +106,7 @@ def vstack_rrule(tup, **kwargs):
     return np.vstack(tup, **kwargs), vstack_pullback
 
 
-@rrule(np.dstack)
+@rrule(np.dstack, complex=True, formula=whole("the piece of {dy} where each argument went"))
 def dstack_rrule(tup):
     shapes = [_as_shape(np.atleast_3d, x) for x in tup]
 
@@ -111,7 +116,7 @@ def dstack_rrule(tup):
     return np.dstack(tup), dstack_pullback
 
 
-@rrule(np.column_stack)
+@rrule(np.column_stack, complex=True, formula=whole("the piece of {dy} where each argument went"))
 def column_stack_rrule(tup):
     # a 0-d or 1-d array becomes one column; 2-d arrays are joined as they are
     shapes = [np.shape(x) if np.ndim(x) >= 2 else (np.size(x), 1) for x in tup]
@@ -132,7 +137,9 @@ def _join(dys, ys, x, axis):
     return cast_like(np.concatenate(parts, axis=axis), x)
 
 
-@rrule(np.split)
+@rrule(np.split, complex=True, view=True, formula=whole(
+    "the pieces of {dy} joined back (zeros for a piece not used)",
+))
 def split_rrule(x, *args, **kwargs):
     axis = bind(np.split, (x, *args), kwargs).get("axis", 0)
     ys = np.split(x, *args, **kwargs)
@@ -143,7 +150,9 @@ def split_rrule(x, *args, **kwargs):
     return ys, split_pullback
 
 
-@rrule(np.array_split)
+@rrule(np.array_split, complex=True, view=True, formula=whole(
+    "the pieces of {dy} joined back (zeros for a piece not used)",
+))
 def array_split_rrule(x, *args, **kwargs):
     axis = bind(np.array_split, (x, *args), kwargs).get("axis", 0)
     ys = np.array_split(x, *args, **kwargs)
@@ -154,7 +163,9 @@ def array_split_rrule(x, *args, **kwargs):
     return ys, array_split_pullback
 
 
-@rrule(np.hsplit)
+@rrule(np.hsplit, complex=True, view=True, formula=whole(
+    "the pieces of {dy} joined back (zeros for a piece not used)",
+))
 def hsplit_rrule(x, *args, **kwargs):
     ys = np.hsplit(x, *args, **kwargs)
 
@@ -165,7 +176,9 @@ def hsplit_rrule(x, *args, **kwargs):
     return ys, hsplit_pullback
 
 
-@rrule(np.vsplit)
+@rrule(np.vsplit, complex=True, view=True, formula=whole(
+    "the pieces of {dy} joined back (zeros for a piece not used)",
+))
 def vsplit_rrule(x, *args, **kwargs):
     ys = np.vsplit(x, *args, **kwargs)
 
@@ -175,7 +188,9 @@ def vsplit_rrule(x, *args, **kwargs):
     return ys, vsplit_pullback
 
 
-@rrule(np.dsplit)
+@rrule(np.dsplit, complex=True, view=True, formula=whole(
+    "the pieces of {dy} joined back (zeros for a piece not used)",
+))
 def dsplit_rrule(x, *args, **kwargs):
     ys = np.dsplit(x, *args, **kwargs)
 
@@ -188,7 +203,7 @@ def dsplit_rrule(x, *args, **kwargs):
 # --- copies: tile, repeat ---
 
 
-@rrule(np.tile)
+@rrule(np.tile, complex=True, formula=whole("{dy} with its tiles summed"))
 def tile_rrule(x, *args, **kwargs):
     reps = bind(np.tile, (x, *args), kwargs)["reps"]
     y = np.tile(x, *args, **kwargs)
@@ -206,7 +221,7 @@ def tile_rrule(x, *args, **kwargs):
     return y, tile_pullback
 
 
-@rrule(np.repeat)
+@rrule(np.repeat, complex=True, formula=whole("{dy} with each run of repeats summed"))
 def repeat_rrule(x, *args, **kwargs):
     b = bind(np.repeat, (x, *args), kwargs)
     repeats, axis = b["repeats"], b.get("axis")
@@ -233,7 +248,7 @@ def repeat_rrule(x, *args, **kwargs):
 _COPYING_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
-@rrule(np.pad)
+@rrule(np.pad, complex=True, formula=whole("{dy} with the padding cut off"))
 def pad_rrule(x, *args, **kwargs):
     b = bind(np.pad, (x, *args), kwargs)
     pad_width, mode = b["pad_width"], b.get("mode", "constant")
@@ -275,10 +290,3 @@ def pad_frule(dargs, x, *args, **kwargs):
     if mode in ("constant", "empty"):
         return y, np.pad(dx, b["pad_width"])
     return y, np.pad(dx, b["pad_width"], mode, **b.get("kwargs", {}))
-
-
-# copies of elements, joined or cut (linear, with real coefficients): their transposes are right
-# for complex values too, and a real piece gets the real part of its cotangent (`cast_like`); the
-# complex tests in tests/rules/test_shape.py pass for each
-complex_rules(np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack, np.split,
-              np.array_split, np.hsplit, np.vsplit, np.dsplit, np.tile, np.repeat, np.pad)

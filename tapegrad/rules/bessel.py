@@ -22,7 +22,7 @@ import scipy.integrate
 import scipy.special as sp
 
 from ..context import primitive
-from ..registry import rrule, unbroadcast
+from ..registry import partials, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 
 # --- derivatives in the order, at one point (x > 0) ---
@@ -157,7 +157,10 @@ def kv_dv(v, x):
 # --- Bessel functions of the first and second kind ---
 
 
-@rrule(sp.jv)
+@rrule(sp.jv, formula=partials(
+    "∂jv/∂{a[0]} (no closed form: by quadrature)",
+    "(jv({a[0]} - 1, {a[1]}) - jv({a[0]} + 1, {a[1]}))/2",
+))
 def jv_rrule(v, x):
     """scipy.special.jv: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
 
@@ -169,7 +172,10 @@ def jv_rrule(v, x):
     return sp.jv(v, x), jv_pullback
 
 
-@rrule(sp.yv)
+@rrule(sp.yv, formula=partials(
+    "∂yv/∂{a[0]} (no closed form: by quadrature)",
+    "(yv({a[0]} - 1, {a[1]}) - yv({a[0]} + 1, {a[1]}))/2",
+))
 def yv_rrule(v, x):
     """scipy.special.yv: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
 
@@ -181,7 +187,7 @@ def yv_rrule(v, x):
     return sp.yv(v, x), yv_pullback
 
 
-@rrule(sp.yn)
+@rrule(sp.yn, formula=partials(None, "(yn({a[0]} - 1, {a[1]}) - yn({a[0]} + 1, {a[1]}))/2"))
 def yn_rrule(n, x):
     def yn_pullback(dy):
         # the order is an integer: Y'ₙ(x) = (Yₙ₋₁(x) - Yₙ₊₁(x)) / 2
@@ -190,7 +196,7 @@ def yn_rrule(n, x):
     return sp.yn(n, x), yn_pullback
 
 
-@rrule(sp.j0)
+@rrule(sp.j0, formula=partials("(-j1({a[0]}))"))
 def j0_rrule(x):
     def j0_pullback(dy):
         # J₀' = -J₁
@@ -199,7 +205,7 @@ def j0_rrule(x):
     return sp.j0(x), j0_pullback
 
 
-@rrule(sp.j1)
+@rrule(sp.j1, formula=partials("(j0({a[0]}) - jv(2, {a[0]}))/2"))
 def j1_rrule(x):
     def j1_pullback(dy):
         # J₁' = (J₀ - J₂) / 2, finite at 0
@@ -208,7 +214,7 @@ def j1_rrule(x):
     return sp.j1(x), j1_pullback
 
 
-@rrule(sp.y0)
+@rrule(sp.y0, formula=partials("(-y1({a[0]}))"))
 def y0_rrule(x):
     def y0_pullback(dy):
         # Y₀' = -Y₁
@@ -217,7 +223,7 @@ def y0_rrule(x):
     return sp.y0(x), y0_pullback
 
 
-@rrule(sp.y1)
+@rrule(sp.y1, formula=partials("(y0({a[0]}) - yv(2, {a[0]}))/2"))
 def y1_rrule(x):
     def y1_pullback(dy):
         # Y₁' = (Y₀ - Y₂) / 2
@@ -229,7 +235,10 @@ def y1_rrule(x):
 # --- modified Bessel functions ---
 
 
-@rrule(sp.iv)
+@rrule(sp.iv, formula=partials(
+    "∂iv/∂{a[0]} (no closed form: by quadrature)",
+    "(iv({a[0]} - 1, {a[1]}) + iv({a[0]} + 1, {a[1]}))/2",
+))
 def iv_rrule(v, x):
     """scipy.special.iv: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
 
@@ -241,7 +250,10 @@ def iv_rrule(v, x):
     return sp.iv(v, x), iv_pullback
 
 
-@rrule(sp.ive)
+@rrule(sp.ive, formula=partials(
+    "∂ive/∂{a[0]} (no closed form: by quadrature)",
+    "((ive({a[0]} - 1, {a[1]}) + ive({a[0]} + 1, {a[1]}))/2 - sign({a[1]})·{y})",
+))
 def ive_rrule(v, x):
     """scipy.special.ive: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
     y = sp.ive(v, x)
@@ -254,7 +266,10 @@ def ive_rrule(v, x):
     return y, ive_pullback
 
 
-@rrule(sp.kv)
+@rrule(sp.kv, formula=partials(
+    "∂kv/∂{a[0]} (no closed form: by quadrature)",
+    "(-(kv({a[0]} - 1, {a[1]}) + kv({a[0]} + 1, {a[1]}))/2)",
+))
 def kv_rrule(v, x):
     """scipy.special.kv: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
 

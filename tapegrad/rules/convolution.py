@@ -23,12 +23,16 @@ argument, so its pullback holds as written (no conjugate). correlate is holomorp
 antiholomorphic in v: from Re Σₖ gₖ Σₙ a[n+k] conj(dv[n]) = Re Σₙ conj(Σₖ gₖ a[n+k]) dv[n],
 v's cotangent is the conjugate of the real formula. A real argument beside a complex one gets
 the real part of its cotangent (`like`).
+
+Complex values (the rules declared with ``complex=True``): convolve is bilinear, correlate
+conjugates v (its cotangent conjugated): the complex tests in tests/rules/test_convolution.py
+pass for both.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import conj, like, no_tangents
 
@@ -62,7 +66,11 @@ def _tangent(t, x):
     return like(t, x)
 
 
-@rrule(np.convolve)
+@rrule(np.convolve, complex=True, formula=whole(
+    "convolve({dy}, flip({a[1]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
+    "convolve({dy}, flip({a[0]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
+    None,
+))
 def convolve_rrule(a, v, *args, **kwargs):
     y = np.convolve(a, v, *args, **kwargs)
     n, m = _length(a), _length(v)
@@ -81,7 +89,11 @@ def convolve_rrule(a, v, *args, **kwargs):
     return y, convolve_pullback
 
 
-@rrule(np.correlate)
+@rrule(np.correlate, complex=True, formula=whole(
+    "convolve({dy}, conj({a[1]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
+    "conj(convolve(flip({dy}), {a[0]}, 'valid')), {dy} first zero-padded to the 'full' length where the mode cropped it",
+    None,
+))
 def correlate_rrule(a, v, *args, **kwargs):
     y = np.correlate(a, v, *args, **kwargs)
     n, m = _length(a), _length(v)
@@ -98,8 +110,3 @@ def correlate_rrule(a, v, *args, **kwargs):
         )
 
     return y, correlate_pullback
-
-
-# convolve is bilinear, correlate conjugates v (its cotangent conjugated): the complex tests in
-# tests/rules/test_convolution.py pass for both
-complex_rules(np.convolve, np.correlate)

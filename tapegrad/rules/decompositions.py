@@ -20,6 +20,10 @@ raises (`check_phase_free`). QR's R has a real diagonal, so Q and R are unique.
 Functions returning several arrays (eigh, svd, qr) return numpy's named tuples, which the
 tracer splits into one traced value per element (so ``res.eigenvalues`` works on traced
 values too); their pullbacks receive one cotangent per element, any of which may be ZERO.
+
+Complex values (the rules declared with ``complex=True``): complex (Hermitian / unitary)
+inputs: derived at each rule; complex eigenvectors and singular vectors are differentiated only
+through functions that do not depend on their phases (`check_phase_free`).
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from scipy.linalg.blas import get_blas_funcs
 
 from ..context import primitive
 from ..errors import TapegradError, user_location
-from ..registry import complex_rules, rrule, stand_in
+from ..registry import rrule, stand_in, whole
 from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of, tangent_float
@@ -175,8 +179,8 @@ def _cholesky_grad_blas(l, dl, triangle=None):
     pt = trmm(1.0, lt, np.tril(dl).T, side=1, lower=0, trans_a=1, overwrite_b=1)  # (Lᵀ L̄)ᵀ = L̄ᵀ L
     phi = np.tril(pt.T)
     phi.flat[::phi.shape[0] + 1] *= 0.5  # Φ: the lower triangle with its diagonal halved
-    # both solves from the right, which OpenBLAS does faster than from the left (64 x 64: by
-    # a fifth), with one transposed copy between them: Φᵀ L⁻¹, then (L⁻ᵀ Φ) L⁻¹ = S
+    # both solves from the right, which OpenBLAS does faster than from the left, with one
+    # transposed copy between them: Φᵀ L⁻¹, then (L⁻ᵀ Φ) L⁻¹ = S
     x = trsm(1.0, lt, phi.T, side=1, lower=0, trans_a=1, overwrite_b=1)
     st = trsm(1.0, lt, np.asfortranarray(x.T), side=1, lower=0, trans_a=1, overwrite_b=1)
     # S + Sᵀ into the buffer of pt, which is no longer needed: a large matrix fewer to
@@ -206,7 +210,7 @@ def _cholesky_grad_blocked(l, dl):
 
     Its cost is mostly products of the panels, about 2n³/3 flops, where the dense formula's
     triangular product and two triangular solves of n x n matrices cost 3n³ (and OpenBLAS's
-    solves are slow per flop): at n = 300, 1.3 ms against 3.4 ms. Returns Ā as a new
+    solves are slow per flop; benchmarks/README.md has the measurement). Returns Ā as a new
     C-ordered matrix, lower triangular.
     """
     n = l.shape[0]
@@ -247,7 +251,10 @@ def _solve_lower(l, b):
     return solve_triangular(l, b, lower=True)
 
 
-@rrule(cholesky_lower_grad)
+@rrule(cholesky_lower_grad, formula=whole(
+    "tril(tril({a[1]}) · Q̄ᵀ - ({y} + {y}ᵀ) · L · P̄), P̄ = L⁻¹ · S̄ · L⁻ᵀ, S̄ = Φ({dy}) + Φ({dy})ᵀ, Q̄ = Φ(P̄) (L = {a[0]})",
+    "tril({a[0]} · Φ(P̄)), P̄ = L⁻¹ · (Φ({dy}) + Φ({dy})ᵀ) · L⁻ᵀ (L = {a[0]})",
+))
 def cholesky_lower_grad_rrule(l, dl):
     """The pullback of the Cholesky pullback (second derivatives through cholesky).
 
@@ -274,7 +281,9 @@ def cholesky_lower_grad_rrule(l, dl):
     return a, cholesky_lower_grad_pullback
 
 
-@rrule(np.linalg.cholesky)
+@rrule(np.linalg.cholesky, complex=True, formula=whole(
+    "L⁻ᵀ · Φ(Lᵀ · {dy}) · L⁻¹, symmetrized (L = {y}, Φ: lower half, diagonal halved)",
+))
 def cholesky_rrule(a, **kwargs):
     """``cholesky(a)`` reads the lower triangle of `a`, ``cholesky(a, upper=True)`` the upper
     one; the gradient is that of this function of one triangle (`read_triangle`): zero on
@@ -303,7 +312,9 @@ def _reads_lower(rest, kwargs):
     return str(uplo).upper() != "U"
 
 
-@rrule(np.linalg.eigh)
+@rrule(np.linalg.eigh, complex=True, formula=whole(
+    "conj(V) · (diag(ȳw) + F ∘ Vᵀ·ȳV) · Vᵀ, Fᵢⱼ = 1/(wⱼ - wᵢ) ((w, V) = {y})",
+))
 def eigh_rrule(a, *rest, **kwargs):
     """eigh reads one triangle of `a` (UPLO, "L" by default): the gradient is that of this
     function of one triangle (`read_triangle`), zero on the other. For the symmetric
@@ -339,7 +350,9 @@ def eigh_rrule(a, *rest, **kwargs):
     return res, eigh_pullback
 
 
-@rrule(np.linalg.eigvalsh)
+@rrule(np.linalg.eigvalsh, complex=True, formula=whole(
+    "conj(V) · diag({dy}) · Vᵀ (V the eigenvectors of {a[0]})",
+))
 def eigvalsh_rrule(a, *rest, **kwargs):
     """As eigh: the gradient of the function of the triangle read (UPLO), zero on the other."""
     w, v = np.linalg.eigh(a, *rest, **kwargs)  # the eigenvectors are the gradient's basis
@@ -357,7 +370,7 @@ def eigvalsh_rrule(a, *rest, **kwargs):
 # --- singular values ---
 
 
-@rrule(np.linalg.svd)
+@rrule(np.linalg.svd, complex=True, formula=whole("U · diag(ȳs) · Vᵀ plus the terms of the singular vectors"))
 def svd_rrule(a, *rest, **kwargs):
     opts = {"full_matrices": True, "compute_uv": True, "hermitian": False}
     opts.update(zip(opts, rest), **kwargs)
@@ -466,7 +479,9 @@ def _qr_grad(q, r, dq, dr):
     return mT(np.linalg.solve(r, mT(b)))  # B R⁻ᵀ = (R⁻¹ Bᵀ)ᵀ
 
 
-@rrule(np.linalg.qr)
+@rrule(np.linalg.qr, complex=True, formula=whole(
+    "the QR pullback: (ȳQ + conj(Q)·B) · R⁻ᵀ, B Hermitian from the upper triangle of ȳR·Rᵀ - Qᵀ·ȳQ",
+))
 def qr_rrule(a, *rest, **kwargs):
     mode = rest[0] if rest else kwargs.get("mode", "reduced")
     y = np.linalg.qr(a, *rest, **kwargs)
@@ -506,9 +521,3 @@ def qr_rrule(a, *rest, **kwargs):
         return NO_TANGENT, like(g, a), *(NO_TANGENT for _ in rest)
 
     return y, qr_pullback
-
-
-# complex (Hermitian / unitary) inputs: derived at each rule; complex eigenvectors and
-# singular vectors are differentiated only through functions that do not depend on their
-# phases (`check_phase_free`)
-complex_rules(np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr)

@@ -7,6 +7,9 @@ cross is bilinear: ⟨g, a × b⟩ = ⟨a, b × g⟩ = ⟨b, g × a⟩. linspace
 All four are holomorphic (linear or bilinear with real coefficients), so under autograd's
 convention their pullbacks are right for complex values as written; a real argument beside a
 complex one gets the real part of its cotangent (`cast_like`).
+
+Complex values (the rules declared with ``complex=True``): linear, bilinear or affine with real
+coefficients: the complex tests in tests/rules/test_numpy_extra.py pass for each.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import operator
 
 import numpy as np
 
-from ..registry import complex_rules, rrule, unbroadcast
+from ..registry import rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, no_tangents, positional_names, tangent_float
 from .special_params import no_derivative
@@ -30,7 +33,25 @@ def _diff_transpose(g, axis):
     return np.pad(g, pad_front) - np.pad(g, pad_back)
 
 
-@rrule(np.diff)
+def _option(values, kwargs, name, position):
+    """The value of the option `name` of a call, given by keyword or as positional `position`."""
+    if name in kwargs:
+        return kwargs[name]
+    return values[position] if len(values) > position else None
+
+
+def _diff(names, values, kwargs):
+    """diff is a first difference applied n times; its transpose is applied as often."""
+    n = _option(values, kwargs, "n", 1)
+    n = 1 if n is None else n
+    times = "once" if n == 1 else f"{n} times" if isinstance(n, (int, np.integer)) else "n times"
+    step = "the transposed difference ({dy}[i-1] - {dy}[i], zero past the ends)"
+    return ["{dy} through " + step + " " + times, None, None,
+            "the first entries of the transposed differences of {dy} (where prepend went)",
+            "the last entries of the transposed differences of {dy} (where append went)"]
+
+
+@rrule(np.diff, complex=True, formula=whole(_diff))
 def diff_rrule(a, *args, **kwargs):
     b = bind(np.diff, (a, *args), kwargs)
     n, axis = operator.index(b.get("n", 1)), b.get("axis", -1)
@@ -76,7 +97,11 @@ def _axis_matrix(m, spacing, edge_order, dtype):
     return np.asarray(np.gradient(np.eye(m, dtype=dtype), *spacing, axis=0, edge_order=edge_order))
 
 
-@rrule(np.gradient)
+@rrule(np.gradient, complex=True, formula=whole(
+    "Σ over the axes of Jᵀ·{dy} along each (J: np.gradient's matrix for that axis's spacing "
+    "and edge order)",
+    None,
+))
 def gradient_rrule(f, *varargs, axis=None, edge_order=1):
     y = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
     ndim = np.ndim(f)
@@ -108,7 +133,7 @@ def gradient_rrule(f, *varargs, axis=None, edge_order=1):
 # --- cross ---
 
 
-@rrule(np.cross)
+@rrule(np.cross, complex=True, formula=whole("{a[1]} × {dy}", "{dy} × {a[0]}", None))
 def cross_rrule(a, b, *args, **kwargs):
     o = bind(np.cross, (a, b, *args), kwargs)
     if o.get("axis") is not None:
@@ -134,7 +159,11 @@ def cross_rrule(a, b, *args, **kwargs):
 # --- linspace ---
 
 
-@rrule(np.linspace)
+@rrule(np.linspace, complex=True, formula=whole(
+    "Σₖ {dy}ₖ·(1 - tₖ), tₖ = k/(num - 1) (k/num without the endpoint)",
+    "Σₖ {dy}ₖ·tₖ, tₖ = k/(num - 1) (k/num without the endpoint)",
+    None,
+))
 def linspace_rrule(start, stop, *args, **kwargs):
     o = bind(np.linspace, (start, stop, *args), kwargs)
     num, endpoint = operator.index(o.get("num", 50)), bool(o.get("endpoint", True))
@@ -159,8 +188,3 @@ def linspace_rrule(start, stop, *args, **kwargs):
         return NO_TANGENT, dstart, dstop, *no_tangents(args)
 
     return out, linspace_pullback
-
-
-# linear, bilinear or affine with real coefficients: the complex tests in
-# tests/rules/test_numpy_extra.py pass for each
-complex_rules(np.diff, np.gradient, np.cross, np.linspace)

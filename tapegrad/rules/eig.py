@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import col, conj, dtype_of, like, mT, row, tangent_float
 from .decompositions import check_phase_free
@@ -49,7 +49,10 @@ def _eig_grad(a, w, v, dw, dv):
     return like(np.linalg.solve(mT(v), np.matmul(pbar, mT(v))), a)
 
 
-@rrule(np.linalg.eig)
+@rrule(np.linalg.eig, complex=True, formula=whole(
+    "V⁻ᵀ · (diag(ȳw) + F ∘ Vᵀ·ȳV′) · Vᵀ, Fᵢⱼ = 1/(wⱼ - wᵢ), ȳV′ = ȳV less its part "
+    "along each vⱼ ((w, V) = {y})",
+))
 def eig_rrule(a):
     res = np.linalg.eig(a)
     w, v = res
@@ -63,7 +66,7 @@ def eig_rrule(a):
     return res, eig_pullback
 
 
-@rrule(np.linalg.eigvals)
+@rrule(np.linalg.eigvals, complex=True, formula=whole("V⁻ᵀ · diag({dy}) · Vᵀ (V the eigenvectors of {a[0]})"))
 def eigvals_rrule(a):
     w, v = np.linalg.eig(a)  # the eigenvectors are the gradient's basis
 
@@ -71,6 +74,3 @@ def eigvals_rrule(a):
         return NO_TANGENT, _eig_grad(a, w, v, dw, ZERO)
 
     return w, eigvals_pullback
-
-
-complex_rules(np.linalg.eig, np.linalg.eigvals)  # complex values: see the docstring

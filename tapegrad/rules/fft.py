@@ -21,7 +21,8 @@ its conjugate transpose. The DFT matrix is symmetric, hence:
   for them, one matrix product per axis, costs a fraction of the transform.
 - ``fftshift``/``ifftshift`` move elements: the pullback is the opposite shift.
 
-Forward rules are written out too: each transform applied to the input's tangent.
+Forward rules are written out too: each transform applied to the input's tangent. Every rule
+here is written for complex values (the convention above).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ import operator
 
 import numpy as np
 
-from ..registry import complex_rules, frule, rrule, stand_in
+from ..registry import rrule, stand_in, whole
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import bind, cast_like, dtype_of, no_tangents
 
@@ -228,9 +229,8 @@ def _pruned_transpose(dy, order, lengths_of, scale, sign=-1):
 def _prunes(shape, axes, lengths, sizes):
     """The contraction order when `_pruned_transpose` of a cotangent of this shape (the input's
     lengths `sizes` along the axes) costs less than the transform it replaces, else None: its
-    multiply-adds at most 2/3 of the transform's n log2 n (measured in one process,
-    interleaved: 256×256 with a 9×9 crop, 0.3 of n log2 n, took a tenth of the transform's
-    time, 17×17 a fifth; near 1 the two break even)."""
+    multiply-adds at most 2/3 of the transform's n log2 n (near 1 the two break even; the
+    measurement is in benchmarks/README.md)."""
     crops = tuple(min(m, n) for m, n in zip(sizes, lengths))
     if min(shape, default=1) == 0 or crops == lengths:
         return None
@@ -239,6 +239,55 @@ def _prunes(shape, axes, lengths, sizes):
         return None
     full = math.prod(lengths) * (math.prod(shape) // math.prod(shape[a] for a in axes))
     return order if 3 * work <= 2 * full * math.log2(max(math.prod(lengths), 2)) else None
+
+
+# --- what explain prints, and the forward rules: every transform is linear, so the tangent
+# goes through it as the input does ---
+
+
+def _linear_frule(fn):
+    def linear_frule(dargs, x, *args, **kwargs):
+        dx = dargs[0]
+        return fn(x, *args, **kwargs), (ZERO if dx is ZERO else fn(dx, *args, **kwargs))
+
+    linear_frule.__name__ = linear_frule.__qualname__ = f"{fn.__name__}_frule"
+    return linear_frule
+
+
+def _norm_note(values, kwargs):
+    """", norm='ortho'" when a transform was called with a norm: the pullback uses the same one."""
+    norm = kwargs["norm"] if "norm" in kwargs else values[3] if len(values) > 3 else None
+    return f", norm={norm!r}" if isinstance(norm, str) and norm != "backward" else ""
+
+
+def _fit_note(values, kwargs):
+    """Where n= or s= cut or padded the input, the pullback undoes it."""
+    n = kwargs.get("n", kwargs.get("s", values[1] if len(values) > 1 else None))
+    return "" if n is None else ", cut or zero-padded back to the shape of {a[0]}"
+
+
+def _complex_fft(name):
+    """fft and its kin: the DFT matrix is symmetric, so the transpose is the same transform."""
+    def templates(names, values, kwargs):
+        return [f"{name}({{dy}}{_norm_note(values, kwargs)}) (the DFT matrix is symmetric: Fᵀ = F)"
+                + _fit_note(values, kwargs), None]
+    return whole(templates)
+
+
+def _real_fft(name):
+    """rfft: the half spectrum is the first n//2 + 1 rows of the full one."""
+    def templates(names, values, kwargs):
+        return [f"Re {name}({{dy}} zero-padded to the full spectrum{_norm_note(values, kwargs)})"
+                + _fit_note(values, kwargs), None]
+    return whole(templates)
+
+
+def _inverse_real_fft(name):
+    """irfft reads each entry of the half spectrum twice (with its conjugate), except k = 0 and n/2."""
+    def templates(names, values, kwargs):
+        return [f"c·{name}({{dy}}{_norm_note(values, kwargs)}) on the half spectrum, "
+                "c = 1 at k = 0 and at k = n/2 (even n), else 2" + _fit_note(values, kwargs), None]
+    return whole(templates)
 
 
 # --- complex to complex ---
@@ -283,7 +332,8 @@ for _fn, _same, _one_d in [
     (_FFT.fft2, _FFT.fftn, False), (_FFT.ifft2, _FFT.ifftn, False),
     (_FFT.fftn, _FFT.fftn, False), (_FFT.ifftn, _FFT.ifftn, False),
 ]:
-    rrule(_fn)(_c2c_rule(_fn, _same, _one_d))
+    rrule(_fn, complex=True, forward=_linear_frule(_fn), formula=_complex_fft(_fn.__name__))(
+        _c2c_rule(_fn, _same, _one_d))
 
 
 # --- real to complex ---
@@ -319,7 +369,8 @@ def _r2c_rule(fn, one_d):
 
 
 for _fn, _one_d in [(_FFT.rfft, True), (_FFT.rfft2, False), (_FFT.rfftn, False)]:
-    rrule(_fn)(_r2c_rule(_fn, _one_d))
+    rrule(_fn, complex=True, forward=_linear_frule(_fn), formula=_real_fft(_fn.__name__[1:]))(
+        _r2c_rule(_fn, _one_d))
 
 
 # --- complex to real ---
@@ -349,13 +400,15 @@ def _c2r_rule(fn, one_d):
 
 
 for _fn, _one_d in [(_FFT.irfft, True), (_FFT.irfft2, False), (_FFT.irfftn, False)]:
-    rrule(_fn)(_c2r_rule(_fn, _one_d))
+    rrule(_fn, complex=True, forward=_linear_frule(_fn), formula=_inverse_real_fft("i" + _fn.__name__[2:]))(
+        _c2r_rule(_fn, _one_d))
 
 
 # --- shifts ---
 
 
-@rrule(_FFT.fftshift)
+@rrule(_FFT.fftshift, complex=True, forward=_linear_frule(_FFT.fftshift),
+       formula=whole("ifftshift({dy}) (the opposite shift)", None))
 def fftshift_rrule(x, *args, **kwargs):
     """numpy.fft.fftshift: the pullback is ifftshift of the cotangent along the same axes."""
     axes = bind(_FFT.fftshift, (x, *args), kwargs).get("axes")
@@ -366,7 +419,8 @@ def fftshift_rrule(x, *args, **kwargs):
     return _FFT.fftshift(x, *args, **kwargs), fftshift_pullback
 
 
-@rrule(_FFT.ifftshift)
+@rrule(_FFT.ifftshift, complex=True, forward=_linear_frule(_FFT.ifftshift),
+       formula=whole("fftshift({dy}) (the opposite shift)", None))
 def ifftshift_rrule(x, *args, **kwargs):
     """numpy.fft.ifftshift: the pullback is fftshift of the cotangent along the same axes."""
     axes = bind(_FFT.ifftshift, (x, *args), kwargs).get("axes")
@@ -377,20 +431,4 @@ def ifftshift_rrule(x, *args, **kwargs):
     return _FFT.ifftshift(x, *args, **kwargs), ifftshift_pullback
 
 
-# --- forward rules: every function here is linear, so the tangent goes through it as the input does ---
-
-
-def _linear_frule(fn):
-    def linear_frule(dargs, x, *args, **kwargs):
-        dx = dargs[0]
-        return fn(x, *args, **kwargs), (ZERO if dx is ZERO else fn(dx, *args, **kwargs))
-
-    linear_frule.__name__ = linear_frule.__qualname__ = f"{fn.__name__}_frule"
-    return linear_frule
-
-
-for _fn in [_FFT.fft, _FFT.ifft, _FFT.fft2, _FFT.ifft2, _FFT.fftn, _FFT.ifftn, _FFT.rfft, _FFT.rfft2,
-            _FFT.rfftn, _FFT.irfft, _FFT.irfft2, _FFT.irfftn, _FFT.fftshift, _FFT.ifftshift]:
-    frule(_fn)(_linear_frule(_fn))
-    complex_rules(_fn)  # every rule here is written for complex values (the convention above)
 del _fn, _same, _one_d

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NoRuleError, user_location
-from ..registry import rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, Thunk
 from ..views import concrete
 from ._shapes import bind, like, positional_names
@@ -65,7 +65,16 @@ def _full_rank(x, w, m, rcond) -> bool:
     return bool(np.all(np.isfinite(s))) and int(np.sum(s > rcond * s[0])) == m
 
 
-@rrule(np.polyfit)
+@rrule(np.polyfit, formula=whole(
+    "Σⱼ wᵢ·Āᵢⱼ·∂Vᵢⱼ/∂{a[0]}ᵢ, Ā = r·zᵀ - (A·z)·{y}ᵀ (V the Vandermonde matrix of {a[0]}, A = W·V, "
+    "z = (AᵀA)⁻¹·{dy}, r = W·{a[1]} - A·{y} the weighted residuals)",
+    "W·A·z, z = (AᵀA)⁻¹·{dy} (A = W·V: the least-squares fit is linear in {a[1]})",
+    None,
+    None,
+    None,
+    "Σⱼ Āᵢⱼ·Vᵢⱼ + (A·z)ᵢ·{a[1]}ᵢ (Ā, A, z as for {a[0]})",
+    None,
+))
 def polyfit_rrule(x, y, *args, **kwargs):
     """In y (linear), x and w, where the fit is unique; full=True and cov=True are refused."""
     b = bind(np.polyfit, (x, y, *args), kwargs)

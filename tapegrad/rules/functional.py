@@ -5,8 +5,8 @@ These have no rules. Their derivative is that of the functions they call, which 
 of those functions can give (a branch of np.piecewise may close over traced parameters, which
 a rule, called with plain values, would not see). numpy's own bodies start with
 ``np.asanyarray`` of their argument, which a traced value refuses; so a traced (or dual)
-argument sends the call here instead (through the table `tapegrad.arraylike.WRITERS`, the
-hook for numpy functions that traced values handle themselves), to numpy's steps written with
+argument sends the call here instead (declared with ``declare(fn, traced_by=...)``, the hook
+for numpy functions that traced values handle themselves), to numpy's steps written with
 numpy calls on traced values. The tape then holds what numpy does, in numpy's names:
 
 - np.piecewise: ``y = zeros_like(x)``, then for each condition in order ``y[cond] =
@@ -32,7 +32,8 @@ import operator
 
 import numpy as np
 
-from ..arraylike import WRITERS, ArrayLike, updated
+from ..arraylike import ArrayLike, updated
+from ..registry import declare
 
 __all__ = ["piecewise", "apply_along_axis"]
 
@@ -112,4 +113,5 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     return np.moveaxis(out, tuple(range(k, k + len(shape))), tuple(range(axis, axis + len(shape))))
 
 
-WRITERS.update({np.piecewise: piecewise, np.apply_along_axis: apply_along_axis})
+declare(np.piecewise, traced_by=piecewise)
+declare(np.apply_along_axis, traced_by=apply_along_axis)

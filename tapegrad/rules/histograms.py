@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, like, positional_names, tangent_dtype
 
@@ -65,7 +65,16 @@ def _pair_tangent(g_lo, g_hi, pair):
     return cast_like(np.stack([g_lo, g_hi]), pair)
 
 
-@rrule(np.histogram)
+@rrule(np.histogram, formula=whole(
+    "Σₖ {dy}[1]ₖ·(1 - k/n) to the smallest and Σₖ {dy}[1]ₖ·k/n to the largest element of {a[0]} (shared at a tie), "
+    "when numpy takes the edges from them (with density, {dy}[1] includes -{dy}[0]·{y}[0]/width at each bin's "
+    "ends); 0 from the counts, which are piecewise constant",
+    "{dy}[1] (the edges given), with density -{dy}[0]·{y}[0]/width added at each bin's ends",
+    "(Σₖ {dy}[1]ₖ·(1 - k/n), Σₖ {dy}[1]ₖ·k/n): the edges are linspace(lo, hi, n + 1)",
+    None,
+    "{dy}[0] of the bin each element of {a[0]} falls in (0 outside the range; with density, "
+    "({dy}[0]/width - Σ {dy}[0]·{y}[0])/Σ weights)",
+))
 def histogram_rrule(a, *args, **kwargs):
     """Counts are piecewise constant (0 to a); edges from the range or a's min and max (shared at a tie), or bins; weights, and density through the widths."""
     b = bind(np.histogram, (a, *args), kwargs)

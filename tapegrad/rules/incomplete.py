@@ -21,7 +21,7 @@ import scipy.integrate
 import scipy.special as sp
 
 from ..context import primitive
-from ..registry import nondifferentiable, rrule, unbroadcast
+from ..registry import nondifferentiable, partials, rrule, unbroadcast
 from ..scipy.special import multigammaln
 from ..tangents import NO_TANGENT, Thunk
 
@@ -105,7 +105,10 @@ def gammainc_da(a, x):
     return out[()] if out.ndim == 0 else out
 
 
-@rrule(sp.gammainc)
+@rrule(sp.gammainc, formula=partials(
+    "∂gammainc/∂{a[0]} (no closed form: by quadrature)",
+    "{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]})",
+))
 def gammainc_rrule(a, x):
     """scipy.special.gammainc: x in closed form, a by quadrature (first order only)."""
 
@@ -116,7 +119,10 @@ def gammainc_rrule(a, x):
     return sp.gammainc(a, x), gammainc_pullback
 
 
-@rrule(sp.gammaincc)
+@rrule(sp.gammaincc, formula=partials(
+    "(-∂gammainc/∂{a[0]}) (no closed form: by quadrature)",
+    "(-{a[1]}^({a[0]}-1)·exp(-{a[1]})/Γ({a[0]}))",
+))
 def gammaincc_rrule(a, x):
     """scipy.special.gammaincc: x in closed form, a by quadrature (first order only)."""
 
@@ -214,7 +220,11 @@ def betainc_db(a, b, x):
     return _betainc_dshape(a, b, x, False)
 
 
-@rrule(sp.betainc)
+@rrule(sp.betainc, formula=partials(
+    "∂betainc/∂{a[0]} (no closed form: by quadrature)",
+    "∂betainc/∂{a[1]} (no closed form: by quadrature)",
+    "{a[2]}^({a[0]}-1)·(1 - {a[2]})^({a[1]}-1)/B({a[0]}, {a[1]})",
+))
 def betainc_rrule(a, b, x):
     """scipy.special.betainc: x in closed form, a and b by quadrature (first order only)."""
 
@@ -231,7 +241,7 @@ def betainc_rrule(a, b, x):
 # --- gamma function variants ---
 
 
-@rrule(sp.rgamma)
+@rrule(sp.rgamma, formula=partials("(-{y}·ψ({a[0]}))"))
 def rgamma_rrule(x):
     y = sp.rgamma(x)
 
@@ -242,7 +252,21 @@ def rgamma_rrule(x):
     return y, rgamma_pullback
 
 
-@rrule(multigammaln)
+def _option(values, kwargs, name, position):
+    """The value of the option `name` of a call, given by keyword or as positional `position`."""
+    if name in kwargs:
+        return kwargs[name]
+    return values[position] if len(values) > position else None
+
+
+def _multigammaln(names, values, kwargs):
+    """log Γ_d(a) is a sum of d log-gammas, so its slope is a sum of d digammas."""
+    d = _option(values, kwargs, "d", 1)
+    last = f"{int(d) - 1}" if isinstance(d, (int, np.integer)) else "{a[1]} - 1"
+    return ["Σⱼ ψ({a[0]} - j/2) over j = 0 … " + last, None]
+
+
+@rrule(multigammaln, formula=partials(_multigammaln))
 def multigammaln_rrule(a, d):
     def multigammaln_pullback(dy):
         # log Γ_d(a) = d(d-1)/4 log π + Σⱼ log Γ(a - j/2): d/da = Σⱼ ψ(a - j/2), j = 0 .. d-1

@@ -3,6 +3,10 @@
 Each of these gathers elements of x, so its pullback scatters the cotangent back into zeros
 shaped like x. The scatter is `scatter_add`, a primitive of its own whose rule is the gather,
 so that pullbacks stay differentiable; no pullback writes into an array in place.
+
+Complex values (the rules declared with ``complex=True``): a copy of some elements (or of all,
+among zeros): its transpose is right for complex values too; the complex tests in
+tests/rules/test_indexing.py pass for each (np.sort in numpy's lexicographic order).
 """
 from __future__ import annotations
 
@@ -11,10 +15,11 @@ import operator
 import numpy as np
 
 from ..arraylike import ArrayLike
-from ..registry import complex_rules, rrule, stand_in, unbroadcast
+from ..registry import rrule, stand_in, unbroadcast, whole
 from ..structures import nested, replace_items
 from ..tangents import NO_TANGENT, ZERO
 from .piecewise import branch_cotangent
+from ._forward import linear_frule
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 
 # --- scatter, the transpose of a gather ---
@@ -59,7 +64,7 @@ def scatter_add(dy, shape, index, dtype):
     return out
 
 
-@rrule(scatter_add)
+@rrule(scatter_add, complex=True, formula=whole("{dy}[{ix[2]}] (a scatter's tangent is a gather)", None))
 def scatter_add_rrule(dy, shape, index, dtype):
     def scatter_add_pullback(dz):
         # the transpose of a scatter is the gather
@@ -80,7 +85,10 @@ def _gather(x, index):
 # --- getitem ---
 
 
-@rrule(operator.getitem)
+@rrule(operator.getitem, forward=linear_frule(operator.getitem), complex=True, view=True, formula=whole(
+    "{dy} scattered into zeros shaped like {a[0]} at [{ix[1]}]",
+    None,
+))
 def getitem_rrule(x, index):
     y = x[index]
     x = stand_in(x)  # only its shape and dtype are needed (a tuple stays as it is)
@@ -131,7 +139,10 @@ def _along_axis_index(indices, shape, axis):
     )
 
 
-@rrule(np.take)
+@rrule(np.take, complex=True, formula=whole(
+    "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices",
+    None,
+))
 def take_rrule(x, *args, **kwargs):
     b = bind(np.take, (x, *args), kwargs)
     indices, axis, mode = b["indices"], b.get("axis"), b.get("mode", "raise")
@@ -151,7 +162,10 @@ def take_rrule(x, *args, **kwargs):
     return np.take(x, *args, **kwargs), take_pullback
 
 
-@rrule(np.take_along_axis)
+@rrule(np.take_along_axis, complex=True, formula=whole(
+    "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices",
+    None,
+))
 def take_along_axis_rrule(x, *args, **kwargs):
     b = bind(np.take_along_axis, (x, *args), kwargs)
     indices, axis = b["indices"], b.get("axis", -1)
@@ -170,7 +184,7 @@ def _scatter_along_axis(dy, x, indices, axis):
     return np.reshape(dx, np.shape(x))
 
 
-@rrule(np.sort)
+@rrule(np.sort, complex=True, formula=whole("{dy} put back where sort took each value from"))
 def sort_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     b = bind(np.sort, (x, *args), kwargs)
@@ -194,7 +208,7 @@ def _diagonal_index(n, k):
     return np.arange(n) + max(-k, 0), np.arange(n) + max(k, 0)
 
 
-@rrule(np.diag)
+@rrule(np.diag, complex=True, formula=whole("{dy} read back through diag (a diagonal and its matrix)"))
 def diag_rrule(v, *args, **kwargs):
     k = bind(np.diag, (v, *args), kwargs).get("k", 0)
     y = np.diag(v, *args, **kwargs)
@@ -208,7 +222,9 @@ def diag_rrule(v, *args, **kwargs):
     return y, diag_pullback
 
 
-@rrule(np.diagonal)
+@rrule(np.diagonal, forward=linear_frule(np.diagonal), complex=True, view="read-only", formula=whole(
+    "{dy} placed on the diagonal of zeros shaped like {a[0]}",
+))
 def diagonal_rrule(x, *args, **kwargs):
     b = bind(np.diagonal, (x, *args), kwargs)
     offset = b.get("offset", 0)
@@ -226,7 +242,7 @@ def diagonal_rrule(x, *args, **kwargs):
     return np.diagonal(x, *args, **kwargs), diagonal_pullback
 
 
-@rrule(np.triu)
+@rrule(np.triu, complex=True, formula=whole("triu({dy})"))
 def triu_rrule(x, *args, **kwargs):
     k = bind(np.triu, (x, *args), kwargs).get("k", 0)
 
@@ -237,7 +253,7 @@ def triu_rrule(x, *args, **kwargs):
     return np.triu(x, *args, **kwargs), triu_pullback
 
 
-@rrule(np.tril)
+@rrule(np.tril, complex=True, formula=whole("tril({dy})"))
 def tril_rrule(x, *args, **kwargs):
     k = bind(np.tril, (x, *args), kwargs).get("k", 0)
 
@@ -245,10 +261,3 @@ def tril_rrule(x, *args, **kwargs):
         return NO_TANGENT, unbroadcast(np.tril(dy, k), x), *no_tangents(args)
 
     return np.tril(x, *args, **kwargs), tril_pullback
-
-
-# a copy of some elements (or of all, among zeros): its transpose is right for complex values
-# too; the complex tests in tests/rules/test_indexing.py pass for each (np.sort in numpy's
-# lexicographic order)
-complex_rules(operator.getitem, scatter_add, np.take, np.take_along_axis, np.diag, np.diagonal,
-              np.triu, np.tril, np.sort)

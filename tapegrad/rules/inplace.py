@@ -7,6 +7,10 @@ the tape while every recorded value stays what it was.
 Both are linear in x and in the values written, with real coefficients: complex values pass
 through as they are (autograd's convention), and a real value written into a complex array
 gets the real part of its cotangent.
+
+Complex values (the rules declared with ``complex=True``): copies of elements (and sums of
+them): the complex tests in tests/rules/test_indexing.py and tests/test_buffers.py pass for
+each.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import numpy as np
 
 from ..arraylike import ArrayLike, added_at, updated
 from ..pytree import find_nested
-from ..registry import complex_rules, rrule, unbroadcast
+from ..registry import rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import cast_like
 
@@ -56,7 +60,7 @@ def _is_plain_basic(index):
     return True
 
 
-@rrule(updated)
+@rrule(updated, complex=True, formula=whole("{dy} with zeros at [{ix[1]}]", None, "{dy}[{ix[1]}]"))
 def updated_rrule(x, index, v):
     y = updated(x, index, v)
     # with an integer index that repeats (x[[0, 0]] = v), the last write wins in numpy: the
@@ -77,15 +81,10 @@ def updated_rrule(x, index, v):
     return y, updated_pullback
 
 
-@rrule(added_at)
+@rrule(added_at, complex=True, formula=whole("{dy}", None, "{dy}[{ix[1]}], one share per repeated index"))
 def added_at_rrule(x, index, b):
     def added_at_pullback(dy):
         # every add counts (unbuffered): each element of b receives dy where it was added
         return NO_TANGENT, dy, NO_TANGENT, Thunk(lambda: cast_like(unbroadcast(_gather(dy, index), b), b))
 
     return added_at(x, index, b), added_at_pullback
-
-
-# copies of elements (and sums of them): the complex tests in tests/rules/test_indexing.py and
-# tests/test_buffers.py pass for each
-complex_rules(updated, added_at)

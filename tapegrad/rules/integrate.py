@@ -22,7 +22,7 @@ import numpy as np
 
 from ..forward import jvp
 from ..grad import gradient, pullback
-from ..registry import frule, rrule
+from ..registry import frule, rrule, whole
 from ..scipy.integrate import odeint_op
 from ..structures import Boxed, replace_items
 from ..tangents import NO_TANGENT, ZERO, getitem
@@ -141,7 +141,13 @@ class _AdjointDynamics:
         return np.concatenate([np.ravel(value), _flat(getitem(grads, 1), y), _one(getitem(grads, 2)), *dtheta])
 
 
-@rrule(odeint_op)
+@rrule(odeint_op, formula=whole(
+    None,
+    "λ(t₀): the adjoint λ integrated back from the last time, dλ/dt = -λᵀ·∂f/∂y, "
+    "taking the jump {dy}ᵢ at each tᵢ",
+    "{dy}ᵢ·f(yᵢ, tᵢ) at i > 0; at t₀ minus their sum, plus ∫ -λᵀ·∂f/∂t",
+    "∫ λᵀ·∂f/∂θ dt from t₀ to the last time (θ the parameters)",
+))
 def odeint_rrule(func, y0, t, args, **kwargs):
     if kwargs.get("full_output"):
         raise NotImplementedError("tapegrad differentiates odeint without full_output=True; leave it out")

@@ -27,6 +27,9 @@ trapezoid and polyval are linear, bilinear or polynomial with real coefficients,
 autograd's convention their pullbacks hold for complex values as written (a real argument
 beside a complex one gets the real part of its cotangent, `like`). interp is declared for real
 values only: a complex fp raises `ComplexValueError` in a gradient.
+
+Complex values (the rules declared with ``complex=True``): linear, bilinear or polynomial with
+real coefficients: the complex tests in tests/rules/test_interpolation.py pass for each.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ import operator
 
 import numpy as np
 
-from ..registry import complex_rules, rrule, unbroadcast
+from ..registry import FORMULAS, rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, like, positional_names, tangent_dtype
 from .indexing import scatter_add
@@ -127,14 +130,19 @@ def _trapezoid(fn, y, args, kwargs):
     return out, trapezoid_pullback
 
 
-@rrule(np.trapezoid)
+@rrule(np.trapezoid, complex=True, formula=whole(
+    "{dy}·d/2 added at both ends of each interval along the axis (d: diff(x), or dx)",
+    "x̄ᵢ = s̄ᵢ₋₁ - s̄ᵢ, s̄ = {dy}·(y[1:] + y[:-1])/2 along the axis (the transposed difference)",
+    "Σ {dy}·(y[1:] + y[:-1])/2 along the axis (0 beside an x, which numpy uses instead)",
+    None,
+))
 def trapezoid_rrule(y, *args, **kwargs):
     return _trapezoid(np.trapezoid, y, args, kwargs)
 
 
 if hasattr(np, "trapz"):  # numpy < 2.4: the deprecated name of the same function
 
-    @rrule(np.trapz)
+    @rrule(np.trapz, complex=True, formula=FORMULAS[np.trapezoid])
     def trapz_rrule(y, *args, **kwargs):
         return _trapezoid(np.trapz, y, args, kwargs)
 
@@ -155,7 +163,15 @@ def _scatter_pair(w0, w1, j0, j1, n, dtype):
     return scatter_add(values, (n,), (index,), dtype)
 
 
-@rrule(np.interp)
+@rrule(np.interp, formula=whole(
+    "{dy}·(fp[j+1] - fp[j])/(xp[j+1] - xp[j]) for xp[j] ≤ {a[0]} < xp[j+1]; 0 outside [xp[0], xp[-1])",
+    "{dy}·m·(t - 1) to xp[j], -{dy}·m·t to xp[j+1] (m the slope, t = ({a[0]} - xp[j])/(xp[j+1] - xp[j]))",
+    "{dy}·(1 - t) to fp[j], {dy}·t to fp[j+1] (the hat functions at {a[0]}); outside the range, {dy} to "
+    "fp[0] or fp[-1] unless left/right is given",
+    "Σ {dy} where {a[0]} < xp[0]",
+    "Σ {dy} where {a[0]} > xp[-1]",
+    None,
+))
 def interp_rrule(x, xp, fp, *args, **kwargs):
     """Real values; at a knot, the slope of numpy's interval [xp[j], xp[j+1]) (right-hand); period= is refused."""
     b = bind(np.interp, (x, xp, fp, *args), kwargs)
@@ -211,7 +227,10 @@ def interp_rrule(x, xp, fp, *args, **kwargs):
 # --- polyval ---
 
 
-@rrule(np.polyval)
+@rrule(np.polyval, complex=True, formula=whole(
+    "{dy}·{a[1]}^(n-1-k) for coefficient k, summed back to its shape",
+    "{dy}·polyval(polyder({a[0]}), {a[1]})",
+))
 def polyval_rrule(p, x):
     y = np.polyval(p, x)
 
@@ -239,9 +258,3 @@ def polyval_rrule(p, x):
 
     return y, polyval_pullback
 
-
-# linear, bilinear or polynomial with real coefficients: the complex tests in
-# tests/rules/test_interpolation.py pass for each
-complex_rules(np.trapezoid, np.polyval)
-if hasattr(np, "trapz"):
-    complex_rules(np.trapz)

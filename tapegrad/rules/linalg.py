@@ -13,9 +13,11 @@ gets the Hermitian gradient (as a real one gets the symmetric one).
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
-from ..registry import complex_rules, rrule, stand_in
+from ..registry import frule, rrule, stand_in, whole
 from ..tangents import NO_TANGENT, Thunk, ZERO
+from ._forward import add_variations
 from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of
 
 
@@ -32,7 +34,7 @@ def _uncol(v):
 # --- inverse and solve ---
 
 
-@rrule(np.linalg.inv)
+@rrule(np.linalg.inv, complex=True, formula=whole("-{y}ᵀ · {dy} · {y}ᵀ"))
 def inv_rrule(a):
     y = np.linalg.inv(a)
 
@@ -44,7 +46,7 @@ def inv_rrule(a):
     return y, inv_pullback
 
 
-@rrule(np.linalg.solve)
+@rrule(np.linalg.solve, complex=True, formula=whole("-({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}"))
 def solve_rrule(a, b):
     x = np.linalg.solve(a, b)
     vector = np.ndim(b) == 1  # numpy 2: b is a vector only when it is 1-d
@@ -63,10 +65,33 @@ def solve_rrule(a, b):
     return x, solve_pullback
 
 
+@frule(np.linalg.solve)
+def solve_frule(d, a, b):
+    """X = A⁻¹B and dX = A⁻¹(dB - dA X), both through one LU factorization of A."""
+    da, db = d
+    if isinstance(a, np.ndarray) and a.ndim == 2 and isinstance(b, np.ndarray):
+        lu = scipy.linalg.lu_factor(a)
+        x = scipy.linalg.lu_solve(lu, b)
+        rhs = add_variations(db, ZERO if da is ZERO else -(da @ x))
+        return x, ZERO if rhs is ZERO else scipy.linalg.lu_solve(lu, rhs)
+    # batched, or traced values: numpy's solve (traceable) for both. numpy 2 reads b as a
+    # vector only when it is 1-d; then the products and solves need a trailing axis
+    x = np.linalg.solve(a, b)
+    vec = np.ndim(b) == 1
+    ax = x[..., None] if vec else x
+    rhs = add_variations(db, ZERO if da is ZERO else -((da @ ax)[..., 0] if vec else da @ ax))
+    if rhs is ZERO:
+        return x, ZERO
+    if vec:
+        rhs = np.broadcast_to(rhs, np.shape(x))
+        return x, np.linalg.solve(a, rhs[..., None])[..., 0]
+    return x, np.linalg.solve(a, rhs)
+
+
 # --- determinants ---
 
 
-@rrule(np.linalg.det)
+@rrule(np.linalg.det, complex=True, formula=whole("{dy} · {y} · {a[0]}⁻ᵀ"))
 def det_rrule(a):
     d = np.linalg.det(a)
 
@@ -78,7 +103,9 @@ def det_rrule(a):
     return d, det_pullback
 
 
-@rrule(np.linalg.slogdet)
+@rrule(np.linalg.slogdet, complex=True, formula=whole(
+    "({dy}[1] + i·Im({dy}[0]·sign)) · {a[0]}⁻ᵀ (sign = {y}[0])",
+))
 def slogdet_rrule(a):
     res = np.linalg.slogdet(a)
     sign, logdet = res
@@ -103,7 +130,7 @@ def slogdet_rrule(a):
 # --- powers ---
 
 
-@rrule(np.linalg.matrix_power)
+@rrule(np.linalg.matrix_power, complex=True, formula=whole("Σₖ ({a[0]}ᵀ)ᵏ · {dy} · ({a[0]}ᵀ)ⁿ⁻¹⁻ᵏ"))
 def matrix_power_rrule(a, *rest, **kwargs):
     n = rest[0] if rest else kwargs["n"]
     y = np.linalg.matrix_power(a, n)
@@ -145,7 +172,7 @@ def _pinv_grad(a, x, g):
     return t1 + t2 + t3
 
 
-@rrule(np.linalg.pinv)
+@rrule(np.linalg.pinv, complex=True, formula=whole("-{y}ᵀ·{dy}·{y}ᵀ plus the terms of the two null spaces"))
 def pinv_rrule(a, *rest, **kwargs):
     x = np.linalg.pinv(a, *rest, **kwargs)
     hermitian = (rest[1] if len(rest) > 1 else kwargs.get("hermitian", False))
@@ -162,7 +189,10 @@ def pinv_rrule(a, *rest, **kwargs):
     return x, pinv_pullback
 
 
-@rrule(np.linalg.lstsq)
+@rrule(np.linalg.lstsq, complex=True, formula=whole(
+    "the least-squares pullback through pinv({a[0]})",
+    "pinv({a[0]})ᵀ · {dy}[0]",
+))
 def lstsq_rrule(a, b, *rest, **kwargs):
     x, res, rank, s = np.linalg.lstsq(a, b, *rest, **kwargs)
     p = np.linalg.pinv(a)  # x = A⁺ b where A's rank is constant nearby
@@ -193,8 +223,3 @@ def lstsq_rrule(a, b, *rest, **kwargs):
         )
 
     return (x, res, rank, s), lstsq_pullback
-
-
-# written for complex values too (see the docstring)
-complex_rules(np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.matrix_power,
-              np.linalg.pinv, np.linalg.lstsq)

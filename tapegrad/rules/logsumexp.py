@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..registry import rrule, unbroadcast, whole
 from ..scipy.special import log_softmax_op, logsumexp_op, softmax_op
 from ..tangents import NO_TANGENT, ZERO, Thunk
 
@@ -25,7 +25,7 @@ def _restore_axes(y, ndim, axis, keepdims):
 _LOGSUMEXP_PARAMS = ("axis", "b", "keepdims", "return_sign")
 
 
-@rrule(logsumexp_op)
+@rrule(logsumexp_op, formula=whole("{dy} · exp({a[0]} - {y}), broadcast back over {over}"))
 def logsumexp_rrule(a, *rest, **kwargs):
     params = dict(zip(_LOGSUMEXP_PARAMS, rest), **kwargs)
     axis, b = params.get("axis"), params.get("b")
@@ -60,7 +60,7 @@ def _softmax_axis(rest, kwargs):
     return rest[0] if rest else kwargs.get("axis")
 
 
-@rrule(softmax_op)
+@rrule(softmax_op, formula=whole("{y} · ({dy} - Σ({dy} · {y}) over {over})"))
 def softmax_rrule(x, *rest, **kwargs):
     axis = _softmax_axis(rest, kwargs)
     y = softmax_op(x, *rest, **kwargs)
@@ -73,7 +73,7 @@ def softmax_rrule(x, *rest, **kwargs):
     return y, softmax_pullback
 
 
-@rrule(log_softmax_op)
+@rrule(log_softmax_op, formula=whole("{dy} - exp({y}) · Σ{dy} over {over}"))
 def log_softmax_rrule(x, *rest, **kwargs):
     axis = _softmax_axis(rest, kwargs)
     y = log_softmax_op(x, *rest, **kwargs)

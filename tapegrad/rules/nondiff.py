@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, nondifferentiable
+from ..registry import nondifferentiable
 
 # --- comparisons and logic ---
 
@@ -26,10 +26,10 @@ nondifferentiable(
 
 # --- rounding and signs ---
 
-nondifferentiable(
-    np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix,
-    np.floor_divide, np.sign, np.signbit,
-)
+nondifferentiable(np.floor, np.ceil, np.trunc, np.fix, np.floor_divide, np.sign, np.signbit)
+# a complex number rounded is still piecewise constant (each part rounded apart); np.sign of a
+# complex z is z/|z|, which is not, so it stays out
+nondifferentiable(np.round, np.around, np.rint, complex=True)
 
 # --- tests of values and types ---
 
@@ -46,11 +46,8 @@ nondifferentiable(
 
 # --- new arrays shaped like an argument (their values do not depend on it) ---
 
-nondifferentiable(np.zeros_like, np.ones_like, np.empty_like)  # (full_like: rules/partial.py)
-
-# of these, a complex result is still piecewise constant (each part rounded apart, or no
-# dependence at all); np.sign of a complex z is z/|z|, which is not, so it stays out
-complex_rules(np.zeros_like, np.ones_like, np.empty_like, np.round, np.around, np.rint)
+# (no dependence at all, on complex values too; full_like: rules/partial.py)
+nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, complex=True)
 
 # --- bitwise operations on integers ---
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import conj, dtype_of, like, perm_back
 
@@ -87,7 +87,9 @@ def _matrix_norm_grad(x, n, ord, axes, svd):
     return _sign(x, ax) * _ties(sums == n, chosen)
 
 
-@rrule(np.linalg.norm)
+@rrule(np.linalg.norm, complex=True, formula=whole(
+    "{dy} · {a[0]}/{y} for the 2-norm (each order has its own), over {over}",
+))
 def norm_rrule(x, *rest, **kwargs):
     y = np.linalg.norm(x, *rest, **kwargs)
     ord, axes, matrix = _norm_args(x, rest, kwargs)
@@ -107,6 +109,3 @@ def norm_rrule(x, *rest, **kwargs):
         return NO_TANGENT, like(np.reshape(dy, kept) * g, x), *(NO_TANGENT for _ in rest)
 
     return y, norm_pullback
-
-
-complex_rules(np.linalg.norm)  # complex x: the conjugate of the real formula (see the docstring)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast
+from ..registry import partials, rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk
 
 # --- steps ---
 
 
-@rrule(np.heaviside)
+@rrule(np.heaviside, formula=partials("0", "[{a[0]} = 0]"))
 def heaviside_rrule(x1, x2):
     def heaviside_pullback(dy):
         # d/dx2 = 1 where x1 == 0 (the value there is x2), 0 elsewhere; x1 only picks the step
@@ -31,7 +31,7 @@ def heaviside_rrule(x1, x2):
 # --- filled arrays ---
 
 
-@rrule(np.full_like)
+@rrule(np.full_like, formula=whole(None, "the sum of {dy} (every entry is the fill value)"))
 def full_like_rrule(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     y = np.full_like(a, fill_value, dtype=dtype, order=order, subok=subok, shape=shape)
 

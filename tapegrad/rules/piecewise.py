@@ -11,6 +11,11 @@ Conventions where the derivative jumps (the same as autograd and JAX):
 
 Tangents are built with ``np.where(cond, dz, 0.0)`` rather than multiplied by a float mask, so
 that they keep the dtype of ``dz``.
+
+Complex values (the rules declared with ``complex=True``): abs of a complex value (real result)
+has its own derivation, in its rule; real, imag and conj are real-linear. maximum, minimum, fmax and
+fmin pick one operand in numpy's lexicographic order and route the cotangent to it; clip and
+copysign stay out, and fabs has no complex loop.
 """
 from __future__ import annotations
 
@@ -18,14 +23,17 @@ import numpy as np
 
 from ..arraylike import ArrayLike
 from ..errors import is_complex_value
-from ..registry import complex_rules, frule, rrule, stand_in, unbroadcast
+from ..registry import frule, partials, rrule, stand_in, unbroadcast, whole
 from ..tangents import NO_TANGENT, Thunk, ZERO
+from ._forward import linear_frule
 from ._shapes import real_for, real_to
 
 # --- absolute value ---
 
 
-@rrule(np.absolute)  # np.abs is the same ufunc
+# (np.abs is the same ufunc)
+@rrule(np.absolute, complex=True,
+       formula=partials("sign({a[0]}) (conj({a[0]})/|{a[0]}| for a complex {a[0]}, 0 at 0)"))
 def absolute_rrule(x):
     y = np.absolute(x)
     if is_complex_value(x):
@@ -43,7 +51,7 @@ def absolute_rrule(x):
     return y, absolute_pullback
 
 
-@rrule(np.fabs)
+@rrule(np.fabs, formula=partials("sign({a[0]})"))
 def fabs_rrule(x):
     def fabs_pullback(dy):
         return NO_TANGENT, dy * np.sign(x)
@@ -61,7 +69,10 @@ def _share(dz, wins, ties, operand=None):
     return share if operand is None else real_to(share, operand)
 
 
-@rrule(np.maximum)
+@rrule(np.maximum, complex=True, formula=partials(
+    "[{a[0]} > {a[1]}] (½ at a tie)",
+    "[{a[1]} > {a[0]}] (½ at a tie)",
+))
 def maximum_rrule(x, y):
     def maximum_pullback(dz):
         ties = x == y
@@ -74,7 +85,10 @@ def maximum_rrule(x, y):
     return np.maximum(x, y), maximum_pullback
 
 
-@rrule(np.minimum)
+@rrule(np.minimum, complex=True, formula=partials(
+    "[{a[0]} < {a[1]}] (½ at a tie)",
+    "[{a[1]} < {a[0]}] (½ at a tie)",
+))
 def minimum_rrule(x, y):
     def minimum_pullback(dz):
         ties = x == y
@@ -87,7 +101,10 @@ def minimum_rrule(x, y):
     return np.minimum(x, y), minimum_pullback
 
 
-@rrule(np.fmax)
+@rrule(np.fmax, complex=True, formula=partials(
+    "[{a[0]} > {a[1]}] (½ at a tie)",
+    "[{a[1]} > {a[0]}] (½ at a tie)",
+))
 def fmax_rrule(x, y):
     def fmax_pullback(dz):
         # as maximum, except that fmax ignores a nan: the other operand wins
@@ -101,7 +118,10 @@ def fmax_rrule(x, y):
     return np.fmax(x, y), fmax_pullback
 
 
-@rrule(np.fmin)
+@rrule(np.fmin, complex=True, formula=partials(
+    "[{a[0]} < {a[1]}] (½ at a tie)",
+    "[{a[1]} < {a[0]}] (½ at a tie)",
+))
 def fmin_rrule(x, y):
     def fmin_pullback(dz):
         ties = x == y
@@ -126,7 +146,10 @@ def _clip_bound(bounds, i, kwargs, *names):
     return None if v is _NO_VALUE else v
 
 
-@rrule(np.clip)
+@rrule(np.clip, formula=whole(
+    "{dy} where {a[0]} lies inside the bounds, else 0",
+    "{dy} where the bound is the value, else 0",
+))
 def clip_rrule(a, *bounds, **kwargs):
     # bounds is (a_min, a_max, out) as far as they came by position (a traced bound given by
     # keyword is moved into position, with the defaults before it and out after it)
@@ -235,7 +258,7 @@ def branch_cotangent(d, untaken):
     return out
 
 
-@rrule(branch_cotangent)
+@rrule(branch_cotangent, complex=True, formula=whole("{dy} where not {a[1]}, else exactly 0", None))
 def branch_cotangent_rrule(d, untaken):
     def branch_cotangent_pullback(dy):
         # the value is d with its untaken places zeroed (they are zero already)
@@ -267,7 +290,11 @@ def _branch(condition, dz, x, taken):
     return unbroadcast(branch_cotangent(d, untaken), x)
 
 
-@rrule(np.where)
+@rrule(np.where, complex=True, formula=whole(
+    None,
+    "{dy} where {a[0]}, else 0",
+    "{dy} where not {a[0]}, else 0",
+))
 def where_rrule(condition, *xy):
     if not xy:
         # np.where(condition) is np.nonzero(condition): indices, no derivative
@@ -296,7 +323,7 @@ def where_rrule(condition, *xy):
 # --- sign transfer ---
 
 
-@rrule(np.copysign)
+@rrule(np.copysign, formula=partials("sign({a[0]})·sign({a[1]})", "0"))
 def copysign_rrule(x, y):
     def copysign_pullback(dz):
         # copysign(x, y) = |x| · (-1 if signbit(y) else 1): d/dx = sign(x) times that sign, 0 at
@@ -310,7 +337,8 @@ def copysign_rrule(x, y):
 # --- real and imaginary parts ---
 
 
-@rrule(np.real)
+@rrule(np.real, forward=linear_frule(np.real), complex=True, view=True,
+       formula=whole("{dy} as the real part"))
 def real_rrule(x):
     def real_pullback(dy):
         # the identity on real x; a complex x gets dy as its real part (autograd's convention)
@@ -319,7 +347,8 @@ def real_rrule(x):
     return np.real(x), real_pullback
 
 
-@rrule(np.imag)
+@rrule(np.imag, forward=linear_frule(np.imag), complex=True, view=True,
+       formula=whole("{dy} as the imaginary part"))
 def imag_rrule(x):
     def imag_pullback(dy):
         if is_complex_value(x):
@@ -330,16 +359,11 @@ def imag_rrule(x):
     return np.imag(x), imag_pullback
 
 
-@rrule(np.conjugate)  # np.conj is the same ufunc
+# (np.conj is the same ufunc)
+@rrule(np.conjugate, forward=linear_frule(np.conjugate), complex=True,
+       formula=whole("conj({dy})"))
 def conjugate_rrule(x):
     def conjugate_pullback(dy):
         return NO_TANGENT, np.conjugate(dy)
 
     return np.conjugate(x), conjugate_pullback
-
-
-# abs of a complex value (real result) has its own derivation above; real, imag and conj are
-# real-linear. maximum, minimum, fmax and fmin pick one operand in numpy's lexicographic order
-# and route the cotangent to it; clip and copysign stay out, and fabs has no complex loop.
-complex_rules(np.absolute, np.real, np.imag, np.conjugate, np.where, branch_cotangent, np.maximum,
-              np.minimum, np.fmax, np.fmin)

@@ -16,8 +16,9 @@ import string
 import numpy as np
 
 from ..errors import user_location
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, Thunk
+from ._forward import linear_frule, bilinear_frule
 from ._shapes import conj, like, mT, perm_back, reject, tangent_float
 
 # --- helpers shared with the linalg rules ---
@@ -53,7 +54,8 @@ def _matmul_grads(dz, x, y):
     )
 
 
-@rrule(np.matmul)
+@rrule(np.matmul, forward=bilinear_frule(np.matmul), complex=True,
+       formula=whole("{dy} · {a[1]}ᵀ", "{a[0]}ᵀ · {dy}"))
 def matmul_rrule(x, y, needs=None):
     def matmul_pullback(dz):
         dx, dy = _matmul_grads(dz, x, y)
@@ -98,7 +100,8 @@ def _tensordot_grads(dz, x, y, ax, ay):
     return dx, dy
 
 
-@rrule(np.dot)
+@rrule(np.dot, forward=bilinear_frule(np.dot), complex=True,
+       formula=whole("{dy} · {a[1]}ᵀ", "{a[0]}ᵀ · {dy}"))
 def dot_rrule(x, y):
     xn, yn = np.ndim(x), np.ndim(y)
     z = np.dot(x, y)
@@ -115,7 +118,10 @@ def dot_rrule(x, y):
     return z, dot_pullback
 
 
-@rrule(np.tensordot)
+@rrule(np.tensordot, complex=True, formula=whole(
+    "{dy} contracted with {a[1]} over its free axes",
+    "{a[0]} contracted with {dy} over its free axes",
+))
 def tensordot_rrule(x, y, *rest, **kwargs):
     axes = rest[0] if rest else kwargs.get("axes", 2)
     ax, ay = _tensordot_axes(np.ndim(x), np.ndim(y), axes)
@@ -127,7 +133,8 @@ def tensordot_rrule(x, y, *rest, **kwargs):
     return np.tensordot(x, y, *rest, **kwargs), tensordot_pullback
 
 
-@rrule(np.inner)
+@rrule(np.inner, forward=bilinear_frule(np.inner), complex=True,
+       formula=whole("{dy} · {a[1]}", "{dy} · {a[0]}"))
 def inner_rrule(x, y):
     xn, yn = np.ndim(x), np.ndim(y)
 
@@ -144,7 +151,7 @@ def inner_rrule(x, y):
 # --- flattening products ---
 
 
-@rrule(np.vdot)
+@rrule(np.vdot, complex=True, formula=whole("conj({dy} · {a[1]})", "{dy} · conj({a[0]})"))
 def vdot_rrule(x, y):
     """Conjugates its first operand: x̄ = conj(z̄·y) and ȳ = z̄·conj(x) (autograd's convention).
 
@@ -161,7 +168,8 @@ def vdot_rrule(x, y):
     return np.vdot(x, y), vdot_pullback
 
 
-@rrule(np.outer)
+@rrule(np.outer, forward=bilinear_frule(np.outer), complex=True,
+       formula=whole("{dy} · {a[1]}", "{dy}ᵀ · {a[0]}"))
 def outer_rrule(x, y):
     def outer_pullback(dz):
         # outer(x, y)[i, j] = x.flat[i] y.flat[j]
@@ -174,7 +182,10 @@ def outer_rrule(x, y):
     return np.outer(x, y), outer_pullback
 
 
-@rrule(np.kron)
+@rrule(np.kron, forward=bilinear_frule(np.kron), complex=True, formula=whole(
+    "each block of {dy} contracted with {a[1]}",
+    "the blocks of {dy} weighted by {a[0]} and summed",
+))
 def kron_rrule(x, y):
     n = max(np.ndim(x), np.ndim(y))
     xs = (1,) * (n - np.ndim(x)) + np.shape(x)
@@ -200,7 +211,9 @@ def kron_rrule(x, y):
 # --- chains of products ---
 
 
-@rrule(np.linalg.multi_dot)
+@rrule(np.linalg.multi_dot, complex=True, formula=whole(
+    "(A₀⋯Aₖ₋₁)ᵀ · {dy} · (Aₖ₊₁⋯Aₙ)ᵀ for each Aₖ of {a[0]}",
+))
 def multi_dot_rrule(arrays, **kwargs):
     """Āₖ = (A₀ ⋯ Aₖ₋₁)ᵀ Ȳ (Aₖ₊₁ ⋯ Aₙ)ᵀ; a 1-d first array is a row, a 1-d last one a column.
 
@@ -291,7 +304,14 @@ def _interleaved_as_string(args):
     return spec, operands
 
 
-@rrule(np.einsum)
+def _einsum(names, values, kwargs):
+    """The subscripts string gets no tangent; in the interleaved form the operands come first."""
+    text = "einsum of {dy} with the other operands, this operand's subscripts as output"
+    # interleaved (op0, sublist0, op1, ...): the sublists of integers are never differentiated
+    return [None, text] if isinstance(values[0], str) else [text]
+
+
+@rrule(np.einsum, complex=True, formula=whole(_einsum))
 def einsum_rrule(subscripts, *operands, **kwargs):
     if not isinstance(subscripts, str):
         # the interleaved form: differentiate its string form, one tangent per operand and
@@ -320,7 +340,8 @@ def einsum_rrule(subscripts, *operands, **kwargs):
 # --- trace ---
 
 
-@rrule(np.trace)
+@rrule(np.trace, forward=linear_frule(np.trace), complex=True,
+       formula=whole("{dy} · I: {dy} on the diagonal, zeros elsewhere"))
 def trace_rrule(x, *rest, **kwargs):
     names = ("offset", "axis1", "axis2", "dtype")
     opts = {"offset": 0, "axis1": 0, "axis2": 1, **dict(zip(names, rest)), **kwargs}
@@ -336,8 +357,3 @@ def trace_rrule(x, *rest, **kwargs):
         return NO_TANGENT, like(perm_back(dx, [a1, a2] + others), x), *(NO_TANGENT for _ in rest)
 
     return np.trace(x, *rest, **kwargs), trace_pullback
-
-
-# written for complex values too (see the docstring)
-complex_rules(np.matmul, np.dot, np.vdot, np.inner, np.outer, np.kron, np.tensordot, np.einsum, np.trace,
-              np.linalg.multi_dot)

@@ -12,6 +12,11 @@ array are real (the mean of |x - mean|²) and pass back the conjugate of the cen
 max, min, ptp and median (and sort and partition elsewhere) of a complex array follow numpy's
 lexicographic order (real parts first): each result is one of the elements (or the mean of
 two), so its cotangent goes to it as for real values.
+
+Complex values (the rules declared with ``complex=True``): holomorphic (sums, means, products,
+scans) or derived for complex values (var, std): the complex tests in
+tests/rules/test_reductions.py pass for each; max, min, amax, amin, ptp and median select
+elements in numpy's lexicographic order, and route the cotangent to them.
 """
 from __future__ import annotations
 
@@ -19,8 +24,9 @@ import math
 
 import numpy as np
 
-from ..registry import FLOAT64, complex_rules, register_rrule, rrule, stand_in, unbroadcast
+from ..registry import FLOAT64, FORMULAS, rrule, stand_in, unbroadcast, whole
 from ..tangents import NO_TANGENT, Thunk, ZERO
+from ._forward import linear_frule
 from ._shapes import (
     as_tuple,
     bind,
@@ -112,7 +118,7 @@ def initial_of_extremum(x, y, axes, keepdims, b):
 # --- sums and means ---
 
 
-@rrule(np.sum)
+@rrule(np.sum, forward=linear_frule(np.sum), complex=True, formula=whole("{dy} broadcast back over {over}"))
 def sum_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.sum, x, args, kwargs)
     where = b.get("where")
@@ -129,7 +135,8 @@ def sum_rrule(x, *args, **kwargs):
     return y, sum_pullback
 
 
-@rrule(np.mean)
+@rrule(np.mean, forward=linear_frule(np.mean), complex=True,
+       formula=whole("{dy}/n broadcast back over {over} (n values averaged)"))
 def mean_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.mean, x, args, kwargs)
     where = b.get("where")
@@ -152,7 +159,7 @@ def mean_rrule(x, *args, **kwargs):
     return y, mean_pullback
 
 
-@rrule(np.nansum)
+@rrule(np.nansum, complex=True, formula=whole("{dy} broadcast back over {over}, 0 where {a[0]} is nan"))
 def nansum_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.nansum, x, args, kwargs)
     reject(np.nansum, b, ["where"])
@@ -166,7 +173,9 @@ def nansum_rrule(x, *args, **kwargs):
     return np.nansum(x, *args, **kwargs), nansum_pullback
 
 
-@rrule(np.nanmean)
+@rrule(np.nanmean, complex=True, formula=whole(
+    "{dy}/n broadcast back over {over} (n values that are not nan), 0 at nan",
+))
 def nanmean_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.nanmean, x, args, kwargs)
     reject(np.nanmean, b, ["where"])
@@ -180,7 +189,9 @@ def nanmean_rrule(x, *args, **kwargs):
     return np.nanmean(x, *args, **kwargs), nanmean_pullback
 
 
-@rrule(np.average)
+@rrule(np.average, complex=True, formula=whole(
+    "{dy} · w/Σw broadcast back over {over} (w the weights, 1 without)",
+))
 def average_rrule(a, *args, **kwargs):
     b = bind(np.average, (a, *args), kwargs)
     axis, w = b.get("axis"), b.get("weights")
@@ -241,7 +252,9 @@ def _weights_back(full, w, shape, axis, axes):
 # --- products ---
 
 
-@rrule(np.prod)
+@rrule(np.prod, complex=True, formula=whole(
+    "{dy} · {y}/{a[0]} broadcast back over {over} (the product of the others)",
+))
 def prod_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.prod, x, args, kwargs)
     reject(np.prod, b, ["where"])
@@ -292,7 +305,7 @@ def _chooser_grad(dy, x, y, axes, keepdims, b, skips_nan=False):
     hit = np.equal(x, expand_reduced(y, axes, keepdims))
     if b.get("where") is not None:
         hit = np.logical_and(hit, b["where"])
-    if plain:  # the same casts and sum as below, without numpy's Python layers (W3's softmax)
+    if plain:  # the same casts and sum as below, without numpy's Python layers (a softmax's max)
         hit = hit.astype(FLOAT64)
         count = np.add.reduce(hit, axis=axes, keepdims=True)
     else:
@@ -307,7 +320,9 @@ def _chooser_grad(dy, x, y, axes, keepdims, b, skips_nan=False):
     return hit * (expand_reduced(dy, axes, keepdims) / count)
 
 
-@rrule(np.max)
+@rrule(np.max, complex=True, formula=whole(
+    "{dy} sent to where {a[0]} is largest over {over} (shared at a tie)",
+))
 def max_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.max, x, args, kwargs)
@@ -320,7 +335,9 @@ def max_rrule(x, *args, **kwargs):
     return y, max_pullback
 
 
-@rrule(np.min)
+@rrule(np.min, complex=True, formula=whole(
+    "{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)",
+))
 def min_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.min, x, args, kwargs)
@@ -333,7 +350,9 @@ def min_rrule(x, *args, **kwargs):
     return y, min_pullback
 
 
-@rrule(np.nanmax)
+@rrule(np.nanmax, formula=whole(
+    "{dy} sent to where {a[0]} is largest over {over}, nan skipped (shared at a tie; 0 to a nan)",
+))
 def nanmax_rrule(x, *args, **kwargs):
     """np.max's among the elements that are not nan (shared at a tie); a nan gets 0, also in a group of nans only."""
     axes, keepdims, b = _reduction(np.nanmax, x, args, kwargs)
@@ -349,7 +368,9 @@ def nanmax_rrule(x, *args, **kwargs):
     return y, nanmax_pullback
 
 
-@rrule(np.nanmin)
+@rrule(np.nanmin, formula=whole(
+    "{dy} sent to where {a[0]} is smallest over {over}, nan skipped (shared at a tie; 0 to a nan)",
+))
 def nanmin_rrule(x, *args, **kwargs):
     """np.min's among the elements that are not nan (shared at a tie); a nan gets 0, also in a group of nans only."""
     axes, keepdims, b = _reduction(np.nanmin, x, args, kwargs)
@@ -365,11 +386,13 @@ def nanmin_rrule(x, *args, **kwargs):
 
 
 # np.amax and np.amin are the same functions under their old names (distinct objects in numpy 2)
-register_rrule(np.amax, max_rrule)
-register_rrule(np.amin, min_rrule)
+rrule(np.amax, complex=True, formula=FORMULAS[np.max])(max_rrule)
+rrule(np.amin, complex=True, formula=FORMULAS[np.min])(min_rrule)
 
 
-@rrule(np.ptp)
+@rrule(np.ptp, complex=True, formula=whole(
+    "{dy} to the largest, -{dy} to the smallest of {a[0]} over {over}",
+))
 def ptp_rrule(x, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     axes, keepdims, b = _reduction(np.ptp, x, args, kwargs)
@@ -398,7 +421,9 @@ def _middle_values(x, axes):
     return np.reshape(ordered[..., (n - 1) // 2], shape), np.reshape(ordered[..., n // 2], shape)
 
 
-@rrule(np.median)
+@rrule(np.median, complex=True, formula=whole(
+    "{dy} sent to the middle value(s) of {a[0]} over {over} (half each for two, shared at a tie)",
+))
 def median_rrule(x, *args, **kwargs):
     """The middle value's derivative (half to each of two middle values), shared at a tie.
 
@@ -445,7 +470,9 @@ def _ddof(b) -> float:
     return b.get("ddof", 0) if b.get("correction") is None else b["correction"]
 
 
-@rrule(np.var)
+@rrule(np.var, complex=True, formula=whole(
+    "{dy} · 2({a[0]} - mean)/(n - ddof) over {over} (conjugated for a complex {a[0]})",
+))
 def var_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.var, x, args, kwargs)
     reject(np.var, b, ["where"])
@@ -461,7 +488,9 @@ def var_rrule(x, *args, **kwargs):
     return np.var(x, *args, **kwargs), var_pullback
 
 
-@rrule(np.std)
+@rrule(np.std, complex=True, formula=whole(
+    "{dy} · ({a[0]} - mean)/((n - ddof)·{y}) over {over} (conjugated for a complex {a[0]})",
+))
 def std_rrule(x, *args, **kwargs):
     axes, keepdims, b = _reduction(np.std, x, args, kwargs)
     reject(np.std, b, ["where"])
@@ -483,7 +512,8 @@ def std_rrule(x, *args, **kwargs):
 # --- cumulative sums and products ---
 
 
-@rrule(np.cumsum)
+@rrule(np.cumsum, forward=linear_frule(np.cumsum), complex=True,
+       formula=whole("the cumulative sum of {dy} taken backwards along {over}"))
 def cumsum_rrule(x, *args, **kwargs):
     axis = bind(np.cumsum, (x, *args), kwargs).get("axis")
 
@@ -498,7 +528,9 @@ def cumsum_rrule(x, *args, **kwargs):
     return np.cumsum(x, *args, **kwargs), cumsum_pullback
 
 
-@rrule(np.cumprod)
+@rrule(np.cumprod, complex=True, formula=whole(
+    "the backward cumulative sum of {dy} · {y}, divided by {a[0]}, along {over}",
+))
 def cumprod_rrule(x, *args, **kwargs):
     axis = bind(np.cumprod, (x, *args), kwargs).get("axis")
 
@@ -526,10 +558,3 @@ def _cumprod_grad(dy, x):
     runs = np.cumprod(t, axis=-1) * np.triu(np.ones((n, n), dt))
     after = np.sum(runs * np.expand_dims(dy, -2), axis=-1)
     return _exclusive_cumprod(x) * after
-
-
-# holomorphic (sums, means, products, scans) or derived for complex values (var, std): the
-# complex tests in tests/rules/test_reductions.py pass for each; max, min, amax, amin, ptp and
-# median select elements in numpy's lexicographic order, and route the cotangent to them
-complex_rules(np.sum, np.mean, np.nansum, np.nanmean, np.average, np.prod, np.cumsum, np.cumprod,
-              np.var, np.std, np.max, np.amax, np.min, np.amin, np.ptp, np.median)

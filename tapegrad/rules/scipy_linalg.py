@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg as _sl
 
 from ..errors import TapegradError
-from ..registry import complex_rules, rrule, stand_in
+from ..registry import rrule, stand_in, whole
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from .decompositions import cholesky_grad, read_triangle
@@ -71,7 +71,10 @@ def _solve_lt(l, b):
 # --- triangular solve ---
 
 
-@rrule(solve_triangular)
+@rrule(solve_triangular, complex=True, formula=whole(
+    "-triangle of ({a[0]}⁻ᵀ · {dy}) · {y}ᵀ",
+    "{a[0]}⁻ᵀ · {dy}",
+))
 def solve_triangular_rrule(a, b, *rest, **kwargs):
     o = _options(_sl.solve_triangular, (a, b, *rest), kwargs)
     t, lower, unit = _transposed(o["trans"]), o["lower"], o["unit_diagonal"]
@@ -108,7 +111,9 @@ def _chol_factor_grad(c, dc, lower):
     return cholesky_grad(mH(np.triu(c)), mH(np.triu(dc)), _solve_lt, "upper")
 
 
-@rrule(cholesky)
+@rrule(cholesky, complex=True, formula=whole(
+    "L⁻ᵀ · Φ(Lᵀ · {dy}) · L⁻¹, symmetrized (L = {y}, Φ: lower half, diagonal halved)",
+))
 def cholesky_rrule(a, *rest, **kwargs):
     o = _options(_sl.cholesky, (a, *rest), kwargs)
     c = cholesky(a, lower=o["lower"], check_finite=o["check_finite"])
@@ -120,7 +125,7 @@ def cholesky_rrule(a, *rest, **kwargs):
     return c, cholesky_pullback
 
 
-@rrule(cho_factor)
+@rrule(cho_factor, complex=True, formula=whole("as cholesky: L⁻ᵀ · Φ(Lᵀ · ȳL) · L⁻¹, symmetrized"))
 def cho_factor_rrule(a, *rest, **kwargs):
     o = _options(_sl.cho_factor, (a, *rest), kwargs)
     lower = o["lower"]
@@ -143,7 +148,10 @@ def _factor_of(c, lower):
     return np.tril(c) if lower else mH(np.triu(c))
 
 
-@rrule(cho_solve)
+@rrule(cho_solve, complex=True, formula=whole(
+    "-(A⁻¹ · {dy}) · {y}ᵀ, through the factor",
+    "A⁻¹ · {dy} (A = L·Lᵀ)",
+))
 def cho_solve_rrule(c_and_lower, b, *rest, **kwargs):
     c, lower = c_and_lower
     x = cho_solve((c, lower), b, check_finite=_options(_sl.cho_solve, (c_and_lower, b, *rest), kwargs)["check_finite"])
@@ -173,7 +181,7 @@ def cho_solve_rrule(c_and_lower, b, *rest, **kwargs):
 # --- matrix exponential ---
 
 
-@rrule(expm)
+@rrule(expm, complex=True, formula=whole("the Fréchet derivative of expm at {a[0]}ᵀ applied to {dy}"))
 def expm_rrule(a):
     y = expm(a)
 
@@ -207,7 +215,9 @@ def _check_square(lu):
         raise TapegradError(f"the gradient of lu_factor / lu_solve is defined for square matrices, not {m}×{n}")
 
 
-@rrule(lu_factor)
+@rrule(lu_factor, complex=True, formula=whole(
+    "the LU pullback: L⁻ᵀ · (tril(Lᵀ·ȳL, -1) + triu(ȳU·Uᵀ)) · U⁻ᵀ, permuted back",
+))
 def lu_factor_rrule(a, *rest, **kwargs):
     o = _options(_sl.lu_factor, (a, *rest), kwargs)
     lu, piv = lu_factor(a, check_finite=o["check_finite"])
@@ -228,7 +238,10 @@ def lu_factor_rrule(a, *rest, **kwargs):
     return (lu, piv), lu_factor_pullback
 
 
-@rrule(lu_solve)
+@rrule(lu_solve, complex=True, formula=whole(
+    "-(A⁻ᵀ · {dy}) · {y}ᵀ, through the factors",
+    "A⁻ᵀ · {dy} (A = P·L·U)",
+))
 def lu_solve_rrule(lu_and_piv, b, *rest, **kwargs):
     o = _options(_sl.lu_solve, (lu_and_piv, b, *rest), kwargs)
     lu, piv = lu_and_piv
@@ -272,7 +285,7 @@ def _read_mask(assume_a, n, dtype):
     return masks.get(assume_a)
 
 
-@rrule(solve)
+@rrule(solve, complex=True, formula=whole("-({a[0]}⁻ᵀ · {dy}) · {y}ᵀ", "{a[0]}⁻ᵀ · {dy}"))
 def solve_rrule(a, b, *rest, **kwargs):
     o = _options(_sl.solve, (a, b, *rest), kwargs)
     assume_a, t = o["assume_a"], o["transposed"]
@@ -312,7 +325,3 @@ def solve_rrule(a, b, *rest, **kwargs):
         return NO_TANGENT, Thunk(da), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, solve_pullback
-
-
-# written for complex values too (see the docstring)
-complex_rules(solve_triangular, cholesky, cho_factor, cho_solve, expm, lu_factor, lu_solve, solve)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..scipy.linalg import solve_banded, solve_sylvester, sqrtm
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import like, mT
@@ -27,7 +27,11 @@ from ._shapes import like, mT
 # --- Sylvester equations ---
 
 
-@rrule(solve_sylvester)
+@rrule(solve_sylvester, complex=True, formula=whole(
+    "-Q̄ · {y}ᵀ, Q̄ the solution of {a[0]}ᵀ·Q̄ + Q̄·{a[1]}ᵀ = {dy}",
+    "-{y}ᵀ · Q̄, Q̄ the solution of {a[0]}ᵀ·Q̄ + Q̄·{a[1]}ᵀ = {dy}",
+    "Q̄, the solution of {a[0]}ᵀ·Q̄ + Q̄·{a[1]}ᵀ = {dy}",
+))
 def solve_sylvester_rrule(a, b, q):
     x = solve_sylvester(a, b, q)
 
@@ -42,7 +46,7 @@ def solve_sylvester_rrule(a, b, q):
 # --- square root ---
 
 
-@rrule(sqrtm)
+@rrule(sqrtm, complex=True, formula=whole("the solution Ā of {y}ᵀ·Ā + Ā·{y}ᵀ = {dy} (a Sylvester equation)"))
 def sqrtm_rrule(a, **kwargs):
     x = sqrtm(a, **kwargs)  # complex for a real matrix with an eigenvalue on the negative axis
 
@@ -73,7 +77,13 @@ def _band_rows(upper, n, bands):
     return np.clip(i, 0, n - 1), (i >= 0) & (i < n)
 
 
-@rrule(solve_banded)
+@rrule(solve_banded, complex=True, formula=whole(
+    None,
+    "-b̄ᵢ · {y}ⱼ on the band entry of A[i, j], 0 in the corners scipy does not read "
+    "(b̄ = A⁻ᵀ · {dy}, A the banded matrix of {a[1]})",
+    "A⁻ᵀ · {dy}: a banded solve with the band of Aᵀ (A the banded matrix of {a[1]})",
+    None,
+))
 def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
     lower, upper = (int(v) for v in l_and_u)
     x = solve_banded(l_and_u, ab, b, *args, **kwargs)
@@ -96,7 +106,3 @@ def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
         return NO_TANGENT, NO_TANGENT, Thunk(dab), like(db, b), *(NO_TANGENT for _ in args)
 
     return x, solve_banded_pullback
-
-
-# holomorphic: the formulas above hold for complex values (see the docstring)
-complex_rules(solve_sylvester, sqrtm, solve_banded)

@@ -4,6 +4,12 @@ non-differentiable.
 
 Each passes every element of the result from one element of an input (or a constant), so
 the pullback sends the cotangent back to where each element came from.
+
+Complex values (the rules declared with ``complex=True``): the complex tests in
+tests/rules/test_numpy_extra.py pass for each: moves and picks of elements (a real choice or
+default beside a complex one gets the real part of its cotangent), the cleaning of each part of
+a complex number apart, the angle of a complex number, and partition in numpy's lexicographic
+order.
 """
 from __future__ import annotations
 
@@ -12,14 +18,18 @@ import operator
 
 import numpy as np
 
-from ..registry import complex_rules, nondifferentiable, rrule, unbroadcast
+from ..registry import nondifferentiable, rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, dtype_of, no_tangents, normalize_axis, tangent_dtype
 
 # --- append ---
 
 
-@rrule(np.append)
+@rrule(np.append, complex=True, formula=whole(
+    "the first part of {dy}, shaped like {a[0]}",
+    "the rest of {dy}, shaped like {a[1]}",
+    None,
+))
 def append_rrule(arr, values, *args, **kwargs):
     axis = bind(np.append, (arr, values, *args), kwargs).get("axis")
     n = np.size(arr) if axis is None else np.shape(arr)[axis]
@@ -52,7 +62,7 @@ def _rollaxis_perm(ndim, axis, start):
     return perm
 
 
-@rrule(np.rollaxis)
+@rrule(np.rollaxis, complex=True, formula=whole("{dy} with its axes put back in the order of {a[0]}", None))
 def rollaxis_rrule(a, *args, **kwargs):
     b = bind(np.rollaxis, (a, *args), kwargs)
     perm = _rollaxis_perm(np.ndim(a), b["axis"], b.get("start", 0))
@@ -66,7 +76,7 @@ def rollaxis_rrule(a, *args, **kwargs):
 # --- partition ---
 
 
-@rrule(np.partition)
+@rrule(np.partition, complex=True, formula=whole("{dy} put back where partition took each value from", None))
 def partition_rrule(a, *args, **kwargs):
     """Complex values too, in numpy's lexicographic order: the element picked gets the cotangent."""
     b = bind(np.partition, (a, *args), kwargs)
@@ -91,7 +101,10 @@ def partition_rrule(a, *args, **kwargs):
 # --- select ---
 
 
-@rrule(np.select)
+@rrule(np.select, complex=True, formula=whole(
+    "{dy} where this choice's condition is the first true one (for the default: where "
+    "none is), else 0",
+))
 def select_rrule(condlist, choicelist, default=0, **kwargs):
     y = np.select(condlist, choicelist, default, **kwargs)
     # element by element, the first true condition picks its choice; none picks the default
@@ -114,7 +127,10 @@ def select_rrule(condlist, choicelist, default=0, **kwargs):
 # --- unique values ---
 
 
-@rrule(np.unique)
+@rrule(np.unique, formula=whole(
+    "{dy} put at the first occurrence of each unique value (or slice along axis) of {a[0]}, the one "
+    "return_index names; 0 at the later ones",
+))
 def unique_rrule(ar, *args, **kwargs):
     """Each unique value (or slice along axis) passes its cotangent to its first occurrence (return_index's), as JAX does.
 
@@ -155,7 +171,10 @@ def unique_rrule(ar, *args, **kwargs):
 # --- cleaning values ---
 
 
-@rrule(np.nan_to_num)
+@rrule(np.nan_to_num, complex=True, formula=whole(
+    "{dy} where {a[0]} is finite, 0 at nan and ±inf (each part of a complex number apart)",
+    None,
+))
 def nan_to_num_rrule(x, *args, **kwargs):
     def nan_to_num_pullback(dy):
         # the identity on finite values; nan and ±inf become constants
@@ -171,7 +190,10 @@ def nan_to_num_rrule(x, *args, **kwargs):
     return np.nan_to_num(x, *args, **kwargs), nan_to_num_pullback
 
 
-@rrule(np.real_if_close)
+@rrule(np.real_if_close, complex=True, formula=whole(
+    "{dy} (the imaginary parts it dropped were within tolerance of 0)",
+    None,
+))
 def real_if_close_rrule(a, *args, **kwargs):
     def real_if_close_pullback(dy):
         # the identity on real values; the real part of complex ones (autograd's convention, as
@@ -181,7 +203,11 @@ def real_if_close_rrule(a, *args, **kwargs):
     return np.real_if_close(a, *args, **kwargs), real_if_close_pullback
 
 
-@rrule(np.angle)
+@rrule(np.angle, complex=True, formula=whole(
+    "-i·{dy}/{a[0]} for a complex {a[0]} (times 180/π with deg); 0 for a real one (0 or π, flat "
+    "on either side)",
+    None,
+))
 def angle_rrule(z, *args, **kwargs):
     deg = bind(np.angle, (z, *args), kwargs).get("deg", False)
 
@@ -211,11 +237,3 @@ nondifferentiable(np.isclose, np.allclose)
 # --- indices (partition's pullback reads them, also while a Tracer records it) ---
 
 nondifferentiable(np.argpartition)
-
-
-# the complex tests in tests/rules/test_numpy_extra.py pass for each: moves and picks of elements
-# (a real choice or default beside a complex one gets the real part of its cotangent), the
-# cleaning of each part of a complex number apart, the angle of a complex number, and partition
-# in numpy's lexicographic order
-complex_rules(np.append, np.rollaxis, np.select, np.nan_to_num, np.real_if_close, np.angle,
-              np.partition)

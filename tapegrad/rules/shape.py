@@ -4,19 +4,24 @@ Each of these maps x to y by a fixed rearrangement, so its pullback applies the 
 rearrangement to the cotangent (``reshape`` back, the inverse permutation, the opposite roll).
 Being linear maps with real coefficients, they carry complex values as they are (autograd's
 convention); astype passes a real argument the real part of a complex cotangent.
+
+Complex values (the rules declared with ``complex=True``): rearrangements (linear, with real
+coefficients) and casts: the complex tests in tests/rules/test_shape.py pass for each.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, rrule, unbroadcast
+from ..registry import declare, rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, ZERO
+from ._forward import linear_frule
 from ._shapes import bind, cast_like, dtype_of, no_tangents
 
 # --- reshapes ---
 
 
-@rrule(np.reshape)
+@rrule(np.reshape, forward=linear_frule(np.reshape), complex=True, view=True,
+       formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def reshape_rrule(x, *args, **kwargs):
     order = bind(np.reshape, (x, *args), kwargs).get("order", "C")
 
@@ -26,7 +31,8 @@ def reshape_rrule(x, *args, **kwargs):
     return np.reshape(x, *args, **kwargs), reshape_pullback
 
 
-@rrule(np.ravel)
+@rrule(np.ravel, forward=linear_frule(np.ravel), complex=True, view=True,
+       formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def ravel_rrule(x, *args, **kwargs):
     order = bind(np.ravel, (x, *args), kwargs).get("order", "C")
 
@@ -36,7 +42,8 @@ def ravel_rrule(x, *args, **kwargs):
     return np.ravel(x, *args, **kwargs), ravel_pullback
 
 
-@rrule(np.expand_dims)
+@rrule(np.expand_dims, forward=linear_frule(np.expand_dims), complex=True, view=True,
+       formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def expand_dims_rrule(x, *args, **kwargs):
     def expand_dims_pullback(dy):
         return NO_TANGENT, np.reshape(dy, np.shape(x)), *no_tangents(args)
@@ -44,7 +51,8 @@ def expand_dims_rrule(x, *args, **kwargs):
     return np.expand_dims(x, *args, **kwargs), expand_dims_pullback
 
 
-@rrule(np.squeeze)
+@rrule(np.squeeze, forward=linear_frule(np.squeeze), complex=True, view=True,
+       formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def squeeze_rrule(x, *args, **kwargs):
     def squeeze_pullback(dy):
         return NO_TANGENT, np.reshape(dy, np.shape(x)), *no_tangents(args)
@@ -52,7 +60,9 @@ def squeeze_rrule(x, *args, **kwargs):
     return np.squeeze(x, *args, **kwargs), squeeze_pullback
 
 
-@rrule(np.broadcast_to)
+@rrule(np.broadcast_to, forward=linear_frule(np.broadcast_to), complex=True, view="read-only", formula=whole(
+    "{dy} summed over the axes the broadcast added",
+))
 def broadcast_to_rrule(x, *args, **kwargs):
     def broadcast_to_pullback(dy):
         # every copy of an element passes its share back: sum over the broadcast axes
@@ -69,7 +79,7 @@ def _atleast_tangents(dy, arys):
     return tuple(d if d is ZERO else np.reshape(d, np.shape(x)) for d, x in zip(dy, arys))
 
 
-@rrule(np.atleast_1d)
+@rrule(np.atleast_1d, complex=True, view=True, formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def atleast_1d_rrule(*arys):
     def atleast_1d_pullback(dy):
         return NO_TANGENT, *_atleast_tangents(dy, arys)
@@ -77,7 +87,7 @@ def atleast_1d_rrule(*arys):
     return np.atleast_1d(*arys), atleast_1d_pullback
 
 
-@rrule(np.atleast_2d)
+@rrule(np.atleast_2d, complex=True, view=True, formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def atleast_2d_rrule(*arys):
     def atleast_2d_pullback(dy):
         return NO_TANGENT, *_atleast_tangents(dy, arys)
@@ -85,7 +95,7 @@ def atleast_2d_rrule(*arys):
     return np.atleast_2d(*arys), atleast_2d_pullback
 
 
-@rrule(np.atleast_3d)
+@rrule(np.atleast_3d, complex=True, view=True, formula=whole("{dy} reshaped to the shape of {a[0]}"))
 def atleast_3d_rrule(*arys):
     def atleast_3d_pullback(dy):
         return NO_TANGENT, *_atleast_tangents(dy, arys)
@@ -96,7 +106,9 @@ def atleast_3d_rrule(*arys):
 # --- axis permutations ---
 
 
-@rrule(np.transpose)
+@rrule(np.transpose, forward=linear_frule(np.transpose), complex=True, view=True, formula=whole(
+    "{dy} with its axes put back in the order of {a[0]}",
+))
 def transpose_rrule(x, *args, **kwargs):
     axes = bind(np.transpose, (x, *args), kwargs).get("axes")
 
@@ -110,7 +122,14 @@ def transpose_rrule(x, *args, **kwargs):
     return np.transpose(x, *args, **kwargs), transpose_pullback
 
 
-@rrule(np.swapaxes)
+# x.mT has no rule of its own (numpy's body swaps the last two axes with the rules here), but
+# numpy's result is a view of x all the same
+declare(np.matrix_transpose, view=True)
+
+
+@rrule(np.swapaxes, forward=linear_frule(np.swapaxes), complex=True, view=True, formula=whole(
+    "{dy} with its axes put back in the order of {a[0]}",
+))
 def swapaxes_rrule(x, *args, **kwargs):
     b = bind(np.swapaxes, (x, *args), kwargs)
 
@@ -120,7 +139,9 @@ def swapaxes_rrule(x, *args, **kwargs):
     return np.swapaxes(x, *args, **kwargs), swapaxes_pullback
 
 
-@rrule(np.moveaxis)
+@rrule(np.moveaxis, forward=linear_frule(np.moveaxis), complex=True, view=True, formula=whole(
+    "{dy} with its axes put back in the order of {a[0]}",
+))
 def moveaxis_rrule(x, *args, **kwargs):
     b = bind(np.moveaxis, (x, *args), kwargs)
 
@@ -133,7 +154,7 @@ def moveaxis_rrule(x, *args, **kwargs):
 # --- flips and rolls ---
 
 
-@rrule(np.flip)
+@rrule(np.flip, complex=True, view=True, formula=whole("{dy} flipped back"))
 def flip_rrule(x, *args, **kwargs):
     axis = bind(np.flip, (x, *args), kwargs).get("axis")
 
@@ -143,7 +164,7 @@ def flip_rrule(x, *args, **kwargs):
     return np.flip(x, *args, **kwargs), flip_pullback
 
 
-@rrule(np.fliplr)
+@rrule(np.fliplr, complex=True, view=True, formula=whole("{dy} flipped back"))
 def fliplr_rrule(x):
     def fliplr_pullback(dy):
         return NO_TANGENT, np.fliplr(dy)
@@ -151,7 +172,7 @@ def fliplr_rrule(x):
     return np.fliplr(x), fliplr_pullback
 
 
-@rrule(np.flipud)
+@rrule(np.flipud, complex=True, view=True, formula=whole("{dy} flipped back"))
 def flipud_rrule(x):
     def flipud_pullback(dy):
         return NO_TANGENT, np.flipud(dy)
@@ -159,7 +180,7 @@ def flipud_rrule(x):
     return np.flipud(x), flipud_pullback
 
 
-@rrule(np.roll)
+@rrule(np.roll, complex=True, formula=whole("{dy} rolled back"))
 def roll_rrule(x, *args, **kwargs):
     b = bind(np.roll, (x, *args), kwargs)
 
@@ -170,7 +191,7 @@ def roll_rrule(x, *args, **kwargs):
     return np.roll(x, *args, **kwargs), roll_pullback
 
 
-@rrule(np.rot90)
+@rrule(np.rot90, complex=True, view=True, formula=whole("{dy} rotated back"))
 def rot90_rrule(x, *args, **kwargs):
     b = bind(np.rot90, (x, *args), kwargs)
 
@@ -183,7 +204,7 @@ def rot90_rrule(x, *args, **kwargs):
 # --- copies and casts ---
 
 
-@rrule(np.copy)
+@rrule(np.copy, complex=True, formula=whole("{dy}"))
 def copy_rrule(x, *args, **kwargs):
     def copy_pullback(dy):
         return NO_TANGENT, dy, *no_tangents(args)
@@ -191,7 +212,7 @@ def copy_rrule(x, *args, **kwargs):
     return np.copy(x, *args, **kwargs), copy_pullback
 
 
-@rrule(np.astype)
+@rrule(np.astype, complex=True, formula=whole("{dy} cast back to the dtype of {a[0]}", None))
 def astype_rrule(x, dtype, *args, **kwargs):
     inexact = np.dtype(dtype).kind in "fc" and dtype_of(x).kind in "fc"
 
@@ -202,10 +223,3 @@ def astype_rrule(x, dtype, *args, **kwargs):
         return NO_TANGENT, dx, NO_TANGENT, *no_tangents(args)
 
     return np.astype(x, dtype, *args, **kwargs), astype_pullback
-
-
-# rearrangements (linear, with real coefficients) and casts: the complex tests in
-# tests/rules/test_shape.py pass for each
-complex_rules(np.reshape, np.ravel, np.expand_dims, np.squeeze, np.broadcast_to, np.atleast_1d,
-              np.atleast_2d, np.atleast_3d, np.transpose, np.swapaxes, np.moveaxis, np.flip,
-              np.fliplr, np.flipud, np.roll, np.rot90, np.copy, np.astype)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..scipy.signal import convolve
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import bind, like, no_tangents
@@ -26,7 +26,23 @@ def _uncrop(dy, full_shape):
     return dy if all(p == (0, 0) for p in pads) else np.pad(dy, pads)
 
 
-@rrule(convolve)
+def _option(values, kwargs, name, position):
+    """The value of the option `name` of a call, given by keyword or as positional `position`."""
+    if name in kwargs:
+        return kwargs[name]
+    return values[position] if len(values) > position else None
+
+
+def _convolve(names, values, kwargs):
+    """Each input's tangent is the correlation of ȳ with the other input."""
+    mode = _option(values, kwargs, "mode", 2)
+    undo = "" if mode in (None, "full") else f", {{dy}} first zero-padded to the 'full' size ({mode!r} cropped it)"
+    return [f"{{dy}} correlated with {{a[1]}}: convolve({{dy}}, flip({{a[1]}}), 'valid'){undo}",
+            f"{{dy}} correlated with {{a[0]}}: convolve({{dy}}, flip({{a[0]}}), 'valid'){undo}",
+            None]
+
+
+@rrule(convolve, complex=True, formula=whole(_convolve))
 def convolve_rrule(in1, in2, *args, **kwargs):
     method = bind(convolve, (in1, in2, *args), kwargs).get("method", "auto")
     y = convolve(in1, in2, *args, **kwargs)
@@ -42,6 +58,3 @@ def convolve_rrule(in1, in2, *args, **kwargs):
         )
 
     return y, convolve_pullback
-
-
-complex_rules(convolve)  # bilinear: the pullback holds for complex values (see the docstring)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from ..registry import rrule, unbroadcast
+from ..registry import partials, rrule, unbroadcast
 from ..scipy.special import polygamma
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import divide
@@ -32,7 +32,7 @@ def _safe_nonzero(x):
 # --- gamma and beta functions ---
 
 
-@rrule(sp.gammaln)
+@rrule(sp.gammaln, formula=partials("ψ({a[0]})"))
 def gammaln_rrule(x):
     def gammaln_pullback(dy):
         # d/dx log|Γ(x)| = ψ(x)
@@ -41,7 +41,7 @@ def gammaln_rrule(x):
     return sp.gammaln(x), gammaln_pullback
 
 
-@rrule(sp.gamma)
+@rrule(sp.gamma, formula=partials("{y}·ψ({a[0]})"))
 def gamma_rrule(x):
     y = sp.gamma(x)
 
@@ -52,7 +52,8 @@ def gamma_rrule(x):
     return y, gamma_pullback
 
 
-@rrule(sp.digamma)  # sp.psi is the same ufunc
+# (sp.psi is the same ufunc)
+@rrule(sp.digamma, formula=partials("ψ′({a[0]})"))
 def digamma_rrule(x):
     def digamma_pullback(dy):
         # d/dx ψ(x) = ψ⁽¹⁾(x); scipy computes it in float64
@@ -61,7 +62,7 @@ def digamma_rrule(x):
     return sp.digamma(x), digamma_pullback
 
 
-@rrule(polygamma)
+@rrule(polygamma, formula=partials(None, "polygamma({a[0]} + 1, {a[1]})"))
 def polygamma_rrule(n, x):
     def polygamma_pullback(dy):
         # d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x); the order n is an integer
@@ -70,7 +71,10 @@ def polygamma_rrule(n, x):
     return polygamma(n, x), polygamma_pullback  # traced again at second order
 
 
-@rrule(sp.beta)
+@rrule(sp.beta, formula=partials(
+    "{y}·(ψ({a[0]}) - ψ({a[0]} + {a[1]}))",
+    "{y}·(ψ({a[1]}) - ψ({a[0]} + {a[1]}))",
+))
 def beta_rrule(a, b):
     y = sp.beta(a, b)
 
@@ -87,7 +91,7 @@ def beta_rrule(a, b):
     return y, beta_pullback
 
 
-@rrule(sp.betaln)
+@rrule(sp.betaln, formula=partials("(ψ({a[0]}) - ψ({a[0]} + {a[1]}))", "(ψ({a[1]}) - ψ({a[0]} + {a[1]}))"))
 def betaln_rrule(a, b):
     def betaln_pullback(dy):
         # d/da log|B(a, b)| = ψ(a) - ψ(a + b)
@@ -104,7 +108,7 @@ def betaln_rrule(a, b):
 # --- error functions ---
 
 
-@rrule(sp.erf)
+@rrule(sp.erf, formula=partials("2/√π·exp(-{a[0]}²)"))
 def erf_rrule(x):
     def erf_pullback(dy):
         # d/dx erf = 2/√π exp(-x²)
@@ -113,7 +117,7 @@ def erf_rrule(x):
     return sp.erf(x), erf_pullback
 
 
-@rrule(sp.erfc)
+@rrule(sp.erfc, formula=partials("(-2/√π·exp(-{a[0]}²))"))
 def erfc_rrule(x):
     def erfc_pullback(dy):
         # d/dx erfc = -2/√π exp(-x²)
@@ -122,7 +126,7 @@ def erfc_rrule(x):
     return sp.erfc(x), erfc_pullback
 
 
-@rrule(sp.erfinv)
+@rrule(sp.erfinv, formula=partials("√π/2·exp({y}²)"))
 def erfinv_rrule(x):
     y = sp.erfinv(x)
 
@@ -133,7 +137,7 @@ def erfinv_rrule(x):
     return y, erfinv_pullback
 
 
-@rrule(sp.erfcinv)
+@rrule(sp.erfcinv, formula=partials("(-√π/2·exp({y}²))"))
 def erfcinv_rrule(x):
     y = sp.erfcinv(x)
 
@@ -150,7 +154,7 @@ def erfcinv_rrule(x):
 _ERFCX_FAR = 50.0
 
 
-@rrule(sp.erfcx)
+@rrule(sp.erfcx, formula=partials("(2·{a[0]}·{y} - 2/√π)"))
 def erfcx_rrule(x):
     """2x·erfcx(x) - 2/√π; for x ≥ 50 its asymptotic series, which keeps the digits the difference loses."""
     y = sp.erfcx(x)
@@ -171,7 +175,7 @@ def erfcx_rrule(x):
 # --- logistic functions ---
 
 
-@rrule(sp.expit)
+@rrule(sp.expit, formula=partials("{y}·(1 - {y})"))
 def expit_rrule(x):
     y = sp.expit(x)
 
@@ -182,7 +186,7 @@ def expit_rrule(x):
     return y, expit_pullback
 
 
-@rrule(sp.logit)
+@rrule(sp.logit, formula=partials("1/({a[0]}·(1 - {a[0]}))"))
 def logit_rrule(x):
     def logit_pullback(dy):
         # d/dx log(x / (1 - x)) = 1 / (x (1 - x)); inf at 0 and 1
@@ -191,7 +195,7 @@ def logit_rrule(x):
     return sp.logit(x), logit_pullback
 
 
-@rrule(sp.log_expit)
+@rrule(sp.log_expit, formula=partials("expit(-{a[0]})"))
 def log_expit_rrule(x):
     def log_expit_pullback(dy):
         # d/dx log σ(x) = 1 - σ(x) = σ(-x), without the cancellation of 1 - σ for large x
@@ -203,7 +207,7 @@ def log_expit_rrule(x):
 # --- the normal distribution ---
 
 
-@rrule(sp.ndtr)
+@rrule(sp.ndtr, formula=partials("exp(-{a[0]}²/2)/√(2π)"))
 def ndtr_rrule(x):
     def ndtr_pullback(dy):
         # d/dx Φ = φ(x) = exp(-x²/2) / √(2π)
@@ -212,7 +216,7 @@ def ndtr_rrule(x):
     return sp.ndtr(x), ndtr_pullback
 
 
-@rrule(sp.log_ndtr)
+@rrule(sp.log_ndtr, formula=partials("exp(-{a[0]}²/2 - {y})/√(2π)"))
 def log_ndtr_rrule(x):
     y = sp.log_ndtr(x)
 
@@ -223,7 +227,7 @@ def log_ndtr_rrule(x):
     return y, log_ndtr_pullback
 
 
-@rrule(sp.ndtri)
+@rrule(sp.ndtri, formula=partials("√(2π)·exp({y}²/2)"))
 def ndtri_rrule(x):
     y = sp.ndtri(x)
 
@@ -237,7 +241,7 @@ def ndtri_rrule(x):
 # --- modified Bessel functions ---
 
 
-@rrule(sp.i0)
+@rrule(sp.i0, formula=partials("i1({a[0]})"))
 def i0_rrule(x):
     def i0_pullback(dy):
         # d/dx I₀ = I₁
@@ -246,7 +250,7 @@ def i0_rrule(x):
     return sp.i0(x), i0_pullback
 
 
-@rrule(sp.i1)
+@rrule(sp.i1, formula=partials("(i0({a[0]}) - {y}/{a[0]})"))
 def i1_rrule(x):
     y = sp.i1(x)
 
@@ -258,7 +262,7 @@ def i1_rrule(x):
     return y, i1_pullback
 
 
-@rrule(sp.i0e)
+@rrule(sp.i0e, formula=partials("(i1e({a[0]}) - sign({a[0]})·{y})"))
 def i0e_rrule(x):
     y = sp.i0e(x)
 
@@ -269,7 +273,7 @@ def i0e_rrule(x):
     return y, i0e_pullback
 
 
-@rrule(sp.i1e)
+@rrule(sp.i1e, formula=partials("(i0e({a[0]}) - {y}·(sign({a[0]}) + 1/{a[0]}))"))
 def i1e_rrule(x):
     y = sp.i1e(x)
 
@@ -285,7 +289,7 @@ def i1e_rrule(x):
 # --- x log y and entropies ---
 
 
-@rrule(sp.xlogy)
+@rrule(sp.xlogy, formula=partials("log({a[1]})", "{a[0]}/{a[1]}"))
 def xlogy_rrule(x, y):
     def xlogy_pullback(dz):
         # x log y (0 where x == 0): d/dx = log y (-inf at y == 0); d/dy = x / y, and 0 where x == 0,
@@ -300,7 +304,7 @@ def xlogy_rrule(x, y):
     return sp.xlogy(x, y), xlogy_pullback
 
 
-@rrule(sp.xlog1py)
+@rrule(sp.xlog1py, formula=partials("log1p({a[1]})", "{a[0]}/(1 + {a[1]})"))
 def xlog1py_rrule(x, y):
     def xlog1py_pullback(dz):
         # x log(1 + y) (0 where x == 0): d/dx = log1p(y); d/dy = x / (1 + y), 0 where x == 0
@@ -314,7 +318,7 @@ def xlog1py_rrule(x, y):
     return sp.xlog1py(x, y), xlog1py_pullback
 
 
-@rrule(sp.entr)
+@rrule(sp.entr, formula=partials("(-log({a[0]}) - 1)"))
 def entr_rrule(x):
     def entr_pullback(dy):
         # entr = -x log x: d/dx = -(log x + 1); +inf at 0, as in JAX
@@ -323,7 +327,7 @@ def entr_rrule(x):
     return sp.entr(x), entr_pullback
 
 
-@rrule(sp.rel_entr)
+@rrule(sp.rel_entr, formula=partials("(log({a[0]}/{a[1]}) + 1)", "(-{a[0]}/{a[1]})"))
 def rel_entr_rrule(x, y):
     def rel_entr_pullback(dz):
         # x log(x / y): d/dx = log(x / y) + 1 (-inf at x == 0); d/dy = -x / y (0 at x == 0)

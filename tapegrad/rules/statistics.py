@@ -60,7 +60,7 @@ import math
 import numpy as np
 
 from ..errors import qualified_name, user_location
-from ..registry import rrule, stand_in
+from ..registry import rrule, stand_in, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from .special_params import no_derivative
 from ._shapes import bind, cast_like, dtype_of, like, mT, positional_names, reduced_axes
@@ -300,7 +300,12 @@ def _quantile_rule(fn, a, args, kwargs, needs, percent, nan_form):
     return y, quantile_pullback
 
 
-@rrule(np.percentile)
+@rrule(np.percentile, formula=whole(
+    "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that percentile {a[1]} "
+    "lies between (t its fraction, numpy's method; a tie in the stable sort's order)",
+    "{dy}·(s[hi] - s[lo])·g'/100 summed over the groups (s: {a[0]} sorted; g' the slope of numpy's virtual index: "
+    "n - 1 for linear, n + 1 - α - β for Hyndman-Fan); 0 for the piecewise-constant methods",
+))
 def percentile_rrule(a, *args, needs=None, **kwargs):
     """a: 1 - t and t to the two order statistics q lies between (stable order at a tie); q: their gap·g'(q)/100.
 
@@ -310,7 +315,12 @@ def percentile_rrule(a, *args, needs=None, **kwargs):
     return _quantile_rule(np.percentile, a, args, kwargs, needs, percent=True, nan_form=False)
 
 
-@rrule(np.quantile)
+@rrule(np.quantile, formula=whole(
+    "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that quantile {a[1]} "
+    "lies between (t its fraction, numpy's method; a tie in the stable sort's order)",
+    "{dy}·(s[hi] - s[lo])·g' summed over the groups (s: {a[0]} sorted; g' the slope of numpy's virtual index: "
+    "n - 1 for linear, n + 1 - α - β for Hyndman-Fan); 0 for the piecewise-constant methods",
+))
 def quantile_rrule(a, *args, needs=None, **kwargs):
     """a: 1 - t and t to the two order statistics q lies between (stable order at a tie); q: their gap·g'(q).
 
@@ -320,13 +330,23 @@ def quantile_rrule(a, *args, needs=None, **kwargs):
     return _quantile_rule(np.quantile, a, args, kwargs, needs, percent=False, nan_form=False)
 
 
-@rrule(np.nanpercentile)
+@rrule(np.nanpercentile, formula=whole(
+    "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that percentile "
+    "{a[1]} lies between among the values that are not nan (t its fraction), 0 at nan",
+    "{dy}·(s[hi] - s[lo])·g'/100 summed over the groups (s: the n values of {a[0]} that are not nan, sorted; g' as "
+    "for percentile); 0 for the piecewise-constant methods",
+))
 def nanpercentile_rrule(a, *args, needs=None, **kwargs):
     """As np.percentile's, among the values that are not nan (n their count); a nan gets 0."""
     return _quantile_rule(np.nanpercentile, a, args, kwargs, needs, percent=True, nan_form=True)
 
 
-@rrule(np.nanquantile)
+@rrule(np.nanquantile, formula=whole(
+    "{dy}·(1 - t) and {dy}·t to the elements of {a[0]} sorted into the two places that quantile "
+    "{a[1]} lies between among the values that are not nan (t its fraction), 0 at nan",
+    "{dy}·(s[hi] - s[lo])·g' summed over the groups (s: the n values of {a[0]} that are not nan, sorted; g' as "
+    "for quantile); 0 for the piecewise-constant methods",
+))
 def nanquantile_rrule(a, *args, needs=None, **kwargs):
     """As np.quantile's, among the values that are not nan (n their count); a nan gets 0."""
     return _quantile_rule(np.nanquantile, a, args, kwargs, needs, percent=False, nan_form=True)
@@ -394,7 +414,16 @@ def _laid_out(fn, x, args, kwargs):
     return b, value, layout
 
 
-@rrule(np.cov)
+@rrule(np.cov, formula=whole(
+    "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[0]} (Xc: the variables as rows, less their mean; w the weights, "
+    "1 without; f = N - ddof, or numpy's weighted form)",
+    "({dy} + {dy}ᵀ)·Xc·w/f, rows of {a[1]}",
+    None,
+    None,
+    None,
+    None,
+    "φₖ·xcₖᵀ·{dy}·xcₖ/f - ⟨{dy}, {y}⟩·(∂f/∂aₖ)/f for each observation k (φ the fweights, 1 without)",
+))
 def cov_rrule(m, *args, **kwargs):
     """Differentiable in m, y and aweights (not fweights, which are integer counts)."""
     b, c, layout = _laid_out(np.cov, m, args, kwargs)
@@ -451,7 +480,12 @@ def cov_rrule(m, *args, **kwargs):
     return c, cov_pullback
 
 
-@rrule(np.corrcoef)
+@rrule(np.corrcoef, formula=whole(
+    "(C̄ + C̄ᵀ)·Xc - diag(r/d)·Xc, rows of {a[0]} (Xc: the variables as rows, less their mean; "
+    "d = diag(Xc·Xcᵀ), C̄ = {dy}/√(d dᵀ), r = row sums + column sums of {dy}·{y})",
+    "(C̄ + C̄ᵀ)·Xc - diag(r/d)·Xc, rows of {a[1]}",
+    None,
+))
 def corrcoef_rrule(x, *args, **kwargs):
     """Differentiable in x and y; the derivative of R unclipped (0 where |R| = 1, as the clip's)."""
     b, r, layout = _laid_out(np.corrcoef, x, args, kwargs)

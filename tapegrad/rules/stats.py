@@ -1,12 +1,12 @@
 """Rules for the primitives of tapegrad.scipy.stats: the Poisson expectation its entropy sums."""
 from __future__ import annotations
 
-from ..registry import rrule
+from ..registry import partials, rrule
 from ..scipy.stats import poisson_mean_gammaln
 from ..tangents import NO_TANGENT, Thunk
 
 
-@rrule(poisson_mean_gammaln)
+@rrule(poisson_mean_gammaln, formula=partials("(poisson_mean_gammaln({a[0]}, {a[1]} + 1) - {y})", None))
 def poisson_mean_gammaln_rrule(mu, m):
     """tapegrad.scipy.stats.poisson_mean_gammaln: its derivative in mu is itself at m + 1 minus itself at m."""
 

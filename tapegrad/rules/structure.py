@@ -1,15 +1,22 @@
-"""The rule of `build`, the op that packs a structured result: its pullback splits the seed."""
+"""The rule of `build`, the op that packs a structured result: its pullback splits the seed.
+
+Complex values (the rules declared with ``complex=True``): the seed of each leaf is passed back
+as it is, a complex one too.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import SeedError
 from ..pytree import build, flatten_cotangent
-from ..registry import complex_rules, rrule
+from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, ZERO
 
 
-@rrule(build)
+@rrule(build, complex=True, keep_whole=True, formula=whole(
+    None,
+    "the part of {dy} at this value's place in the result",
+))
 def build_rrule(spec, *leaves):
     def build_pullback(dy):
         parts = flatten_cotangent(spec, dy, "the function")
@@ -22,7 +29,3 @@ def build_rrule(spec, *leaves):
         return (NO_TANGENT, NO_TANGENT, *parts)
 
     return build(spec, *leaves), build_pullback
-
-
-# the seed of each leaf is passed back as it is, a complex one too
-complex_rules(build)

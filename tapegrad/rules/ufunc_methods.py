@@ -23,6 +23,11 @@ axis of ``reduce`` and ``accumulate`` is 0 unless given, ``axis=None`` reduces e
 The methods of the non-differentiable two-input ufuncs (comparisons, logic, bitwise
 operations; of floor_divide, outer only) are non-differentiable too. Any other method raises
 NoRuleError naming the ufuncs whose method of that name tapegrad differentiates.
+
+Complex values (the rules declared with ``complex=True``): sums, products and their scans are
+holomorphic (np.sum's, np.prod's, np.cumsum's and np.cumprod's rules); max and min pick
+elements in numpy's lexicographic order; ``outer`` is complex where its ufunc's rule is.
+Checked on complex values in tests/rules/test_ufunc_methods.py.
 """
 from __future__ import annotations
 
@@ -30,8 +35,7 @@ import numpy as np
 
 from ..context import METHOD_SIGNATURES
 from ..errors import NoRuleError, qualified_name, user_location
-from ..registry import (COMPLEX, NEEDS, NONDIFF, RULES, complex_rules, frule, nondifferentiable, register_rrule,
-                        rrule, unbroadcast)
+from ..registry import COMPLEX, FORMULAS, NEEDS, NONDIFF, RULES, frule, nondifferentiable, rrule, unbroadcast, whole
 from ..tangents import NO_TANGENT, ZERO, Thunk, getitem
 from ._shapes import cast_like, expand_reduced, no_tangents, normalize_axis, reduced_axes, tangent_dtype
 from .indexing import scatter_add
@@ -179,17 +183,48 @@ def _binary_ufuncs(table):
     return [f for f in table if isinstance(f, np.ufunc) and f.nin == 2 and f.signature is None]
 
 
-for _uf in _binary_ufuncs(list(RULES)):
-    register_rrule(_uf.outer, _outer_rule(_uf))
+def _outer_formula(entry):
+    """What explain prints for ``ufunc.outer``, from the ufunc's own formula: each tangent is
+    the elementwise one (a[0] spread along the axes of a[1]), summed over the axes of the other
+    argument."""
+    def templates(names, values, kwargs):
+        out = []
+        for i, other in enumerate(("{a[1]}", "{a[0]}")):
+            t = entry.template(i, names, values, kwargs)
+            if t is not None and entry.kind == "partial":
+                t = "{dy}" if t == "1" else "-{dy}" if t == "-1" else "{dy} · " + t
+            out.append(None if t is None else f"{t}, summed over the axes of {other} (outer product)")
+        return out
+    return whole(templates)
+
 
 # the outer product of complex values: the elementwise rules written for them, reshaped
-complex_rules(*[_uf.outer for _uf in _binary_ufuncs(list(RULES)) if _uf in COMPLEX])
+for _uf in _binary_ufuncs(list(RULES)):
+    rrule(_uf.outer, complex=_uf in COMPLEX,
+          formula=_outer_formula(FORMULAS[_uf]) if _uf in FORMULAS else None)(_outer_rule(_uf))
+
+
+def _along(text):
+    """The formula of a ufunc's reduce or accumulate: `text` with ``{over}`` the axes it ran
+    along, numpy's axis 0 when none was given (explain's ``{over}`` reads None as every axis)."""
+    def templates(names, values, kwargs):
+        axis = kwargs.get("axis", 0)
+        if type(axis) is tuple and len(axis) == 1:
+            axis = axis[0]
+        over = ("every axis" if axis is None else
+                "axes " + ", ".join(map(str, axis)) if type(axis) is tuple else f"axis {axis}")
+        return [text.replace("{over}", over)]
+    return whole(templates)
+
+
+_LARGEST = "{dy} sent to where {a[0]} is largest over {over} (shared at a tie)"
+_SMALLEST = "{dy} sent to where {a[0]} is smallest over {over} (shared at a tie)"
 
 
 # --- reduce ---
 
 
-@rrule(np.add.reduce)
+@rrule(np.add.reduce, complex=True, formula=_along("{dy} broadcast back over {over}"))
 def add_reduce_rrule(array, *args, **kwargs):
     """np.sum along numpy's axis=0: each element gets the cotangent of its sum."""
     b = _bind(np.add.reduce, "reduce", (array, *args), kwargs)
@@ -199,7 +234,8 @@ def add_reduce_rrule(array, *args, **kwargs):
     return y, _named(pb, np.add, "reduce", args, lambda dy: unbroadcast(dy, initial))
 
 
-@rrule(np.multiply.reduce)
+@rrule(np.multiply.reduce, complex=True,
+       formula=_along("{dy} · {y}/{a[0]} broadcast back over {over} (the product of the others)"))
 def multiply_reduce_rrule(array, *args, **kwargs):
     """np.prod along numpy's axis=0: each element gets the cotangent times the product of the others."""
     b = _bind(np.multiply.reduce, "reduce", (array, *args), kwargs)
@@ -239,8 +275,9 @@ def _extremum_reduce(ufunc, rule):
     return _name(reduce_rrule, ufunc, "reduce")
 
 
-register_rrule(np.maximum.reduce, _extremum_reduce(np.maximum, max_rrule))
-register_rrule(np.minimum.reduce, _extremum_reduce(np.minimum, min_rrule))
+# (max and min pick elements in numpy's lexicographic order: complex values too)
+rrule(np.maximum.reduce, complex=True, formula=_along(_LARGEST))(_extremum_reduce(np.maximum, max_rrule))
+rrule(np.minimum.reduce, complex=True, formula=_along(_SMALLEST))(_extremum_reduce(np.minimum, min_rrule))
 
 
 def _nan_extremum_reduce(ufunc, rule, fill):
@@ -265,8 +302,8 @@ def _nan_extremum_reduce(ufunc, rule, fill):
     return _name(reduce_rrule, ufunc, "reduce")
 
 
-register_rrule(np.fmax.reduce, _nan_extremum_reduce(np.fmax, max_rrule, -np.inf))
-register_rrule(np.fmin.reduce, _nan_extremum_reduce(np.fmin, min_rrule, np.inf))
+rrule(np.fmax.reduce, formula=_along(_LARGEST))(_nan_extremum_reduce(np.fmax, max_rrule, -np.inf))
+rrule(np.fmin.reduce, formula=_along(_SMALLEST))(_nan_extremum_reduce(np.fmin, min_rrule, np.inf))
 
 
 def _log_reduce(ufunc, power):
@@ -295,8 +332,10 @@ def _log_reduce(ufunc, power):
     return _name(reduce_rrule, ufunc, "reduce")
 
 
-register_rrule(np.logaddexp.reduce, _log_reduce(np.logaddexp, np.exp))
-register_rrule(np.logaddexp2.reduce, _log_reduce(np.logaddexp2, np.exp2))
+rrule(np.logaddexp.reduce, formula=_along("{dy} · exp({a[0]} - {y}) broadcast back over {over}"))(
+    _log_reduce(np.logaddexp, np.exp))
+rrule(np.logaddexp2.reduce, formula=_along("{dy} · 2^({a[0]} - {y}) broadcast back over {over}"))(
+    _log_reduce(np.logaddexp2, np.exp2))
 
 
 # --- accumulate ---
@@ -316,7 +355,8 @@ def _scan_axis(fn, array, b):
     return normalize_axis(axis, ndim)
 
 
-@rrule(np.add.accumulate)
+@rrule(np.add.accumulate, complex=True,
+       formula=_along("the cumulative sum of {dy} taken backwards along {over}"))
 def add_accumulate_rrule(array, *args, **kwargs):
     """np.cumsum along numpy's axis=0: each element gets the sum of the cotangents from its place on."""
     fn = np.add.accumulate
@@ -328,7 +368,8 @@ def add_accumulate_rrule(array, *args, **kwargs):
     return y, _named(pb, np.add, "accumulate", args)
 
 
-@rrule(np.multiply.accumulate)
+@rrule(np.multiply.accumulate, complex=True,
+       formula=_along("the backward cumulative sum of {dy} · {y}, divided by {a[0]}, along {over}"))
 def multiply_accumulate_rrule(array, *args, **kwargs):
     """np.cumprod along numpy's axis=0, right with zeros in the array."""
     fn = np.multiply.accumulate
@@ -396,17 +437,27 @@ def _fold_accumulate(ufunc, note):
     return _name(accumulate_rrule, ufunc, "accumulate")
 
 
-for _uf, _note in [
+_RUNNING_MAX = ("each {dy}ⱼ sent to the element holding the running maximum {y}ⱼ along {over} "
+                "(half to each of two at a tie, as np.maximum's rule)")
+_RUNNING_MIN = ("each {dy}ⱼ sent to the element holding the running minimum {y}ⱼ along {over} "
+                "(half to each of two at a tie, as np.minimum's rule)")
+for _uf, _note, _formula in [
     (np.maximum, "The running maximum along numpy's axis=0: each cotangent goes to the element "
-                 "holding the maximum there, half to each of two at a tie (np.maximum's rule, step by step)."),
+                 "holding the maximum there, half to each of two at a tie (np.maximum's rule, step by step).",
+     _RUNNING_MAX),
     (np.minimum, "The running minimum along numpy's axis=0: each cotangent goes to the element "
-                 "holding the minimum there, half to each of two at a tie (np.minimum's rule, step by step)."),
-    (np.fmax, "The running maximum along numpy's axis=0, a nan skipped: np.fmax's rule, step by step."),
-    (np.fmin, "The running minimum along numpy's axis=0, a nan skipped: np.fmin's rule, step by step."),
-    (np.logaddexp, "The running log-sum-exp along numpy's axis=0: np.logaddexp's rule, step by step."),
-    (np.logaddexp2, "The running log-sum-exp2 along numpy's axis=0: np.logaddexp2's rule, step by step."),
+                 "holding the minimum there, half to each of two at a tie (np.minimum's rule, step by step).",
+     _RUNNING_MIN),
+    (np.fmax, "The running maximum along numpy's axis=0, a nan skipped: np.fmax's rule, step by step.",
+     _RUNNING_MAX),
+    (np.fmin, "The running minimum along numpy's axis=0, a nan skipped: np.fmin's rule, step by step.",
+     _RUNNING_MIN),
+    (np.logaddexp, "The running log-sum-exp along numpy's axis=0: np.logaddexp's rule, step by step.",
+     "Σⱼ₍≥ᵢ₎ {dy}ⱼ · exp({a[0]}ᵢ - {y}ⱼ) along {over}"),
+    (np.logaddexp2, "The running log-sum-exp2 along numpy's axis=0: np.logaddexp2's rule, step by step.",
+     "Σⱼ₍≥ᵢ₎ {dy}ⱼ · 2^({a[0]}ᵢ - {y}ⱼ) along {over}"),
 ]:
-    register_rrule(_uf.accumulate, _fold_accumulate(_uf, _note))
+    rrule(_uf.accumulate, formula=_along(_formula))(_fold_accumulate(_uf, _note))
 
 
 # --- reduceat ---
@@ -425,7 +476,10 @@ def _segments(indices, n):
     return segment, position
 
 
-@rrule(np.add.reduceat)
+@rrule(np.add.reduceat, complex=True, formula=whole(
+    "{dy} of each segment copied to the elements summed into it (added where segments overlap)",
+    None,
+))
 def add_reduceat_rrule(array, indices, *args, **kwargs):
     """Sums over slices: each element gets the cotangents of the segments it was summed into."""
     b = _bind(np.add.reduceat, "reduceat", (array, indices, *args), kwargs)
@@ -480,13 +534,6 @@ def _as_array(dx):
     return np.asarray(dx) if type(dx) in (float, complex) else dx
 
 
-# sums, products and their scans are holomorphic (np.sum's, np.prod's, np.cumsum's and
-# np.cumprod's rules, declared for complex values); max and min pick elements in numpy's
-# lexicographic order. Checked on complex values in tests/rules/test_ufunc_methods.py
-complex_rules(np.add.reduce, np.multiply.reduce, np.add.accumulate, np.multiply.accumulate,
-              np.maximum.reduce, np.minimum.reduce, np.add.reduceat)
-
-
 # --- the methods of the non-differentiable ufuncs ---
 
 # a comparison's outer product (np.equal.outer(labels, labels)), np.logical_and.reduce(mask):
@@ -497,4 +544,4 @@ for _uf in _binary_ufuncs(sorted(NONDIFF, key=repr)):
     nondifferentiable(_uf.outer)
     if not any(types[-1] in np.typecodes["AllFloat"] for types in _uf.types):
         nondifferentiable(_uf.reduce, _uf.accumulate, _uf.reduceat)
-del _uf, _note, _fn
+del _uf, _note, _formula, _fn

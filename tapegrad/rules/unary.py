@@ -3,6 +3,12 @@ hyperbolic functions, angle conversions, and the binary ones of the same kind (l
 arctan2, hypot).
 
 Constants are Python floats (weak in numpy), so that a float32 input keeps float32 tangents.
+
+Complex values (the rules declared with ``complex=True``): holomorphic: under autograd's
+convention (see the README) the pullback of a complex argument is the real rule's formula, with
+no conjugate (g·f'(z)), and numpy's principal branches agree with these formulas off the branch
+cuts; checked in tests/rules/test_elementwise.py (COMPLEX_TABLE). cbrt, the angle conversions,
+logaddexp, arctan2 and hypot stay out (numpy has no complex loop for them).
 """
 from __future__ import annotations
 
@@ -10,10 +16,10 @@ import math
 
 import numpy as np
 
-from .. import registry
 from ..errors import is_complex_value
-from ..registry import complex_rules, rrule, unbroadcast
+from ..registry import frule, partials, rrule, unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._forward import scaled
 from ._shapes import divide
 
 _LN2 = math.log(2.0)
@@ -23,7 +29,7 @@ _DEG = math.pi / 180.0
 # --- roots ---
 
 
-@rrule(np.sqrt)
+@rrule(np.sqrt, complex=True, formula=partials("1/(2·{y})"))
 def sqrt_rrule(x):
     y = np.sqrt(x)
 
@@ -34,7 +40,13 @@ def sqrt_rrule(x):
     return y, sqrt_pullback
 
 
-@rrule(np.cbrt)
+@frule(np.sqrt)
+def sqrt_frule(d, x):
+    y = np.sqrt(x)
+    return y, scaled(d[0], 1 / (2 * y))
+
+
+@rrule(np.cbrt, formula=partials("1/(3·{y}²)"))
 def cbrt_rrule(x):
     y = np.cbrt(x)
 
@@ -48,7 +60,7 @@ def cbrt_rrule(x):
 # --- exponentials and logarithms ---
 
 
-@rrule(np.exp)
+@rrule(np.exp, complex=True, formula=partials("{y}"))
 def exp_rrule(x):
     y = np.exp(x)
 
@@ -58,7 +70,13 @@ def exp_rrule(x):
     return y, exp_pullback
 
 
-@rrule(np.exp2)
+@frule(np.exp)
+def exp_frule(d, x):
+    y = np.exp(x)
+    return y, scaled(d[0], y)
+
+
+@rrule(np.exp2, complex=True, formula=partials("ln 2·{y}"))
 def exp2_rrule(x):
     y = np.exp2(x)
 
@@ -69,7 +87,7 @@ def exp2_rrule(x):
     return y, exp2_pullback
 
 
-@rrule(np.expm1)
+@rrule(np.expm1, complex=True, formula=partials("({y} + 1)"))
 def expm1_rrule(x):
     y = np.expm1(x)
 
@@ -80,7 +98,7 @@ def expm1_rrule(x):
     return y, expm1_pullback
 
 
-@rrule(np.log)
+@rrule(np.log, complex=True, formula=partials("1/{a[0]}"))
 def log_rrule(x):
     def log_pullback(dy):
         return NO_TANGENT, divide(dy, x)
@@ -88,7 +106,12 @@ def log_rrule(x):
     return np.log(x), log_pullback
 
 
-@rrule(np.log2)
+@frule(np.log)
+def log_frule(d, x):
+    return np.log(x), scaled(d[0], 1 / x)
+
+
+@rrule(np.log2, complex=True, formula=partials("1/({a[0]}·ln 2)"))
 def log2_rrule(x):
     def log2_pullback(dy):
         # d/dx log2 x = 1 / (x ln 2)
@@ -97,7 +120,7 @@ def log2_rrule(x):
     return np.log2(x), log2_pullback
 
 
-@rrule(np.log10)
+@rrule(np.log10, complex=True, formula=partials("1/({a[0]}·ln 10)"))
 def log10_rrule(x):
     def log10_pullback(dy):
         # d/dx log10 x = 1 / (x ln 10)
@@ -106,7 +129,7 @@ def log10_rrule(x):
     return np.log10(x), log10_pullback
 
 
-@rrule(np.log1p)
+@rrule(np.log1p, complex=True, formula=partials("1/(1 + {a[0]})"))
 def log1p_rrule(x):
     def log1p_pullback(dy):
         return NO_TANGENT, divide(dy, 1 + x)
@@ -114,7 +137,7 @@ def log1p_rrule(x):
     return np.log1p(x), log1p_pullback
 
 
-@rrule(np.logaddexp)
+@rrule(np.logaddexp, formula=partials("exp({a[0]} - {y})", "exp({a[1]} - {y})"))
 def logaddexp_rrule(x, y):
     z = np.logaddexp(x, y)
 
@@ -129,7 +152,7 @@ def logaddexp_rrule(x, y):
     return z, logaddexp_pullback
 
 
-@rrule(np.logaddexp2)
+@rrule(np.logaddexp2, formula=partials("2^({a[0]} - {y})", "2^({a[1]} - {y})"))
 def logaddexp2_rrule(x, y):
     z = np.logaddexp2(x, y)
 
@@ -147,7 +170,7 @@ def logaddexp2_rrule(x, y):
 # --- trigonometric ---
 
 
-@rrule(np.sin)
+@rrule(np.sin, complex=True, formula=partials("cos({a[0]})"))
 def sin_rrule(x):
     def sin_pullback(dy):
         return NO_TANGENT, dy * np.cos(x)
@@ -155,7 +178,12 @@ def sin_rrule(x):
     return np.sin(x), sin_pullback
 
 
-@rrule(np.cos)
+@frule(np.sin)
+def sin_frule(d, x):
+    return np.sin(x), scaled(d[0], np.cos(x))
+
+
+@rrule(np.cos, complex=True, formula=partials("(-sin({a[0]}))"))
 def cos_rrule(x):
     def cos_pullback(dy):
         return NO_TANGENT, -dy * np.sin(x)
@@ -163,7 +191,12 @@ def cos_rrule(x):
     return np.cos(x), cos_pullback
 
 
-@rrule(np.tan)
+@frule(np.cos)
+def cos_frule(d, x):
+    return np.cos(x), scaled(d[0], -np.sin(x))
+
+
+@rrule(np.tan, complex=True, formula=partials("(1 + {y}²)"))
 def tan_rrule(x):
     y = np.tan(x)
 
@@ -174,7 +207,7 @@ def tan_rrule(x):
     return y, tan_pullback
 
 
-@rrule(np.arcsin)
+@rrule(np.arcsin, complex=True, formula=partials("1/√(1 - {a[0]}²)"))
 def arcsin_rrule(x):
     def arcsin_pullback(dy):
         # d/dx arcsin = 1 / √(1 - x²); inf at ±1
@@ -183,7 +216,7 @@ def arcsin_rrule(x):
     return np.arcsin(x), arcsin_pullback
 
 
-@rrule(np.arccos)
+@rrule(np.arccos, complex=True, formula=partials("(-1/√(1 - {a[0]}²))"))
 def arccos_rrule(x):
     def arccos_pullback(dy):
         # d/dx arccos = -1 / √(1 - x²); -inf at ±1
@@ -192,7 +225,7 @@ def arccos_rrule(x):
     return np.arccos(x), arccos_pullback
 
 
-@rrule(np.arctan)
+@rrule(np.arctan, complex=True, formula=partials("1/(1 + {a[0]}²)"))
 def arctan_rrule(x):
     def arctan_pullback(dy):
         # d/dx arctan = 1 / (1 + x²)
@@ -201,7 +234,7 @@ def arctan_rrule(x):
     return np.arctan(x), arctan_pullback
 
 
-@rrule(np.arctan2)
+@rrule(np.arctan2, formula=partials("{a[1]}/({a[0]}² + {a[1]}²)", "(-{a[0]}/({a[0]}² + {a[1]}²))"))
 def arctan2_rrule(y, x):
     def arctan2_pullback(dz):
         # atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²). At the origin the angle
@@ -218,7 +251,7 @@ def arctan2_rrule(y, x):
     return np.arctan2(y, x), arctan2_pullback
 
 
-@rrule(np.hypot)
+@rrule(np.hypot, formula=partials("{a[0]}/{y}", "{a[1]}/{y}"))
 def hypot_rrule(x, y):
     z = np.hypot(x, y)
 
@@ -235,7 +268,7 @@ def hypot_rrule(x, y):
     return z, hypot_pullback
 
 
-@rrule(np.sinc)
+@rrule(np.sinc, complex=True, formula=partials("(cos(π{a[0]}) - {y})/{a[0]}"))
 def sinc_rrule(x):
     y = np.sinc(x)
     if is_complex_value(x):
@@ -261,7 +294,7 @@ def sinc_rrule(x):
 # --- hyperbolic ---
 
 
-@rrule(np.sinh)
+@rrule(np.sinh, complex=True, formula=partials("cosh({a[0]})"))
 def sinh_rrule(x):
     def sinh_pullback(dy):
         return NO_TANGENT, dy * np.cosh(x)
@@ -269,7 +302,7 @@ def sinh_rrule(x):
     return np.sinh(x), sinh_pullback
 
 
-@rrule(np.cosh)
+@rrule(np.cosh, complex=True, formula=partials("sinh({a[0]})"))
 def cosh_rrule(x):
     def cosh_pullback(dy):
         return NO_TANGENT, dy * np.sinh(x)
@@ -277,25 +310,9 @@ def cosh_rrule(x):
     return np.cosh(x), cosh_pullback
 
 
-#: 1 as a 0-d float64 array, for float64 arrays only: numpy takes a Python number beside an
-#: array through its slow "weak scalar" path (on a short vector, ``1 - t`` costs twice
-#: ``one - t``), and a 0-d array of the array's own dtype gives the same result bit for bit
-_F8 = registry.FLOAT64
-_ONE_F8 = np.array(1.0)
-_ONE_F8.flags.writeable = False
-
-
-@rrule(np.tanh)
+@rrule(np.tanh, complex=True, formula=partials("(1 - {y}²)"))
 def tanh_rrule(x):
     y = np.tanh(x)
-    if type(y) is np.ndarray:
-        if y.nbytes >= registry.STAND_IN_BYTES:
-            return y, _tanh_pullback_in_place(y)
-        if y.dtype is _F8:
-            def tanh_pullback(dy):  # (y is a plain array: 1 - y² records nothing on any tape)
-                return NO_TANGENT, dy * (_ONE_F8 - y * y)
-
-            return y, tanh_pullback
 
     def tanh_pullback(dy):
         # d/dx tanh = 1 - tanh²
@@ -304,22 +321,13 @@ def tanh_rrule(x):
     return y, tanh_pullback
 
 
-def _tanh_pullback_in_place(y):
-    """tanh's pullback of a large array: the same three operations in one buffer of its own
-    (out=), since a large array's two fresh temporaries cost more than the arithmetic (a third
-    less time at 128 x 256). Any other cotangent (a Tracer, another shape or dtype) takes the
-    plain expression. Decided in the rule, so that a small array's pullback checks nothing."""
-    def tanh_pullback(dy):
-        if type(dy) is np.ndarray and dy.shape == y.shape and dy.dtype == y.dtype:
-            t = np.multiply(y, y)
-            np.subtract(1, t, out=t)
-            return NO_TANGENT, np.multiply(dy, t, out=t)
-        return NO_TANGENT, dy * (1 - y * y)
-
-    return tanh_pullback
+@frule(np.tanh)
+def tanh_frule(d, x):
+    y = np.tanh(x)
+    return y, scaled(d[0], 1 - y * y)
 
 
-@rrule(np.arcsinh)
+@rrule(np.arcsinh, complex=True, formula=partials("1/√({a[0]}² + 1)"))
 def arcsinh_rrule(x):
     def arcsinh_pullback(dy):
         # d/dx arcsinh = 1 / √(x² + 1)
@@ -328,7 +336,7 @@ def arcsinh_rrule(x):
     return np.arcsinh(x), arcsinh_pullback
 
 
-@rrule(np.arccosh)
+@rrule(np.arccosh, complex=True, formula=partials("1/√({a[0]}² - 1)"))
 def arccosh_rrule(x):
     def arccosh_pullback(dy):
         # d/dx arccosh = 1 / √(x² - 1); inf at 1. For complex x, 1 / (√(x - 1) √(x + 1)): the
@@ -340,7 +348,7 @@ def arccosh_rrule(x):
     return np.arccosh(x), arccosh_pullback
 
 
-@rrule(np.arctanh)
+@rrule(np.arctanh, complex=True, formula=partials("1/(1 - {a[0]}²)"))
 def arctanh_rrule(x):
     def arctanh_pullback(dy):
         # d/dx arctanh = 1 / (1 - x²); inf at ±1
@@ -352,8 +360,8 @@ def arctanh_rrule(x):
 # --- angle conversions ---
 
 
-@rrule(np.radians)
-@rrule(np.deg2rad)
+@rrule(np.radians, formula=partials("π/180"))
+@rrule(np.deg2rad, formula=partials("π/180"))
 def deg2rad_rrule(x):
     def deg2rad_pullback(dy):
         return NO_TANGENT, dy * _DEG
@@ -361,20 +369,10 @@ def deg2rad_rrule(x):
     return np.deg2rad(x), deg2rad_pullback
 
 
-@rrule(np.degrees)
-@rrule(np.rad2deg)
+@rrule(np.degrees, formula=partials("180/π"))
+@rrule(np.rad2deg, formula=partials("180/π"))
 def rad2deg_rrule(x):
     def rad2deg_pullback(dy):
         return NO_TANGENT, dy * (1 / _DEG)
 
     return np.rad2deg(x), rad2deg_pullback
-
-
-# Holomorphic: under autograd's convention (see the README) the pullback of a complex argument
-# is the real rule's formula, with no conjugate (g·f'(z)), and numpy's principal branches agree
-# with these formulas off the branch cuts; checked in tests/rules/test_elementwise.py
-# (COMPLEX_TABLE). cbrt, the angle conversions, logaddexp, arctan2 and hypot stay out (numpy
-# has no complex loop for them).
-complex_rules(np.sqrt, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p,
-              np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
-              np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.sinc)

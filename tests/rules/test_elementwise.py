@@ -684,3 +684,146 @@ def test_cbrt_of_complex_is_refused_by_numpy():
     with pytest.raises(TypeError, match="cbrt"):
         grad(lambda z: np.real(np.cbrt(z)), 1 + 1j)
     assert np.cbrt not in tapegrad.registry.COMPLEX
+
+
+# --- fast paths, checked against their reference rules ---
+
+#: the rows of the binary table whose rule has a fast path (tapegrad.registry.fast_path)
+FAST = [row for row in BINARY if row[0] in tapegrad.registry.REFERENCES]
+#: the kinds of argument the fast paths take shortcuts for, and the ones they leave alone
+KINDS = {
+    "floats": lambda rng, d: middle(d),
+    "float64 scalars": lambda rng, d: np.float64(lower(d)),
+    "int": lambda rng, d: 2,
+    "one shape": lambda rng, d: sample(rng, d, (2, 3)),
+    "row": lambda rng, d: sample(rng, d, (3,)),
+    "column": lambda rng, d: sample(rng, d, (2, 1)),
+    "0-d": lambda rng, d: np.array(middle(d)),
+    "float32": lambda rng, d: sample(rng, d, (2, 3), np.float32),
+    "complex": lambda rng, d: sample(rng, d, (2, 3)) + 0.5j * sample(rng, d, (2, 3)),
+    "large": lambda rng, d: sample(rng, d, (64, 64)),
+    "long row": lambda rng, d: sample(rng, d, (64,)),
+}
+#: (x kind, y kind)
+KIND_PAIRS = [("floats", "floats"), ("floats", "int"), ("int", "floats"), ("float64 scalars", "floats"),
+              ("one shape", "one shape"), ("floats", "one shape"), ("one shape", "floats"), ("one shape", "int"),
+              ("column", "row"), ("0-d", "one shape"), ("float32", "float32"), ("float32", "floats"),
+              ("complex", "one shape"), ("one shape", "complex"), ("complex", "complex"), ("large", "large"),
+              ("floats", "large"), ("large", "floats"), ("large", "long row")]
+NEEDS_CASES = [None, (True, True), (True, False), (False, True)]
+
+
+def _value(t):
+    """A tangent as a value: a Thunk evaluated."""
+    return t.fn() if isinstance(t, tapegrad.Thunk) else t
+
+
+#: the suite's stand-in threshold (0: every array takes the large-array paths) and the library's
+THRESHOLDS = [0, 1 << 14]
+
+
+@pytest.mark.parametrize("threshold", THRESHOLDS, ids=lambda t: f"stand-ins from {t} bytes")
+@pytest.mark.parametrize("needs", NEEDS_CASES, ids=str)
+@pytest.mark.parametrize("kinds", KIND_PAIRS, ids=" ".join)
+@pytest.mark.parametrize("fn, xdomain, ydomain", FAST, ids=name)
+def test_fast_path_agrees_with_its_reference(fn, xdomain, ydomain, kinds, needs, threshold, rng, monkeypatch):
+    """A fast path gives its reference rule's value, and the tangents `needs` asks for, of every
+    kind of argument: the ones it takes a shortcut for and the ones it passes on."""
+    monkeypatch.setattr(tapegrad.registry, "STAND_IN_BYTES", threshold)
+    if fn in (np.power, np.float_power) and kinds[0] == "int":
+        pytest.skip("an int base: numpy's integer power, not differentiable")
+    fast, reference = tapegrad.registry.RULES[fn], tapegrad.registry.REFERENCES[fn]
+    x, y = KINDS[kinds[0]](rng, xdomain), KINDS[kinds[1]](rng, ydomain)
+    z, back = fast(x, y) if needs is None or fn not in tapegrad.registry.NEEDS else fast(x, y, needs=needs)
+    want, want_back = reference(x, y)
+    np.testing.assert_allclose(z, want, rtol=1e-15, atol=0)
+    assert np.shape(z) == np.shape(want) and np.result_type(z) == np.result_type(want)
+    dz = sample(rng, (-1, 1), np.shape(want)).astype(np.result_type(want))
+    got, expected = back(dz), want_back(dz)
+    for i, arg in ((1, x), (2, y)):
+        if needs is not None and not needs[i - 1]:
+            continue
+        g, e = _value(got[i]), _value(expected[i])
+        if e is NO_TANGENT or e is ZERO:
+            assert g is NO_TANGENT or g is ZERO, (i, g)
+            continue
+        np.testing.assert_allclose(g, e, rtol=1e-13, atol=1e-300, err_msg=f"argument {i}")
+        assert np.shape(g) == np.shape(arg), (i, np.shape(g), np.shape(arg))
+
+
+#: (x shape, y shape): one shape, a broadcast row, a number beside an array, two numbers
+TRACED_SHAPES = [((2, 3), (2, 3)), ((2, 3), (3,)), ((), (2, 3)), ((2, 3), ()), ((), ())]
+
+
+@pytest.mark.parametrize("shapes", TRACED_SHAPES, ids=str)
+@pytest.mark.parametrize("fn, xdomain, ydomain", FAST, ids=name)
+def test_fast_path_agrees_with_its_reference_when_traced(fn, xdomain, ydomain, shapes, rng):
+    """Traced through (a second derivative, a compiled gradient's program), a fast path gives
+    what its reference rule gives: it decides on types, shapes and dtypes, never on values."""
+    x, y = (sample(rng, d, s) if s else middle(d) for d, s in zip((xdomain, ydomain), shapes))
+
+    def loss(a, b):
+        return np.sum(np.sin(fn(a, b)))
+
+    def both(x, y):
+        dx, dy = gradient(loss, x, y)
+        return np.sum(dx * dx) + 3 * np.sum(dy)
+
+    def run():
+        program = compiled_grad(loss, tiers=False)
+        program(x, y)  # traces
+        return gradient(both, x, y), program(x, y)[1][1:]  # the program's own run
+
+    fast = run()
+    with reference_rule(fn):
+        want = run()
+    for g, e in zip(fast[0] + fast[1], want[0] + want[1]):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+        assert np.shape(g) == np.shape(e) and type(g) is type(e)
+
+
+class reference_rule:
+    """Within it, `fn`'s reference rule stands in the registry instead of its fast path."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __enter__(self):
+        registry = tapegrad.registry
+        self.saved = registry.RULES[self.fn], self.fn in registry.NEEDS
+        registry.RULES[self.fn] = registry.REFERENCES[self.fn]
+        registry.NEEDS.discard(self.fn)
+
+    def __exit__(self, *exc):
+        registry = tapegrad.registry
+        registry.RULES[self.fn] = self.saved[0]
+        if self.saved[1]:
+            registry.NEEDS.add(self.fn)
+
+
+#: the rows of the unary table whose rule has a fast path
+FAST_UNARY = [row for row in UNARY if row[0] in tapegrad.registry.REFERENCES]
+UNARY_KINDS = ["floats", "float64 scalars", "one shape", "0-d", "float32", "complex", "large"]
+
+
+@pytest.mark.parametrize("threshold", THRESHOLDS, ids=lambda t: f"stand-ins from {t} bytes")
+@pytest.mark.parametrize("kind", UNARY_KINDS)
+@pytest.mark.parametrize("fn, domain", FAST_UNARY, ids=name)
+def test_unary_fast_path_agrees_with_its_reference(fn, domain, kind, threshold, rng, monkeypatch):
+    """A unary fast path gives its reference rule's value and tangent, the cotangent it is
+    given left as it was."""
+    monkeypatch.setattr(tapegrad.registry, "STAND_IN_BYTES", threshold)
+    fast, reference = tapegrad.registry.RULES[fn], tapegrad.registry.REFERENCES[fn]
+    x = KINDS[kind](rng, domain)
+    (z, back), (want, want_back) = fast(x), reference(x)
+    np.testing.assert_allclose(z, want, rtol=1e-15, atol=0)
+    dz = sample(rng, (-1, 1), np.shape(want)).astype(np.result_type(want))
+    before = np.copy(dz)
+    np.testing.assert_allclose(_value(back(dz)[1]), _value(want_back(dz)[1]), rtol=1e-13)
+    np.testing.assert_array_equal(dz, before)
+
+
+def test_every_fast_path_is_checked_against_its_reference():
+    """Each function with a fast path has rows in the tables above."""
+    checked = {row[0] for row in FAST} | {row[0] for row in FAST_UNARY}
+    assert set(tapegrad.registry.REFERENCES) <= checked

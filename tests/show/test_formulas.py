@@ -1,10 +1,10 @@
-"""tapegrad.show.formulas: every rule of tapegrad has the formula explain prints for it."""
+"""tapegrad.show.formulas: every rule of tapegrad declares the formula explain prints for it."""
 import json
 
 import numpy as np
 
 import tapegrad
-from tapegrad.registry import RULES
+from tapegrad.registry import REFERENCES, RULES, declaration
 from tapegrad.show.explain import explain_text, generic_formula
 from tapegrad.show.formulas import FORMULAS, missing_formula_lines
 
@@ -14,8 +14,8 @@ def test_every_registered_rule_has_a_formula():
     missing = [fn for fn, rule in RULES.items()
                if (rule.__module__ or "").startswith("tapegrad") and fn not in FORMULAS]
     assert missing == [], (
-        "these rules have no formula for tapegrad.explain; add to tapegrad/show/formulas.py, in the "
-        "block of their family:\n" + "\n".join(missing_formula_lines(missing)))
+        "these rules have no formula for tapegrad.explain; declare one with the rule:\n"
+        + "\n".join(missing_formula_lines(missing)))
 
 
 def test_every_formula_can_be_written():
@@ -32,14 +32,24 @@ def test_every_formula_can_be_written():
 
 
 def test_missing_formula_message_names_the_line_to_add():
-    """The failure message gives the exact call to paste, with the function's importable name."""
+    """The failure message gives the decorator to write, with the rule's file and the
+    function's importable name."""
     assert missing_formula_lines([np.sin, np.linalg.solve, json.dumps]) == [
-        'formulas(np.sin, "<tangent of x, written with {dy}>")  # or partials(np.sin, <∂y/∂arg>, ...) '
-        'if elementwise',
-        'formulas(np.linalg.solve, "<tangent of a, written with {dy}>", "<tangent of b, written with {dy}>")'
-        '  # or partials(np.linalg.solve, <∂y/∂arg>, ...) if elementwise',
-        'formulas(json.dumps, "<tangent of x, written with {dy}>")  # or partials(json.dumps, <∂y/∂arg>, ...) '
-        'if elementwise; add import json at the top']
+        'tapegrad/rules/unary.py: @rrule(np.sin, formula=whole("<tangent of x, written with {dy}>"))  '
+        '# or formula=partials(<∂y/∂arg>, ...) if elementwise',
+        'tapegrad/rules/linalg.py: @rrule(np.linalg.solve, formula=whole("<tangent of a, written with {dy}>", '
+        '"<tangent of b, written with {dy}>"))  # or formula=partials(<∂y/∂arg>, ...) if elementwise',
+        '@rrule(json.dumps, formula=whole("<tangent of x, written with {dy}>"))  # or formula=partials(<∂y/∂arg>, '
+        '...) if elementwise']
+
+
+def test_a_formula_is_declared_with_its_rule():
+    """A rule's formula is a fact of its declaration: declaration(fn) gives it back, with the
+    rest of what the registry knows of fn."""
+    d = declaration(np.multiply)
+    assert d.rule is REFERENCES[np.multiply] and d.fast_path is RULES[np.multiply] and d.formula is FORMULAS[np.multiply]
+    assert d.formula.kind == "partial" and d.formula.templates == ("{a[1]}", "{a[0]}")
+    assert d.complex and d.forward.__name__ == "multiply_frule" and not d.view
 
 
 def test_generic_text_is_what_a_rule_without_formula_gets():
