@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dis
 import linecache
-import os
 import re
 import sys
 
@@ -64,7 +63,6 @@ def foreign_function_hint() -> str:
     names = []
     frame = sys._getframe(1)
     while frame is not None:
-        fname = os.path.abspath(frame.f_code.co_filename)
         if in_scipy(frame):
             if not frame.f_code.co_name.startswith("<"):  # (a lambda or comprehension of scipy's)
                 names.append(_public(frame.f_globals.get("__name__", "scipy"), frame.f_code.co_name))

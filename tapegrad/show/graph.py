@@ -11,7 +11,7 @@ from ..errors import type_str
 from ..program.guards import GUARDS
 from .printing import format_value, group_ops
 from ..tangents import accum
-from ..tape import Call, Constant, Input, Variable, note_text, vars_in
+from ..tape import Call, Constant, Input, note_text, vars_in
 
 __all__ = ["graph"]
 
