@@ -1,20 +1,19 @@
-"""What preallocated buffers and reductions of lists cost: numpy's constructors and reductions
-outside a trace, the switch a trace makes, and an Euler trajectory written into a buffer
-against the same one built by np.stack.
+"""What numpy's idioms in a trace cost: numpy's functions outside a trace (which must cost what
+they cost without tapegrad), the switch every trace makes, and an Euler trajectory written into
+a buffer against the same one built by np.stack.
 
     python benchmarks/constructors.py [--repeats N]
 
-1. ``np.zeros(3)``, ``np.empty((4, 3))``, ``np.zeros_like(x)``, ``np.full(3, 2.0)``,
-   ``np.sum(x)``, ``np.mean(x)`` per call, in a child process that imported numpy only and in
-   one that also imported tapegrad and took one gradient (which put the stand-ins in place; the
-   first timed call puts numpy's own back), alternating; the median of the paired ratios (with
-   tapegrad ÷ without) is reported. numpy's own functions are in place outside a trace, so the
-   ratio is 1 within noise.
+1. ``np.asarray(x)``, ``np.array(list)``, ``np.zeros(3)``, ``np.empty((4, 3))``,
+   ``np.zeros_like(x)``, ``np.full(3, 2.0)``, ``np.sum(x)``, ``np.mean(x)``, ``np.append``,
+   ``np.r_`` per call, in a child process that imported numpy only and in one that also
+   imported tapegrad and took a gradient and a jvp, alternating; the median of the paired ratios
+   (with tapegrad ÷ without) is reported. numpy's own functions are in numpy's namespace
+   outside a trace, so the ratio is 1 within noise.
 2. The same calls in a thread that does not trace while another thread traces (the stand-ins
    are in place then, and hand the call to numpy's function after one check).
-3. What every trace adds (`constructors_on` + `constructors_off`, the stand-ins left in
-   place), and the swap back and forth that a constructor call between two gradients causes,
-   against one ``grad`` of ``a / (a + b * b)`` (workload W1).
+3. What every trace adds (`constructors_on` + `constructors_off`: the stand-ins in, numpy's
+   own back), against one ``grad`` of ``a / (a + b * b)`` (workload W1).
 4. The gradient of a 200-step Euler trajectory written into ``np.zeros((n, 2))``, against the
    same trajectory built as a list and ``np.stack``-ed.
 5. Inside a trace: ``np.sum(x)`` and ``np.mean(x)`` of a plain array through the stand-in,
@@ -36,12 +35,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 CALLS = {
+    "np.asarray(x)": "np.asarray(x)",
+    "np.array([1.0, 2.0])": "np.array([1.0, 2.0])",
     "np.zeros(3)": "np.zeros(3)",
     "np.empty((4, 3))": "np.empty((4, 3))",
     "np.zeros_like(x)": "np.zeros_like(x)",
     "np.full(3, 2.0)": "np.full(3, 2.0)",
     "np.sum(x)": "np.sum(x)",
     "np.mean(x)": "np.mean(x)",
+    "np.append(x, 1.0)": "np.append(x, 1.0)",
+    "np.r_[1.0, 2.0]": "np.r_[1.0, 2.0]",
 }
 
 
@@ -58,7 +61,9 @@ def child(with_tapegrad):
         sys.path.insert(0, ROOT)
         import tapegrad
 
-        tapegrad.grad(lambda a: np.mean([a, 2.0 * a]) * np.sum(np.zeros(2) + a), 1.0)
+        f = lambda a: np.mean([a, 2.0 * a]) * np.sum(np.zeros(2) + a)  # noqa: E731
+        tapegrad.grad(f, 1.0)
+        tapegrad.jvp(f, (1.0,), (1.0,))
     namespace = {"np": np, "x": np.ones((4, 3))}
     print(json.dumps({name: per_call(stmt, namespace) for name, stmt in CALLS.items()}))
 
@@ -118,21 +123,12 @@ def switch_per_trace():
         constructors_on()
         constructors_off()
 
-    def swap():
-        constructors_on()
-        constructors_off()
-        np.zeros(1)  # restores numpy's own
-
     def w1(a, b):
         return a / (a + b * b)
 
-    import numpy as np
-
     s = min(timeit.repeat(switch, number=20000, repeat=7)) / 20000 * 1e9
-    z = min(timeit.repeat(lambda: np.zeros(1), number=20000, repeat=7)) / 20000 * 1e9
-    w = min(timeit.repeat(swap, number=20000, repeat=7)) / 20000 * 1e9 - z
     g = min(timeit.repeat(lambda: tapegrad.grad(w1, 1.5, 0.7), number=2000, repeat=7)) / 2000 * 1e9
-    return s, w, g
+    return s, g
 
 
 def euler_buffer_against_stack(n=200):
@@ -215,9 +211,8 @@ def main():
     alone, during = while_another_thread_traces()
     for name in CALLS:
         print(f"   {name:22s} {alone[name]:8.0f} {during[name]:8.0f}")
-    s, w, g = switch_per_trace()
-    print(f"3. per trace: {s:.0f} ns ({s / g:.1%} of one grad of W1, {g:.0f} ns); a constructor "
-          f"call between two traces: {w:.0f} ns ({w / g:.1%})")
+    s, g = switch_per_trace()
+    print(f"3. per trace: {s:.0f} ns ({s / g:.1%} of one grad of W1, {g:.0f} ns)")
     e = euler_buffer_against_stack()
     print(f"4. Euler, 200 steps, per gradient: buffer {e['buffer']:.0f} µs, list + np.stack "
           f"{e['stack']:.0f} µs")

@@ -41,8 +41,6 @@ from .show.svg import to_svg
 from . import rules  # noqa: F401  (registers the rules)
 from . import extend, literals, scipy, writes  # noqa: F401  (tapegrad.extend.*, tapegrad.scipy.* after `import tapegrad`)
 
-literals.install()  # np.array([...]) of traced values (see tapegrad.literals)
-
 __version__ = "0.1.0"
 
 __all__ = [

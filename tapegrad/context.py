@@ -28,12 +28,12 @@ from .errors import (
     NoRuleError,
     TapegradError,
     is_complex_value,
-    plain_store_error,
     qualified_name,
     type_str,
     ufunc_method,
     user_location,
 )
+from .hints import plain_store_error
 from .pytree import Spec, any_nested, build, flatten, map_nested, unflatten
 from .program.guards import guard_raises
 from .tape import Call, Constant, Tape
@@ -376,21 +376,27 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
       %5 = add(%2, %4)::float64
       %6 = divide(%2, %5)::float64
     """
-    if ctx is None:
-        ctx = BaseContext()
-    tape = Tape(ctx)
-    stack = active_tapes()
-    tape.level = len(stack) + 1
-    tape.meta["epoch"] = new_epoch()  # a dual number made later handles the calls it is in
-    tape.push_input(f)
-    specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
-
     if not callable(f):
         raise TypeError(
             f"the function to trace comes first, but a {type(f).__name__} was given at "
             f"{user_location()}: call it as trace(f, *args) / grad(f, *args)"
         )
-    names = _names or param_names(f, len(args))
+    ctx = BaseContext() if ctx is None else ctx
+    tape = Tape(ctx)
+    tape.level = len(active_tapes()) + 1
+    tape.meta["epoch"] = new_epoch()  # a dual number made later handles the calls it is in
+    tape.push_input(f)
+    tf, targs, tkwargs = _traced_arguments(tape, ctx, f, args, kwargs, wrt, _names)
+    out = _run(tape, ctx, f, tf, targs, tkwargs)
+    return _result(tape, f, out)
+
+
+def _traced_arguments(tape, ctx, f, args, kwargs, wrt, names):
+    """``(f, args, kwargs)`` as `f` runs on them: copies with Tracers at the leaves `wrt` chooses
+    (all of `f`'s and the positional arguments' without it), the rest as given; their specs go
+    to ``tape.meta["inputs"]``."""
+    specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
+    names = names or param_names(f, len(args))
     chosen = None if wrt is None else _selector(wrt, len(args), names, kwargs)
     # with wrt, the values f captures are differentiated only if wrt names "f"
     fspec, tf = (traced_copy(f, "f", tape, ctx, specs, copies) if chosen is None or "f" in chosen
@@ -410,11 +416,17 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         argspecs.append(spec)
         targs.append(copy)
     kwspecs, tkwargs = {}, dict(kwargs)
-    if chosen is not None:
-        for name, v in kwargs.items():
-            if name in chosen:
-                kwspecs[name], tkwargs[name] = traced_copy(v, name, tape, ctx, specs, copies)
+    for name, v in kwargs.items() if chosen is not None else ():
+        if name in chosen:
+            kwspecs[name], tkwargs[name] = traced_copy(v, name, tape, ctx, specs, copies)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
+    return tf, targs, tkwargs
+
+
+def _run(tape, ctx, f, tf, targs, tkwargs):
+    """Run `tf` with `tape` innermost and numpy's stand-ins in place (`tapegrad.literals`); the
+    result, a structured one packed into one traced value. The tape is closed after."""
+    stack = active_tapes()
     stack.append(tape)
     own = _OWN.get(type(ctx))
     if own is None:
@@ -426,43 +438,61 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
         try:
             out = tf(*targs, **tkwargs)
         except Exception as exc:
-            # the partial tape, for debugging: what was recorded up to the failure
-            exc.tapegrad_tape = tape
-            error = plain_store_error(exc)  # (numpy's, for a traced value written into a plain array)
-            if error is not None:
-                raise error from exc
-            refused = tape.meta.get("refused")
-            if refused is not None and not isinstance(exc, TapegradError):
-                # a refusal was caught (by f, or by a library it called: scipy's compiled
-                # minimizers swallow it) and an error of another kind followed from it: the
-                # refusal is the cause to fix
-                raise type(refused)(
-                    f"{refused} (this was caught and {getattr(f, '__name__', 'f')} went on, then "
-                    f"raised {type(exc).__name__}: {exc})"
-                ) from exc
-            raise
-        if type(out) is not Tracer:
-            if isinstance(out, Buffer):
-                out = unbuffer(out)
-            try:
-                ospec, leaves = flatten(out)
-            except RecursionError:
-                raise TypeError(
-                    f"{getattr(f, '__name__', 'f')} returned a value nested too deeply to walk (more "
-                    f"levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
-                    f"return its numbers as an array, or nest them less"
-                ) from None
-            if any(isinstance(v, Buffer) for v in leaves):
-                leaves = unbuffer_all(leaves)
-            if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
-                out = record_call(build, (ospec, *leaves), None)
-                tape.meta["structured_result"] = True
+            exc.tapegrad_tape = tape  # the partial tape, for debugging: what was recorded up to the failure
+            better = _explained(exc, tape, f)
+            if better is None:
+                raise
+            raise better from exc
+        return out if type(out) is Tracer else _packed(out, f, tape)
     finally:
         if gc_was_on:
             gc.enable()
         stack.pop()
         constructors_off(own)
         tape.closed = True
+
+
+def _explained(exc, tape, f):
+    """The error to raise in place of `exc`, raised inside `f`, or None to raise `exc` as it is:
+    numpy's, for a traced value written into a plain array, says what to do; after a refusal
+    that was caught (by f, or by a library it called: scipy's compiled minimizers swallow one),
+    an error of another kind followed from it, so the refusal is the cause to fix."""
+    error = plain_store_error(exc)
+    if error is not None:
+        return error
+    refused = tape.meta.get("refused")
+    if refused is not None and not isinstance(exc, TapegradError):
+        return type(refused)(
+            f"{refused} (this was caught and {getattr(f, '__name__', 'f')} went on, then "
+            f"raised {type(exc).__name__}: {exc})"
+        )
+    return None
+
+
+def _packed(out, f, tape):
+    """A result that is not one traced value: buffers unboxed, and a structure holding traced
+    values (a tuple, a dict) packed by one recorded ``build``, so that the tape has one result."""
+    if isinstance(out, Buffer):
+        out = unbuffer(out)
+    try:
+        ospec, leaves = flatten(out)
+    except RecursionError:
+        raise TypeError(
+            f"{getattr(f, '__name__', 'f')} returned a value nested too deeply to walk (more "
+            f"levels than Python's recursion limit, {sys.getrecursionlimit()}, allows); "
+            f"return its numbers as an array, or nest them less"
+        ) from None
+    if any(isinstance(v, Buffer) for v in leaves):
+        leaves = unbuffer_all(leaves)
+    if ospec.kind != "leaf" and any(type(v) is Tracer for v in leaves):
+        out = record_call(build, (ospec, *leaves), None)
+        tape.meta["structured_result"] = True
+    return out
+
+
+def _result(tape, f, out):
+    """``(value, tape)`` with the tape's result set: the traced result's value, or a constant
+    result pushed as one. A refusal that `f` caught and went past is raised again here."""
     refused = tape.meta.get("refused")
     if refused is not None:
         raise type(refused)(

@@ -36,10 +36,7 @@ from .errors import (
     ComplexValueError,
     ConcreteValueError,
     NoRuleError,
-    filler_hint,
-    numpy_call_hint,
     is_complex_value,
-    plain_store_error,
     too_deep_error,
     StaleViewError,
     qualified_name,
@@ -48,6 +45,7 @@ from .errors import (
     ufunc_method_hint,
     user_location,
 )
+from .hints import filler_hint, numpy_call_hint, plain_store_error
 from .literals import dual_literals
 from .pytree import any_nested, fill_zeros, finalize, flatten, map_nested, nested, rebuild_object, unflatten
 from .registry import COMPLEX, FRULES, NONDIFF, RULES, frule

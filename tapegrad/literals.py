@@ -1,56 +1,51 @@
-"""Array literals of traced values: ``np.array([x[0] * x[1], np.sin(x[2])])``.
+"""numpy as users write it, while a trace runs: array literals, preallocated buffers, lists.
 
-numpy gives no traced value a say in ``np.array(list)``: it asks each element for a plain
-array (``__array__``), which a traced value must refuse, since that would drop its gradient.
-So `install` (run by ``import tapegrad``) puts a wrapper in the place of ``numpy.array`` and
-``numpy.asarray``. Outside a trace (and outside forward mode) the wrapper hands every call to
-numpy's own function. Inside one, a list or tuple that holds traced or dual values, at any
-depth, becomes ``np.stack`` of its entries (constants included), which is recorded and
-differentiated like any other call. Code that imported numpy's functions by name
-(``from numpy import array``) keeps numpy's own.
+numpy gives a traced value no say in some of the idioms scientists use: ``np.array([x[0] *
+x[1], np.sin(x[2])])`` asks each element for a plain array (``__array__``), which a traced
+value must refuse, since that would drop its gradient; ``np.zeros(3)`` makes a plain array that
+cannot take a traced value written into it; ``np.mean([a, b])`` dispatches on the list, which
+has no say either. So while a trace (or a forward-mode call) runs, in any thread, tapegrad
+puts stand-ins in numpy's namespace under these names, and puts numpy's own back as soon as the
+last one ends (`constructors_on`, `constructors_off`, which every trace calls):
 
-A call that comes from scipy keeps numpy's own behaviour, so that a scipy function that
-cannot see traced values still fails where it converts them, with the error that names
-its replacement in `tapegrad.scipy`.
+- ``np.array``, ``np.asarray``, ``np.asanyarray``: a list or tuple holding traced or dual
+  values, at any depth, becomes ``np.stack`` of its entries (constants included), recorded and
+  differentiated like any other call; ``np.array(t)`` of a traced value is its copy,
+  ``np.asarray(t)`` the value itself, ``np.asarray(t, dtype)`` its cast (``t.astype``).
+- the constructors of preallocated buffers (``np.zeros``, ``np.empty``, ``np.ones``,
+  ``np.full`` and their ``_like`` forms): called from the user's code in a thread that traces,
+  they return their array as a `tapegrad.buffers.Buffer`, which takes traced and dual values.
+- ``np.r_``, ``np.c_``, ``np.fill_diagonal`` and ``np.errstate`` (noted on the tape, for
+  compiled gradients) of traced values.
+- the functions scientists give lists of numbers to (the reductions, ``np.append``, ``np.dot``,
+  ``np.polyval``, ..., `REDUCTIONS`, and ``np.linalg.norm``): a list holding traced values in
+  an array argument becomes its ``np.stack``. These only under tapegrad's own contexts: a
+  custom context may compare functions by identity (``fn is np.sum``), so while one traces,
+  numpy's own are in place and a list there is refused as numpy refuses it.
 
-The constructors of preallocated buffers (``np.zeros``, ``np.empty``, ``np.ones``,
-``np.full`` and their ``_like`` forms), ``np.r_``, ``np.c_`` and ``np.fill_diagonal`` are
-replaced differently: a Python wrapper would double the cost of a ``np.zeros(3)`` (about
-100 ns), so numpy's own objects are in numpy's namespace except while traces run (and until
-the user's first call after the last one). `constructors_on` and
-`constructors_off`, called by every trace as it starts and ends, count the traces running
-in any thread; the first trace puts the stand-ins in numpy's namespace (one dict update),
-and the user's first call of a stand-in while no trace runs puts numpy's own back
-(`restore`; tapegrad's own calls, in a reverse sweep after the trace, do not), so that a
-loop of gradients pays for neither. In a thread that traces or runs a forward-mode call, a
-constructor called from the user's code returns its array as a `tapegrad.buffers.Buffer`,
-which can take traced and dual values; calls from other threads, from numpy, scipy and tapegrad itself get numpy's
-plain arrays, after one check.
+The design, and what it trades:
 
-Code that compares these functions by identity while a trace runs (``fn is
-np.zeros_like`` in a custom context) sees a stand-in under numpy's name; its
-``__wrapped__`` is numpy's own.
-
-Reductions of a list of traced values (``np.mean([a, b])``, ``np.linalg.norm([a, b])``)
-work the same way: numpy's dispatch asks only the top-level arguments, so the list itself
-has no say, and numpy's dispatcher objects take no other implementation. The stand-ins of
-``np.sum``, ``np.mean``, ``np.std``, ``np.var``, ``np.max``, ``np.min``, ``np.amax``,
-``np.amin``, ``np.prod``, ``np.average`` (also its ``weights``), ``np.median`` and
-``np.linalg.norm`` turn a list or tuple holding traced or dual values into their
-``np.stack`` and call numpy's own function, which dispatches on the stacked value as on
-any traced array; every other call goes straight to numpy's function. They are put in
-place with the constructors, but numpy's own come back as soon as the last trace ends
-(code between traces compares numpy's functions by identity, and pickles them, and a tape
-holding them, by name), and only for traces under tapegrad's own contexts (`grad`, `jvp`,
-`trace` with the default context; a context whose class decides and records primitives
-with tapegrad's methods). A custom context's ``fn is np.sum`` must keep its meaning, so
-while one traces, in any thread, numpy's own reductions are in numpy's namespace, and
-``np.mean([a, b])`` there is refused as numpy refuses it (``np.mean(np.array([a, b]))``
-works everywhere).
-
-Scalar casts: ``np.asarray(t, dtype)`` and ``np.array(t, dtype)`` of a traced or dual value
-called from the user's code are ``t.astype(dtype)``, recorded, since ``np.float64(t)``
-cannot be: a numpy scalar type makes a plain number only (see `tapegrad.tracer.Tracer`).
+- Outside a trace numpy's namespace holds numpy's own objects, so no numpy call costs anything
+  more than without tapegrad, and ``np.zeros is numpy._core.multiarray.zeros`` holds. Every
+  trace that starts when none runs puts the stand-ins in place (one dict update), and the last
+  one to end puts numpy's own back (another): a fixed cost per outermost gradient, which
+  benchmarks/README.md measures.
+- The namespace is the process's: while a trace runs in one thread, the others meet the
+  stand-ins too. A stand-in tells by thread-local state whether its caller traces, and hands
+  every other call (another thread's, numpy's own, scipy's, tapegrad's) to numpy's function,
+  so other threads get numpy's results, at the cost of one Python call.
+- A name bound from numpy before a trace (``from numpy import mean, array, zeros`` at the top
+  of a module, or a module that re-exports numpy's names) is numpy's own object, which no
+  stand-in can replace: it cannot see traced values in a list, and its arrays take no traced
+  values. The error names the binding and says to call ``np.mean`` & co. through numpy's
+  namespace (`tapegrad.hints.bound_at_import_hint`). (A ``from numpy import ...`` run while a
+  trace runs binds the stand-in, which outside traces behaves as numpy's own.) An explicit
+  ``tapegrad.numpy`` namespace, as autograd has, would make every user rewrite their imports;
+  patching numpy for the whole process made every numpy call outside traces pay (np.asarray
+  5.9 times); rewriting numpy's internal dispatchers while tracing was judged too fragile.
+- A call that comes from scipy keeps numpy's own behaviour, so that a scipy function that
+  cannot see traced values still fails where it converts them, with the error that names its
+  replacement in `tapegrad.scipy`.
 """
 from __future__ import annotations
 
@@ -62,14 +57,15 @@ import threading
 import numpy as np
 
 from .buffers import Buffer, TracedBuffer, unbuffer
-from .errors import NUMPY_ORIGINALS, in_library, in_scipy, user_location
+from .errors import in_library, in_scipy, user_location
+from .hints import NUMPY_ORIGINALS
 from .pytree import Boxed, find_nested
-from .tracer import Tracer, active_tapes, plain_options
+from .tracer import THREAD, Tracer, active_tapes, plain_options
 from .views import concrete
 from .writes import fill_diagonal
 
-__all__ = ["install", "dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "constructors_on",
-           "constructors_off", "restore", "ConcatenatorOfTraced", "ErrstateInTrace"]
+__all__ = ["dual_literals", "NUMPY", "CONSTRUCTORS", "REDUCTIONS", "constructors_on",
+           "constructors_off", "ConcatenatorOfTraced", "ErrstateInTrace"]
 
 #: numpy's own functions, which the wrappers hand every other call to
 NUMPY = {"array": np.array, "asarray": np.asarray, "asanyarray": np.asanyarray}
@@ -78,7 +74,16 @@ NUMPY = {"array": np.array, "asarray": np.asarray, "asanyarray": np.asanyarray}
 CONSTRUCTORS = {name: getattr(np, name) for name in (
     "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like")}
 
-_local = threading.local()  # .duals: how many forward-mode calls run in this thread
+class _Local(threading.local):
+    duals = 0  # how many forward-mode calls run in this thread
+
+
+_local = _Local()
+
+
+def _tracing() -> bool:
+    """True in a thread that traces or runs a forward-mode call (the stand-ins' first question)."""
+    return bool(THREAD.stack) or _local.duals > 0
 
 
 #: the most dimensions numpy gives an array
@@ -102,7 +107,7 @@ def _stack(obj, depth=1):
 def _traced_literal(obj):
     """True for a list or tuple holding traced or dual values, in a trace or forward-mode call
     of this thread, that a scipy function did not pass."""
-    if not (active_tapes() or getattr(_local, "duals", 0)):
+    if not _tracing():
         return False
     if find_nested(obj, (Boxed, TracedBuffer)) is None:
         return False
@@ -114,6 +119,8 @@ def _wrapper(original):
 
     @functools.wraps(original)
     def convert(obj, dtype=None, *args, **kwargs):
+        if not (THREAD.stack or _local.duals):  # another thread's call: numpy's own (`_tracing`)
+            return original(obj, dtype, *args, **kwargs)
         t = type(obj)
         if (t is list or t is tuple) and _traced_literal(obj):
             out = _stack(obj)
@@ -135,17 +142,13 @@ def _wrapper(original):
     return convert
 
 
-def install():
-    """Put the wrappers in the place of ``numpy.array`` and ``numpy.asarray`` (once)."""
-    for name, fn in NUMPY.items():
-        if getattr(np, name) is fn:
-            setattr(np, name, _wrapper(fn))
-
-
 def _constructor(original):
     @functools.wraps(original)
     def make(*args, **kwargs):
-        return _made(original(*args, **kwargs), sys._getframe(1))
+        out = original(*args, **kwargs)
+        if THREAD.stack or _local.duals:  # (`_tracing`, without a call: every other thread's cost)
+            return _made(out, sys._getframe(1))
+        return out
 
     return make
 
@@ -153,11 +156,8 @@ def _constructor(original):
 def _made(out, caller):
     """The array a constructor made, as a Buffer for the user's code in a thread that traces or
     runs a forward-mode call (`jvp`, `check_grad`), where it takes traced or dual values."""
-    if active_tapes() or getattr(_local, "duals", 0):
-        if type(out) is np.ndarray and not in_library(caller):
-            return out.view(Buffer)
-    elif not _traces[0] and not in_library(caller):
-        restore()  # the user's first call after the last trace puts numpy's own back
+    if type(out) is np.ndarray and not in_library(caller):
+        return out.view(Buffer)
     return out
 
 
@@ -170,9 +170,10 @@ def _filler(original, like):
 
     @functools.wraps(original)
     def fill(*args, **kwargs):
+        if not (THREAD.stack or _local.duals):  # (`_tracing`, without a call)
+            return original(*args, **kwargs)
         fill_value = args[1] if len(args) > 1 else kwargs.get("fill_value")
-        if (not (active_tapes() or getattr(_local, "duals", 0))
-                or find_nested((fill_value,), (Boxed, TracedBuffer)) is None):
+        if find_nested((fill_value,), (Boxed, TracedBuffer)) is None:
             return _made(original(*args, **kwargs), sys._getframe(1))
         return _fill_traced(full_like, like, *args, **kwargs)
 
@@ -201,11 +202,8 @@ def _fill_diagonal(original):
     @functools.wraps(original)
     def fill(a, val, wrap=False):
         # numpy asks only `a` about the call: a traced `val` would be read as a plain number
-        if active_tapes():
-            if find_nested((val,), (Boxed, TracedBuffer)) is not None:
-                return fill_diagonal(a, val, wrap)
-        elif not _traces[0] and not in_library(sys._getframe(1)):
-            restore()
+        if active_tapes() and find_nested((val,), (Boxed, TracedBuffer)) is not None:
+            return fill_diagonal(a, val, wrap)
         return original(a, val, wrap)
 
     return fill
@@ -240,9 +238,7 @@ class ConcatenatorOfTraced:
 
     def __getitem__(self, key):
         items = key if type(key) is tuple else (key,)
-        if not (active_tapes() or getattr(_local, "duals", 0)):
-            if not _traces[0] and not in_library(sys._getframe(1)):
-                restore()
+        if not _tracing():
             return self.original[key]
         if find_nested(items, (Boxed, TracedBuffer)) is None or in_library(sys._getframe(1)):
             return self.original[key]
@@ -316,7 +312,8 @@ _REDUCERS = {name: _taking_lists(fn, _ARRAY_ARGUMENTS[name], reduction=name in _
 _NORMS = (np.linalg.norm, _taking_lists(np.linalg.norm))  # (numpy's own, the stand-in)
 
 #: what stands in for numpy's own while traces run, by name in numpy's namespace
-_STAND_INS = {name: _constructor(fn) for name, fn in CONSTRUCTORS.items()}
+_STAND_INS = {name: _wrapper(fn) for name, fn in NUMPY.items()}
+_STAND_INS.update((name, _constructor(fn)) for name, fn in CONSTRUCTORS.items())
 _STAND_INS["full"] = _filler(np.full, like=False)
 _STAND_INS["full_like"] = _filler(np.full_like, like=True)
 _STAND_INS["fill_diagonal"] = _fill_diagonal(np.fill_diagonal)
@@ -325,60 +322,48 @@ _STAND_INS["r_"] = ConcatenatorOfTraced(np.r_, columns=False)
 _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 #: numpy's own objects under the same names
 _NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
-NUMPY_ORIGINALS.update(_NUMPYS, **REDUCTIONS, **NUMPY)
+NUMPY_ORIGINALS.update(_NUMPYS, **REDUCTIONS)
+
+#: numpy's namespace in each state (`_sync`): numpy's own; the stand-ins of the constructors and
+#: literals (a custom context traces); every stand-in
+_NAMESPACES = {
+    None: ({**_NUMPYS, **REDUCTIONS}, _NORMS[0]),
+    "constructors": ({**_STAND_INS, **REDUCTIONS}, _NORMS[0]),
+    "all": ({**_STAND_INS, **_REDUCERS}, _NORMS[1]),
+}
 _lock = threading.Lock()
-_traces = [0]  # traces running, in all threads
+_traces = [0]  # traces and forward-mode calls running, in all threads
 _custom = [0]  # of which traces under a context that decides primitives itself
-_installed = [False]
-_reducing = [False]  # the stand-ins of the reductions are in place
+_state = [None]  # which of _NAMESPACES numpy's namespace holds
 
 
-def _reductions(on):
-    """Put the stand-ins of the reductions in place (`on`), or numpy's own back (under _lock)."""
-    np.__dict__.update(_REDUCERS if on else REDUCTIONS)
-    np.linalg.norm = _NORMS[on]
-    _reducing[0] = on
+def _sync():
+    """Make numpy's namespace what the running traces need (under _lock): numpy's own when none
+    runs, every stand-in while tapegrad's own contexts trace, those of the constructors and
+    literals only while a custom context traces (its ``fn is np.sum`` keeps its meaning)."""
+    want = None if not _traces[0] else "constructors" if _custom[0] else "all"
+    if want != _state[0]:
+        names, norm = _NAMESPACES[want]
+        np.__dict__.update(names)
+        np.linalg.norm = norm
+        _state[0] = want
 
 
 def constructors_on(own=True):
-    """A trace starts: the stand-ins replace numpy's objects, unless they are still in place.
-
-    The reductions' stand-ins are put in place only for a trace under tapegrad's own context
-    (`own`): a custom context may compare functions by identity (``fn is np.sum``), so while
-    one traces, in any thread, numpy's own reductions are in place (and a reduction of a list
-    of traced values is refused, as numpy refuses it)."""
+    """A trace (or a forward-mode call) starts: the stand-ins are in numpy's namespace until the
+    last one ends. `own` is False for a trace under a context that decides primitives itself."""
     with _lock:
         _traces[0] += 1
-        if not own:
-            _custom[0] += 1
-        if not _installed[0]:
-            np.__dict__.update(_STAND_INS)
-            _installed[0] = True
-        if _reducing[0] is not (own and not _custom[0]):
-            _reductions(not _reducing[0])
+        _custom[0] += not own
+        _sync()
 
 
 def constructors_off(own=True):
-    """A trace ended. numpy's own constructors come back at the next call of a stand-in while
-    no trace runs (`restore`), so that a loop of gradients does not swap them at every one.
-    numpy's own reductions come back as soon as no trace runs: code between traces compares
-    them by identity (``fn is np.sum``) and pickles them by name, as it does a tape."""
+    """A trace ended: numpy's own are back in numpy's namespace when it was the last."""
     with _lock:
         _traces[0] -= 1
-        if not own:
-            _custom[0] -= 1
-        if _reducing[0] and not _traces[0]:
-            _reductions(False)
-
-
-def restore():
-    """Put numpy's own objects back, if no trace runs in any thread."""
-    with _lock:
-        if _traces[0] == 0 and _installed[0]:
-            np.__dict__.update(_NUMPYS)
-            _installed[0] = False
-        if _traces[0] == 0 and _reducing[0]:
-            _reductions(False)
+        _custom[0] -= not own
+        _sync()
 
 
 class dual_literals:
@@ -389,7 +374,7 @@ class dual_literals:
     __slots__ = ()
 
     def __enter__(self):
-        _local.duals = getattr(_local, "duals", 0) + 1
+        _local.duals += 1
         constructors_on()
 
     def __exit__(self, *exc):

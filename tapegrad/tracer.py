@@ -23,15 +23,12 @@ from .errors import (
     ConcreteValueError,
     EscapedTracerError,
     StaleViewError,
-    foreign_function_hint,
     in_scipy,
-    numpy_call_hint,
-    percent_formatting,
-    random_sampler_hint,
     scalar_cast_error,
     type_str,
     user_location,
 )
+from .hints import foreign_function_hint, numpy_call_hint, percent_formatting, random_sampler_hint
 from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .arraylike import ArrayLike
 from .views import VIEWS, concrete, note_view, view_again
@@ -39,10 +36,19 @@ from .program.guards import guard_array, guard_bool, guard_index, guard_int, gua
 from .pytree import build, nested
 
 
-__all__ = ["Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
+__all__ = ["THREAD", "Tracer", "new_tracer", "record_call", "newer_boxed", "innermost_tape", "wrap_result", "active_tapes", "escaped_error", "plain_scalar",
            "KEEP_WHOLE", "plain_options"]
 
-_local = threading.local()
+class _Local(threading.local):
+    """This thread's stack of tapes being recorded (made empty in each thread that asks)."""
+
+    def __init__(self):
+        self.stack = []
+
+
+#: this thread's state: ``THREAD.stack``, the tapes being recorded (`active_tapes`); read as an
+#: attribute where a function call per numpy call counts (the stand-ins of tapegrad.literals)
+THREAD = _local = _Local()
 _new = object.__new__  # an object of a slotted class, without a call of its __init__
 _ndarray = np.ndarray
 _float64 = np.float64
@@ -53,10 +59,7 @@ _PLAIN_OPERANDS = frozenset((float, int, _float64, _ndarray))
 
 def active_tapes() -> list:
     """The tapes being recorded in this thread, outermost first."""
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+    return _local.stack
 
 
 class _StaleTape:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arraylike import WRITERS
-from .errors import ConcreteValueError, filler_hint, user_location
+from .errors import ConcreteValueError, user_location
+from .hints import filler_hint
 from .views import concrete
 
 __all__ = ["copyto", "put", "place", "fill_diagonal"]

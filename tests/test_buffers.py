@@ -123,9 +123,8 @@ def test_buffer_never_written_with_traced_values_records_nothing():
 
 
 def test_numpy_is_untouched_outside_a_trace_and_in_other_threads():
-    """Outside a trace np.zeros is numpy's own (from the first call after a trace on); while
-    one thread traces, another gets plain arrays."""
-    np.zeros(1)
+    """Outside a trace np.zeros is numpy's own (put back as the trace ends); while one thread
+    traces, another gets plain arrays."""
     assert all(getattr(np, name) is fn for name, fn in CONSTRUCTORS.items())
     started, done, seen = threading.Event(), threading.Event(), []
 

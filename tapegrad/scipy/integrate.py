@@ -30,7 +30,7 @@ import scipy.integrate as _si
 
 from ..checks import note_adaptive_solver
 from ..context import primitive
-from ..errors import register_replacement
+from ..hints import register_replacement
 from ..pytree import flatten, unflatten
 
 __all__ = ["odeint"]

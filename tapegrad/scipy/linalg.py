@@ -26,7 +26,7 @@ from __future__ import annotations
 import scipy.linalg as _sl
 
 from ..context import primitive
-from ..errors import register_replacement
+from ..hints import register_replacement
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve",
            "sqrtm", "solve_sylvester", "solve_banded"]

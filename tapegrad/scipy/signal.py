@@ -17,7 +17,7 @@ from __future__ import annotations
 import scipy.signal as _ss
 
 from ..context import primitive
-from ..errors import register_replacement
+from ..hints import register_replacement
 
 __all__ = ["convolve"]
 

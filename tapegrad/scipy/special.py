@@ -28,7 +28,7 @@ import operator
 import scipy.special as _sp
 
 from ..context import primitive
-from ..errors import register_replacement
+from ..hints import register_replacement
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "polygamma", "multigammaln"]
 
