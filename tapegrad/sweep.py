@@ -1,6 +1,6 @@
 """The reverse sweep: from the seed back to the inputs, one pullback per recorded primitive.
 
-A gradient tape (see `tapegrad.grad.GradContext`) remembers, for each primitive's value, its
+A gradient tape (see `tapegrad.gradcontext.GradContext`) remembers, for each primitive's value, its
 rrule op and its pullback. The sweep walks those values from the newest to the oldest; for
 each one that has received a derivative ``dy`` it
 
@@ -13,14 +13,15 @@ each one that has received a derivative ``dy`` it
    already there (`set_or_add_deriv`: the first share is stored, every further share is
    added with `accum`).
 
-`back` records all of this onto the tape itself (a pullback call, one read per tangent,
-one `accum` per further share), so the tape ends up holding the whole forward-and-backward
-program. `back_values` runs the same steps on values alone, over the private tape of `grad`
-(one op per primitive, `GradContext(private=True)`): nobody reads that tape, so building
-the backward ops would be wasted work (half the cost of a gradient). The two share every
-piece above and run the pullbacks, reads and sums in the same order, so
-`grad` equals `pullback` bit for bit and a trace of `grad` (a compiled gradient, a higher
-derivative) records the same program.
+`back_steps` is the one body of these steps, with a strategy chosen once per sweep: record
+them onto the tape itself (`back`, what `pullback` uses: a pullback call, one read per
+tangent, one `accum` per further share, so that the tape ends up holding the whole
+forward-and-backward program), or compute values only (`back_values`, what `grad` uses, over
+the private tape of `GradContext(private=True)`, one op per primitive: nobody reads that tape,
+so building the backward ops would be wasted work, and each value is freed as soon as nothing
+later needs it). The two ways run the pullbacks, reads and sums in one order, so `grad` equals
+`pullback` bit for bit and a trace of `grad` (a compiled gradient, a higher derivative)
+records the same program.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from .errors import RuleError, qualified_name, type_str, user_location
 from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
 from .tape import Constant, Variable
 
-__all__ = ["back", "back_values", "step_back", "set_or_add_deriv", "read_tangent", "checked_tangent",
+__all__ = ["back", "back_values", "step_back", "back_steps", "set_or_add_deriv", "read_tangent", "checked_tangent",
            "add_shares", "real_part_for", "raised_in_pullback"]
 
 _ndarray, _float64 = np.ndarray, np.float64
@@ -46,10 +47,14 @@ def add_shares(a, b):
 
 
 def set_or_add_deriv(tape, derivs, var, dx):
-    """Store `dx` as the derivative of `var`, or push an accumulation if it already has one."""
+    """Store `dx` as the derivative of `var`, or add it to the one already there. With a
+    `tape`, derivatives are Variables and the sum is pushed as an ``accum``; with
+    ``tape=None`` they are values (the unrecorded sweep)."""
     old = derivs.get(var)
     if old is None:
         derivs[var] = dx
+    elif tape is None:
+        derivs[var] = add_shares(old, dx)
     else:
         val = add_shares(old._op.val, dx._op.val)
         derivs[var] = tape.push_call(accum, (old, dx), None, val, ("accumulate d%s", var))
@@ -58,8 +63,8 @@ def set_or_add_deriv(tape, derivs, var, dx):
 def read_tangent(dxs, index, arg, holder, rule_fn):
     """``dxs[index]`` as the tangent of the Variable `arg` (a Thunk evaluated), or None for a
     zero or no-tangent; a tangent not of its argument's shape raises, naming the rule.
-
-    The type tests come most common first: this is the sweep's per-argument cost.
+    (`back_steps` reads the two common cases itself: a number for a number, an array of the
+    argument's shape.)
     """
     dval = dxs[index]
     if type(dval) is Thunk:
@@ -167,144 +172,128 @@ def _arity_error(var, args, dxs):
     )
 
 
-# --- the recorded sweep ---
-
-
-def step_back(tape, var, derivs):
-    """One step of the sweep: push the pullback of `var`'s primitive, read its tangents, accumulate.
-
-    The pullback call and one read per traced argument are pushed. The first share of a
-    derivative is stored at once; the ``accum`` of each further share (and the reads inside
-    list arguments) come after all the reads.
-    """
-    rv, pv = tape.ctx.pullbacks[var]
-    args = rv._op.args
-    dy = derivs[var]
-    try:
-        dxs_val = pv._op.val(dy._op.val)
-    except FloatingPointError as exc:
-        raise raised_in_pullback(exc, args[0], var) from None
-    if type(dxs_val) is not tuple or len(dxs_val) != len(args):
-        raise _arity_error(var, args, dxs_val)
-    dxs = tape.push_call(pv, (dy,), None, dxs_val, ("pullback for %s", var))
-    real = getattr(tape.ctx, "complex_seen", False)
-    later = []
-    for i in range(1, len(args)):
-        arg = args[i]
-        if type(arg) is not Variable:
-            if type(arg) is list or type(arg) is tuple:
-                _read_nested(tape, later, dxs, dxs_val, var, arg, i, args[0], real)
-            continue
-        dval = read_tangent(dxs_val, i, arg, var, args[0])
-        if dval is None:
-            continue
-        dx = tape.push_call(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
-        if real:
-            r = real_part_for(dval, arg._op.val)
-            if r is not dval:
-                dx = tape.push_call(np.real, (dx,), None, r)
-        if arg in derivs:
-            later.append((arg, dx))
-        else:
-            derivs[arg] = dx
-    for arg, dx in later:
-        set_or_add_deriv(tape, derivs, arg, dx)
+# --- the sweep ---
 
 
 def back(tape, seed):
-    """The reverse sweep over `tape` from its result; returns ``{Variable: derivative Variable}``."""
-    result = tape.result
-    derivs = {result: tape.push(Constant(seed, note="seed"))}
-    last = result._op.id
-    # the recorded primitives, newest first: the pullbacks dict keeps recording order
-    for var in reversed(tape.ctx.pullbacks):
-        if var in derivs and var._op.id <= last:
-            step_back(tape, var, derivs)
+    """The reverse sweep over `tape` from its result, recorded onto it (`pullback` uses it):
+    ``{Variable: derivative Variable}``."""
+    derivs = {tape.result: tape.push(Constant(seed, note="seed"))}
+    back_steps(tape, derivs, reversed(tape.ctx.pullbacks.items()), record=True)
     return derivs
 
 
-# --- the same sweep on values alone ---
-
-
 def back_values(tape, seed):
-    """The sweep of `back` without recording it, over a private tape (one op per primitive, see
-    `GradContext`): ``{Variable: derivative value}``.
-
-    `grad` uses it (see the module docstring). Each value leaves the tape as soon as nothing
-    later needs it: a primitive's value and pullback before the pullback runs, a derivative
-    once it has been passed on, so large intermediates do not pile up.
-    """
-    pullbacks = tape.ctx.pullbacks
-    real = getattr(tape.ctx, "complex_seen", False)
+    """The sweep of `back` on values alone, over a private tape (one op per primitive, see
+    `GradContext`): ``{Variable: derivative value}``. `grad` uses it (see the module docstring)."""
     derivs = {tape.result: seed}
-    pop = derivs.pop
-    # Only the result and the arguments of the ops swept so far get a derivative, and an
-    # argument is older than its op: no op newer than the result is reached (`back` checks ids)
-    for var, pullback_fn in reversed(pullbacks.items()):
-        dy = pop(var, None)
+    back_steps(tape, derivs, reversed(tape.ctx.pullbacks.items()), record=False)
+    return derivs
+
+
+def step_back(tape, var, derivs):
+    """One step of the recorded sweep: push the pullback of `var`'s primitive, read its
+    tangents, accumulate (nothing for a `var` without a derivative in `derivs`)."""
+    back_steps(tape, derivs, ((var, tape.ctx.pullbacks[var]),), record=True)
+
+
+def back_steps(tape, derivs, steps, record):
+    """The reverse sweep's one body: for each ``(value Variable, pullback record)`` of `steps`,
+    newest first, whose value has a derivative in `derivs`, call the pullback, read the
+    tangents of the traced arguments and set or add each one as a derivative.
+
+    With ``record=True`` every step is pushed onto `tape` (the pullback call, one read per
+    tangent, one ``accum`` per further share) and a derivative is the Variable of its value;
+    the pullback record of a value is ``(rrule op's Variable, pullback's Variable)``. With
+    ``record=False`` nothing is pushed, a derivative is a value, the tape is private (the
+    record is the pullback itself, the value's op its rrule op), and each value leaves the
+    tape as soon as nothing later needs it: a primitive's value and pullback before the
+    pullback runs, a derivative once it has been passed on, so that large intermediates do
+    not pile up.
+
+    A first share of a derivative is stored at once, further shares are added after all the
+    reads of the step (a read may evaluate a Thunk, which a trace of `grad` records: both
+    ways run the pullbacks, reads and sums in one order, so they make the same program and
+    the same bits). Unrecorded, two plain numbers or arrays are summed at once, as the end of
+    the step would sum them: their sum records nothing on any tape.
+    """
+    ctx = tape.ctx
+    pullbacks = ctx.pullbacks
+    real = getattr(ctx, "complex_seen", False)
+    recorded_or_real = record or real  # (one test per argument where neither is)
+    onto = tape if record else None  # the tape the backward program is recorded onto
+    push = tape.push_call
+    take = derivs.get if record else derivs.pop  # unrecorded, a derivative goes once passed on
+    # Only the seeded value and the arguments of the ops swept so far get a derivative, and an
+    # argument is older than its op: no op newer than the seeded value is reached
+    for var, pullback in steps:
+        dy = take(var, None)
         if dy is None:
             continue
-        # a private tape (`GradContext(private=True)`): the value's op is the rrule op
-        op = var._op
-        args = op.args
-        # the pullback keeps what it needs in its closure; the rest goes before it allocates
-        pullbacks[var] = op.val = None
+        if record:
+            rv, pv = pullback
+            args = rv._op.args
+            pullback = pv._op.val
+            dy_var = dy
+            dy = dy._op.val
+        else:
+            op = var._op
+            args = op.args
+            # the pullback keeps what it needs in its closure; the rest goes before it allocates
+            pullbacks[var] = op.val = None
         try:
-            dxs_val = pullback_fn(dy)
+            dxs_val = pullback(dy)
         except FloatingPointError as exc:
             raise raised_in_pullback(exc, args[0], var) from None
-        del pullback_fn, dy
+        del pullback, dy
         n = len(args)
         if type(dxs_val) is not tuple or len(dxs_val) != n:
             raise _arity_error(var, args, dxs_val)
+        dxs = push(pv, (dy_var,), None, dxs_val, ("pullback for %s", var)) if record else None
         later = None
         for i in range(1, n):
             arg = args[i]
             if type(arg) is not Variable:
                 if type(arg) is list or type(arg) is tuple:
-                    later = later or []
-                    _read_nested(None, later, None, dxs_val, var, arg, i, args[0], real)
+                    if later is None:
+                        later = []
+                    _read_nested(onto, later, dxs, dxs_val, var, arg, i, args[0], real)
                 continue
-            # read_tangent, its two common cases written out (a number for a number, an
-            # array of the argument's shape), as they are this loop's per-argument cost
+            # the two common cases (a number for a number, an array of the argument's shape)
+            # read here, as they are this loop's per-argument cost; the rest by read_tangent
             dval = dxs_val[i]
             td = type(dval)
-            if td is Thunk:
-                try:
-                    dval = dval.fn()
-                except FloatingPointError as exc:
-                    raise raised_in_pullback(exc, args[0], var) from None
-                td = type(dval)
             xval = arg._op.val
             if td is _ndarray:
                 if type(xval) is not _ndarray or dval.shape != xval.shape:
-                    dval = checked_tangent(dval, i, arg, var, args[0])  # (an array: never None)
-            elif (td is not float and td is not _float64) or type(xval) is _ndarray:
-                dval = checked_tangent(dval, i, arg, var, args[0])
+                    dval = read_tangent(dxs_val, i, arg, var, args[0])  # (an array: never None)
+            elif td is not float and td is not _float64 or type(xval) is _ndarray:
+                dval = read_tangent(dxs_val, i, arg, var, args[0])
                 if dval is None:
                     continue
-            if real:
-                dval = real_part_for(dval, xval)
-            # set-or-add as in step_back: a first share at once, the sums after all the reads
-            # (a read may evaluate a Thunk, which a trace of `grad` records: the same order
-            # of operations as `back` makes the same program). Two plain numbers or arrays
-            # are summed at once: their sum records nothing on any tape, and it is the sum
-            # the end of the step would make, in the same order
+            if recorded_or_real:
+                if record:
+                    share = push(getitem, (dxs, i), None, dval, ("d%s/d%s", var, arg))
+                    if real:
+                        r = real_part_for(dval, xval)
+                        if r is not dval:
+                            share = push(np.real, (share,), None, r)
+                    dval = share
+                else:
+                    dval = real_part_for(dval, xval)
             old = derivs.get(arg)
             if old is None:
                 derivs[arg] = dval
             elif later is not None:
                 later.append((arg, dval))
-            elif type(old) is type(dval) and type(old) in _PLAIN:  # add_shares, written out
-                derivs[arg] = old + dval
-            else:
+            elif type(old) is not type(dval) or type(old) not in _PLAIN:  # (a Variable is not)
                 later = [(arg, dval)]
+            else:  # add_shares of two plain values
+                derivs[arg] = old + dval
         if later is not None:
             for arg, dval in later:
-                old = derivs.get(arg)
-                derivs[arg] = dval if old is None else add_shares(old, dval)
+                set_or_add_deriv(onto, derivs, arg, dval)
             later = old = None
         # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
         # hold the cotangent) and the shares would stay alive through the next pullback
         dxs_val = dval = xval = None
-    return derivs

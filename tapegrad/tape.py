@@ -185,12 +185,15 @@ class Tape:
             op.var = None
 
     # --- building ---
+    # Each op and Variable has one constructor, its __init__, and recording one fast one
+    # beside it here (made without the call of __init__): `push_call` for a Call and its
+    # Variable, `push_input` for an Input.
     def push(self, op) -> Variable:
+        """Append `op` and return its Variable; a Call without a value is run at once."""
         ops = self.ops
         ops.append(op)
         op.id = len(ops)
-        var = op.var = _new(Variable)
-        var._op = op
+        var = op.var = Variable(op)
         if op.val is MISSING:
             op.val = op.run(_current_value)
         return var
@@ -203,7 +206,8 @@ class Tape:
         return self.push(op)
 
     def push_call(self, fn, args, kwargs, val, note="") -> Variable:
-        """`push` of a Call whose value is known: the recording fast path (no __init__ calls)."""
+        """`push` of a Call whose value is known: the recording fast path (no __init__ calls),
+        the one every recorded primitive and every recorded step of a sweep takes."""
         op = _new(Call)
         op.fn = fn
         op.args = args
