@@ -28,13 +28,13 @@
 # ## The gradient context
 #
 # Notebook 1 traced with the default context, which records each primitive as itself.
-# `GradContext` (from `tapegrad.grad`) records each primitive *through its reverse rule*:
+# `GradContext` (from `tapegrad.gradcontext`) records each primitive *through its reverse rule*:
 
 # %% name="grad-tape"
 import numpy as np
 import tapegrad
 from tapegrad import trace
-from tapegrad.grad import GradContext
+from tapegrad.gradcontext import GradContext
 
 def f(a, b):
     return a / (a + b * b)

@@ -26,7 +26,7 @@
 # %% name="sin-jacobian"
 import numpy as np
 import tapegrad
-from tapegrad.grad import GradContext
+from tapegrad.gradcontext import GradContext
 
 x = np.array([0.1, 0.2, 0.3])
 y, sin_pullback = tapegrad.rrule(np.sin, x)

@@ -7,7 +7,7 @@
 The names here are what most programs use: gradients, forward mode, checks, tangents,
 errors, and `explain`/`draw` to see a gradient worked. The pieces live in their modules, to
 read and to build with: the tape (`tapegrad.tape`: Tape, Variable, Input, Constant, Call),
-contexts (`tapegrad.context.BaseContext`, `tapegrad.grad.GradContext`), the sweep
+contexts (`tapegrad.context.BaseContext`, `tapegrad.gradcontext.GradContext`), the sweep
 (`tapegrad.sweep`: back, step_back, set_or_add_deriv), showing tapes (`tapegrad.show`),
 tapes as programs (`tapegrad.program`), writing rules (`tapegrad.extend`), and traceable
 replacements for scipy's functions (`tapegrad.scipy`).
@@ -67,7 +67,7 @@ __all__ = [
 MOVED = {
     **dict.fromkeys(["Tape", "Variable", "Input", "Constant", "Call"], "tapegrad.tape"),
     "BaseContext": "tapegrad.context",
-    "GradContext": "tapegrad.grad",
+    "GradContext": "tapegrad.gradcontext",
     **dict.fromkeys(["back", "step_back", "set_or_add_deriv"], "tapegrad.sweep"),
     **dict.fromkeys(["Thunk", "accum", "find_rrule"], "tapegrad.extend"),
     **dict.fromkeys(["format_tape", "explain_text", "to_dot", "to_svg", "render"], "tapegrad.show"),

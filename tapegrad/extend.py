@@ -45,9 +45,9 @@ from .registry import (
     registered_rules,
     rrule,
     stand_in,
-    unbroadcast,
     whole,
 )
+from .broadcasting import unbroadcast
 from .structures import register_structure
 from .tangents import NO_TANGENT, ZERO, Tangent, Thunk, accum
 

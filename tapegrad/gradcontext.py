@@ -11,7 +11,8 @@ sweep reads it, so each primitive is one op, ``rrule(fn, *args)`` with the primi
 the value's Variable to the pullback itself, and a large array is held only as a stand-in of
 its shape: an intermediate lives as long as it would in plain numpy unless a pullback needs
 it. Both kinds of record are made here, with the tape's and the tracer's one fast
-constructor (`Tape.push_call`, `new_tracer`).
+constructor (`Tape.push_call`, `new_tracer`), which the private record writes out once (a
+test holds the two to the same objects).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from .pytree import any_nested
 from . import registry
 from .registry import COMPLEX, NEEDS, NONDIFF, RULES, rrule, stand_in
 from .tangents import getitem
+from .tape import Call, Variable
 from .tracer import Tracer, new_tracer, plain_options, wrap_result
 
 __all__ = ["GradContext", "complex_error"]
@@ -43,6 +45,7 @@ __all__ = ["GradContext", "complex_error"]
 _ndarray = np.ndarray
 _float64 = np.float64
 _F8 = registry.FLOAT64
+_new = object.__new__  # a slotted object without a call of its __init__
 
 
 class GradContext(BaseContext):
@@ -177,9 +180,28 @@ class GradContext(BaseContext):
                     targs = tuple(map(stand_in, targs))
             else:
                 kept = y
-            yv = tape.push_call(rrule, (fn,) + targs, kwargs or None, kept)
+            # `Tape.push_call` written out, once, for grad's hot path (a call per primitive is
+            # measurable there: benchmarks/README.md, "One constructor"); tests/test_sweep.py
+            # checks that it builds what push_call builds, slot for slot
+            op = _new(Call)
+            op.fn = rrule
+            op.args = (fn,) + targs
+            op.kwargs = kwargs or None
+            op.val = kept
+            op.note = ""
+            ops = tape.ops
+            ops.append(op)
+            op.id = len(ops)
+            yv = op.var = _new(Variable)
+            yv._op = op
             if not integral:
                 self.pullbacks[yv] = pb
+            if not packed:  # `new_tracer`, written out and checked likewise
+                out = _new(Tracer)
+                out._tape = tape
+                out._var = yv
+                out._val = y
+                return out
         else:  # the rule's (value, pullback) as the rrule op's value, and a read of each
             push = tape.push_call
             rv = push(rrule, (fn,) + targs, kwargs or None, pair)

@@ -7,7 +7,7 @@ import pytest
 
 import tapegrad
 from tapegrad import grad, pullback, trace
-from tapegrad.grad import GradContext
+from tapegrad.gradcontext import GradContext
 
 
 def test_grad_context_is_reusable_as_trace_context():

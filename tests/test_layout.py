@@ -130,6 +130,14 @@ def test_public_names_exist_and_are_public():
     assert len(set(names)) == len(names)
 
 
+def test_no_core_module_is_over_450_lines():
+    """The core (tapegrad/*.py: tape, tracer, contexts, sweep, structures, entry points) reads
+    in one sitting, a module an idea; the rule families and the subpackages grow by files."""
+    long = {path.name: n for path in PACKAGE.glob("*.py")
+            if (n := len(path.read_text().splitlines())) > 450}
+    assert long == {}
+
+
 def test_the_top_level_keeps_at_most_45_names():
     """tapegrad's own namespace is what most programs use; the pieces live in their modules."""
     assert len(tapegrad.__all__) <= 45

@@ -4,9 +4,10 @@ import pytest
 
 from tapegrad import NO_TANGENT, grad, primitive, pullback, rrule, trace
 from tapegrad.extend import Thunk
-from tapegrad.grad import GradContext
+from tapegrad.gradcontext import GradContext
 from tapegrad.tape import Constant, Input, Tape
 from tapegrad.sweep import add_shares, back, set_or_add_deriv
+from tapegrad.tracer import new_tracer
 
 
 def test_back_records_the_whole_backward_program():
@@ -159,3 +160,34 @@ def test_grad_sweep_lets_summed_shares_go_before_the_next_pullback():
     finally:
         tracemalloc.stop()
     assert peak < 5.1 * x.nbytes
+
+
+def _slots(obj):
+    """Each slot of `obj` (through its class's bases) that is set, with its value."""
+    names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ())]
+    return {n: getattr(obj, n) for n in names if hasattr(obj, n)}
+
+
+def test_grads_private_record_builds_what_the_one_constructors_build():
+    """GradContext writes `Tape.push_call` and `new_tracer` out once for grad's hot path: the
+    Call, its Variable and the Tracer it makes have every slot the constructors set, with the
+    same values, so a slot added to one of them fails here rather than only on grad's path."""
+    seen = {}
+
+    class Watching(GradContext):
+        def record(self, tape, fn, args, kwargs):
+            out = super().record(tape, fn, args, kwargs)
+            seen["tracer"], seen["tape"] = out, tape
+            return out
+
+    trace(lambda x: np.sin(x), 0.5, ctx=Watching(private=True))
+    made, tape = seen["tracer"], seen["tape"]
+    op = made._var._op
+    var = tape.push_call(op.fn, op.args, op.kwargs, op.val, op.note)
+    want_op, got_op = _slots(var._op), _slots(op)
+    assert set(got_op) == set(want_op)
+    assert {k: v for k, v in got_op.items() if k not in ("id", "var")} == {
+        k: v for k, v in want_op.items() if k not in ("id", "var")}
+    assert set(_slots(op.var)) == set(_slots(var))
+    want = new_tracer(tape, made._var, made._val)
+    assert _slots(made) == _slots(want)

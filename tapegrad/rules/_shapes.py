@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import is_complex_value
 from ..literals import NUMPY
-from ..registry import unbroadcast
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 
 _SIGNATURES: dict = {}

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import is_complex_value
-from ..registry import frule, partials, rrule, unbroadcast, whole
+from ..registry import frule, partials, rrule, whole
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._forward import add_variations, scaled
 from ._shapes import real_to

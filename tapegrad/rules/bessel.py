@@ -22,7 +22,8 @@ import scipy.integrate
 import scipy.special as sp
 
 from ..context import primitive
-from ..registry import partials, rrule, unbroadcast
+from ..registry import partials, rrule
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 
 # --- derivatives in the order, at one point (x > 0) ---

@@ -17,7 +17,9 @@ import operator
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast, whole
+from ..registry import rrule, whole
+
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, no_tangents, positional_names, tangent_float
 from .special_params import no_derivative

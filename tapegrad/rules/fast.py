@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import registry
-from ..registry import fast_path, stand_in, unbroadcast
+from ..registry import fast_path, stand_in
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import plain_array, real_to
 from .arithmetic import exponent_tangent, is_integer, log_base, power_slope

@@ -21,7 +21,8 @@ import scipy.integrate
 import scipy.special as sp
 
 from ..context import primitive
-from ..registry import nondifferentiable, partials, rrule, unbroadcast
+from ..registry import nondifferentiable, partials, rrule
+from ..broadcasting import unbroadcast
 from ..scipy.special import multigammaln
 from ..tangents import NO_TANGENT, Thunk
 

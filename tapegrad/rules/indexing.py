@@ -15,7 +15,8 @@ import operator
 import numpy as np
 
 from ..arraylike import ArrayLike
-from ..registry import rrule, stand_in, unbroadcast, whole
+from ..registry import rrule, stand_in, whole
+from ..broadcasting import unbroadcast
 from ..structures import nested, replace_items
 from ..tangents import NO_TANGENT, ZERO
 from .piecewise import branch_cotangent

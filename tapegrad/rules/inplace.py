@@ -21,7 +21,8 @@ import numpy as np
 
 from ..arraylike import ArrayLike, added_at, updated
 from ..pytree import find_nested
-from ..registry import rrule, unbroadcast, whole
+from ..registry import rrule, whole
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import cast_like
 

@@ -37,7 +37,9 @@ import operator
 
 import numpy as np
 
-from ..registry import FORMULAS, rrule, unbroadcast, whole
+from ..registry import FORMULAS, rrule, whole
+
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, like, positional_names, tangent_dtype
 from .indexing import scatter_add

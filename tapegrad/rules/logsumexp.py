@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, unbroadcast, whole
+from ..registry import rrule, whole
+
+from ..broadcasting import unbroadcast
 from ..scipy.special import log_softmax_op, logsumexp_op, softmax_op
 from ..tangents import NO_TANGENT, ZERO, Thunk
 

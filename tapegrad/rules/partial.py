@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import partials, rrule, unbroadcast, whole
+from ..registry import partials, rrule, whole
+
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 
 # --- steps ---

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..arraylike import ArrayLike
 from ..errors import is_complex_value
-from ..registry import frule, partials, rrule, stand_in, unbroadcast, whole
+from ..registry import frule, partials, rrule, stand_in, whole
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._forward import linear_frule
 from ._shapes import real_for, real_to

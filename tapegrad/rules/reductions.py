@@ -24,7 +24,9 @@ import math
 
 import numpy as np
 
-from ..registry import FLOAT64, FORMULAS, rrule, stand_in, unbroadcast, whole
+from ..registry import FLOAT64, FORMULAS, rrule, stand_in, whole
+
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._forward import linear_frule
 from ._shapes import (

@@ -18,7 +18,9 @@ import operator
 
 import numpy as np
 
-from ..registry import nondifferentiable, rrule, unbroadcast, whole
+from ..registry import nondifferentiable, rrule, whole
+
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
 from ._shapes import bind, cast_like, dtype_of, no_tangents, normalize_axis, tangent_dtype
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import declare, rrule, unbroadcast, whole
+from ..registry import declare, rrule, whole
+
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO
 from ._forward import linear_frule
 from ._shapes import bind, cast_like, dtype_of, no_tangents

@@ -14,7 +14,9 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from ..registry import partials, rrule, unbroadcast
+from ..registry import partials, rrule
+
+from ..broadcasting import unbroadcast
 from ..scipy.special import polygamma
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import divide

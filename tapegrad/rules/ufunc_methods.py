@@ -35,7 +35,8 @@ import numpy as np
 
 from ..context import METHOD_SIGNATURES
 from ..errors import NoRuleError, qualified_name, user_location
-from ..registry import COMPLEX, FORMULAS, NEEDS, NONDIFF, RULES, frule, nondifferentiable, rrule, unbroadcast, whole
+from ..registry import COMPLEX, FORMULAS, NEEDS, NONDIFF, RULES, frule, nondifferentiable, rrule, whole
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk, getitem
 from ._shapes import cast_like, expand_reduced, no_tangents, normalize_axis, reduced_axes, tangent_dtype
 from .indexing import scatter_add

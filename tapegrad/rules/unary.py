@@ -17,7 +17,8 @@ import math
 import numpy as np
 
 from ..errors import is_complex_value
-from ..registry import frule, partials, rrule, unbroadcast
+from ..registry import frule, partials, rrule
+from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 from ._forward import scaled
 from ._shapes import divide

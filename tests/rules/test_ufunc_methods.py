@@ -11,7 +11,7 @@ import scipy.special as sp
 import tapegrad
 from tapegrad import NoRuleError, ZERO, check_grad, compiled_grad, grad, gradient, jvp, trace
 from tapegrad.errors import qualified_name, short_name, type_str, ufunc_method
-from tapegrad.grad import GradContext
+from tapegrad.gradcontext import GradContext
 from tapegrad.registry import COMPLEX, NONDIFF, RULES
 
 from _complex import complex_of, complex_table_tests, power
