@@ -230,3 +230,11 @@ def divide(a, b):
     RuntimeWarning), at which Python's / raises ZeroDivisionError: a pullback such as log's
     ``dy / x`` at x = 0.0 gives inf, as on a numpy float, and mean's over no elements nan."""
     return np.divide(a, b) if (type(b) is float or type(b) is int) and b == 0 else a / b
+
+
+def call_option(values, kwargs, name, position):
+    """The value of the option `name` of a call, given by keyword or as positional `position`
+    (None where the call leaves it out): what a formula for `explain` reads of a call."""
+    if name in kwargs:
+        return kwargs[name]
+    return values[position] if len(values) > position else None

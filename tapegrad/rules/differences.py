@@ -21,7 +21,7 @@ from ..registry import rrule, whole
 
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
-from ._shapes import bind, cast_like, no_tangents, positional_names, tangent_float
+from ._shapes import bind, call_option, cast_like, no_tangents, positional_names, tangent_float
 from .special_params import no_derivative
 
 # --- diff ---
@@ -35,16 +35,9 @@ def _diff_transpose(g, axis):
     return np.pad(g, pad_front) - np.pad(g, pad_back)
 
 
-def _option(values, kwargs, name, position):
-    """The value of the option `name` of a call, given by keyword or as positional `position`."""
-    if name in kwargs:
-        return kwargs[name]
-    return values[position] if len(values) > position else None
-
-
 def _diff(names, values, kwargs):
     """diff is a first difference applied n times; its transpose is applied as often."""
-    n = _option(values, kwargs, "n", 1)
+    n = call_option(values, kwargs, "n", 1)
     n = 1 if n is None else n
     times = "once" if n == 1 else f"{n} times" if isinstance(n, (int, np.integer)) else "n times"
     step = "the transposed difference ({dy}[i-1] - {dy}[i], zero past the ends)"

@@ -25,6 +25,7 @@ from ..registry import nondifferentiable, partials, rrule
 from ..broadcasting import unbroadcast
 from ..scipy.special import multigammaln
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import call_option
 
 # --- incomplete gamma and beta functions ---
 
@@ -253,16 +254,9 @@ def rgamma_rrule(x):
     return y, rgamma_pullback
 
 
-def _option(values, kwargs, name, position):
-    """The value of the option `name` of a call, given by keyword or as positional `position`."""
-    if name in kwargs:
-        return kwargs[name]
-    return values[position] if len(values) > position else None
-
-
 def _multigammaln(names, values, kwargs):
     """log Γ_d(a) is a sum of d log-gammas, so its slope is a sum of d digammas."""
-    d = _option(values, kwargs, "d", 1)
+    d = call_option(values, kwargs, "d", 1)
     last = f"{int(d) - 1}" if isinstance(d, (int, np.integer)) else "{a[1]} - 1"
     return ["Σⱼ ψ({a[0]} - j/2) over j = 0 … " + last, None]
 

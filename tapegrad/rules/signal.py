@@ -17,7 +17,7 @@ import numpy as np
 from ..registry import rrule, whole
 from ..scipy.signal import convolve
 from ..tangents import NO_TANGENT, Thunk
-from ._shapes import bind, like, no_tangents
+from ._shapes import bind, call_option, like, no_tangents
 
 
 def _uncrop(dy, full_shape):
@@ -26,16 +26,9 @@ def _uncrop(dy, full_shape):
     return dy if all(p == (0, 0) for p in pads) else np.pad(dy, pads)
 
 
-def _option(values, kwargs, name, position):
-    """The value of the option `name` of a call, given by keyword or as positional `position`."""
-    if name in kwargs:
-        return kwargs[name]
-    return values[position] if len(values) > position else None
-
-
 def _convolve(names, values, kwargs):
     """Each input's tangent is the correlation of ȳ with the other input."""
-    mode = _option(values, kwargs, "mode", 2)
+    mode = call_option(values, kwargs, "mode", 2)
     undo = "" if mode in (None, "full") else f", {{dy}} first zero-padded to the 'full' size ({mode!r} cropped it)"
     return [f"{{dy}} correlated with {{a[1]}}: convolve({{dy}}, flip({{a[1]}}), 'valid'){undo}",
             f"{{dy}} correlated with {{a[0]}}: convolve({{dy}}, flip({{a[0]}}), 'valid'){undo}",
