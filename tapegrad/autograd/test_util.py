@@ -11,18 +11,26 @@ Examples
 import itertools
 
 from ..checks import check_grad
-from .wrap_util import unary_to_nary
+from .wrap_util import Unary
 
 __all__ = ["check_grads", "check_vjp", "check_jvp", "combo_check"]
 
 
-@unary_to_nary
-def check_grads(f, x, modes=("fwd", "rev"), order=2):
-    """Check `f`'s derivatives at `x` in `modes` to `order`; raises AssertionError if one is off."""
+def check_grads(f, argnum=0, modes=("fwd", "rev"), order=2):
+    """``check_grads(f, argnum, modes, order)(*args)``: check `f`'s derivatives in argument(s)
+    `argnum` in `modes` to `order`; raises AssertionError if one is off."""
     bad = [m for m in modes if m not in ("fwd", "rev")]
     if bad:
         raise ValueError(f"modes are 'fwd' and 'rev', not {bad}")
-    check_grad(f, x, modes=tuple(modes), order=order)
+
+    def checked(*args, **kwargs):
+        unary = Unary(f, argnum, args, kwargs)
+        if isinstance(argnum, int):
+            check_grad(unary, args[argnum], modes=tuple(modes), order=order)
+        else:  # one positional argument per position, so that each is checked
+            check_grad(lambda *xs: unary(xs), *[args[i] for i in argnum], modes=tuple(modes), order=order)
+
+    return checked
 
 
 def check_vjp(f, x):
