@@ -32,7 +32,7 @@ from ..grad import pullback
 from ..registry import frule, nondifferentiable, rrule
 from ..structures import register_structure
 from ..tangents import NO_TANGENT, ZERO, Thunk, accum
-from .wrap_util import subvals
+from .wrap_util import Unary, subvals
 
 __all__ = ["primitive", "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp", "defjvp_argnum",
            "defjvp_argnums", "def_linear", "notrace_primitive", "VSpace", "Box", "vspace",
@@ -171,7 +171,7 @@ def def_linear(fun):
 
 def _linear_vjp(raw, i, args, kwargs):
     # the transpose of a linear map: a pullback of the map itself
-    _, back = pullback(lambda x: raw(*subvals(args, [(i, x)]), **kwargs), args[i])
+    _, back = pullback(Unary(raw, i, args, kwargs), args[i])
     return lambda g: back(g)[1]
 
 

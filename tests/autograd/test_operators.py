@@ -172,3 +172,11 @@ def test_numpy_module_is_numpy_plus_autograds_names():
     for name in ("numpy_boxes", "numpy_wrapper", "linalg", "fft", "random", "concatenate_args",
                  "primitive", "notrace_primitive", "make_diagonal"):
         assert hasattr(np, name), name
+
+
+def test_a_closure_holding_the_argument_itself_is_a_constant():
+    """A closure's values are constants, as in autograd, even the very array being differentiated
+    (tapegrad's own entry points see one input along both paths and sum its shares)."""
+    f = (lambda c: lambda y: np.sum(c * y))(X)
+    onp.testing.assert_allclose(ag.grad(f)(X), X)
+    onp.testing.assert_allclose(tapegrad.gradient(f, X)[0], 2 * X)

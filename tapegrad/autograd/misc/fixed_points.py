@@ -18,6 +18,7 @@ from ...grad import pullback
 from ...registry import rrule
 from ...tangents import NO_TANGENT, ZERO
 from ..differential_operators import vspace_zeros
+from ..wrap_util import Unary
 
 __all__ = ["fixed_point"]
 
@@ -32,15 +33,20 @@ def fixed_point(f, a, x0, distance, tol):
     return x
 
 
+def _apply(f, a, x):
+    return f(a)(x)
+
+
 @rrule(fixed_point)
 def fixed_point_rrule(f, a, x0, distance, tol):
     x_star = fixed_point(f, a, x0, distance, tol)
 
     def fixed_point_pullback(g):
-        _, back_x = pullback(lambda x: f(a)(x), x_star)
+        # (Unary: the other values are constants, not inputs found again inside a closure)
+        _, back_x = pullback(Unary(_apply, 2, (f, a, x_star), {}), x_star)
         # w = g + (∂f/∂x)ᵀ w, by the same iteration as the forward pass
         w = fixed_point(lambda _: lambda w: g + back_x(w)[1], None, vspace_zeros(x_star), distance, tol)
-        _, back_a = pullback(lambda a: f(a)(x_star), a)
+        _, back_a = pullback(Unary(_apply, 1, (f, a, x_star), {}), a)
         return NO_TANGENT, NO_TANGENT, back_a(w)[1], ZERO, NO_TANGENT, NO_TANGENT
 
     return x_star, fixed_point_pullback
