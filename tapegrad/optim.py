@@ -2,7 +2,7 @@
 
 `flatten(x)` returns ``(vector, unflatten)``: the numbers and float arrays of `x` (walked as
 every walk of tapegrad walks it: tuples, lists, dicts, named tuples, dataclasses, objects by
-their fields, `tapegrad.extend.register_structure`\\ d types) raveled and joined into one 1-d
+their fields, types given to `tapegrad.extend.register_structure`) raveled and joined into one 1-d
 array, and the function that puts a vector of that length back into `x`'s structure. Both
 halves are numpy calls, so they work on traced values too: a loss may flatten its parameters,
 or take a flat vector and unflatten it, and be differentiated.
