@@ -367,4 +367,5 @@ def checkpoint(fun):
             return (NO_TANGENT, *back(dy)[1:])
         return fun(*args, **kwargs), checkpoint_pullback
 
+    checkpoint_rrule.__module__ = getattr(fun, "__module__", None)  # (the user's rule, not tapegrad's)
     return wrapped

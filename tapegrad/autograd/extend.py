@@ -12,17 +12,14 @@ autograd's ``VSpace.register`` does: it is `tapegrad.extend.register_structure` 
 object's attributes, so the gradient with respect to such an object is an object of its type.
 `Box.register` has nothing to do: tapegrad traces any value without a box type.
 
-Examples
---------
->>> import numpy as np
->>> from tapegrad.autograd import grad
->>> from tapegrad.autograd.extend import primitive, defvjp
->>> @primitive
-... def logsumexp(x):
-...     return np.log(np.sum(np.exp(x)))
->>> defvjp(logsumexp, lambda ans, x: lambda g: g * np.exp(x - ans))
->>> grad(logsumexp)(np.array([0.0, 0.0]))
-array([0.5, 0.5])
+In autograd's spelling (docs/guide/autograd.rst runs this example)::
+
+    @primitive
+    def logsumexp(x):
+        return np.log(np.sum(np.exp(x)))
+
+    defvjp(logsumexp, lambda ans, x: lambda g: g * np.exp(x - ans))
+    grad(logsumexp)(np.array([0.0, 0.0]))       # array([0.5, 0.5])
 """
 import itertools
 
@@ -61,6 +58,8 @@ def primitive(f_raw):
 
         return ans, autograd_pullback
 
+    # the rule is the user's, said autograd's way: it lists (tapegrad.show.listing) as theirs
+    autograd_rrule.__module__ = getattr(f_raw, "__module__", None)
     return wrapped
 
 

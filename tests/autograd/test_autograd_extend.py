@@ -23,6 +23,7 @@ from tapegrad.autograd.misc import flatten
 from tapegrad.autograd.misc.optimizers import adam, rmsprop, sgd, unflatten_optimizer
 from tapegrad.autograd.scipy.signal import convolve
 from tapegrad.optim import flatten as native_flatten
+from _autograd_fixtures import restore_rule_tables  # noqa: F401  (autouse: the rule tables restored after each test)
 
 X = onp.array([0.4, -1.2, 2.0])
 

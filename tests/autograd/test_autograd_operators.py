@@ -7,6 +7,7 @@ import tapegrad
 import tapegrad.autograd as ag
 import tapegrad.autograd.numpy as np
 from tapegrad.autograd.test_util import check_grads, combo_check
+from _autograd_fixtures import restore_rule_tables  # noqa: F401  (autouse: the rule tables restored after each test)
 
 X = onp.array([0.3, -0.7, 1.1])
 V = onp.array([1.0, -2.0, 0.5])
