@@ -28,7 +28,8 @@ from ..grad import pullback
 from ..registry import rrule
 from ..second_order import hessian as _tg_hessian
 from ..second_order import hvp
-from ..tangents import NO_TANGENT
+from ..structures import split
+from ..tangents import NO_TANGENT, ZERO
 from .wrap_util import unary_to_nary
 
 __all__ = ["make_vjp", "make_jvp", "grad", "elementwise_grad", "deriv", "jacobian", "holomorphic_grad",
@@ -43,11 +44,9 @@ def vspace_ones(y):
 
 
 def vspace_zeros(y):
-    """autograd's ``vspace(y).zeros()``, in `y`'s structure."""
-    if isinstance(y, (tuple, list)):
-        return type(y)(vspace_zeros(v) for v in y)
-    if isinstance(y, dict):
-        return {k: vspace_zeros(v) for k, v in y.items()}
+    """autograd's ``vspace(y).zeros()``, in `y`'s structure (the structure registry's walk)."""
+    if split(y, objects=True) is not None:
+        return fill_zeros(ZERO, y)
     return 0.0 if np.ndim(y) == 0 and not isinstance(y, np.ndarray) else np.zeros(np.shape(y), np.result_type(y, float))
 
 
