@@ -20,7 +20,7 @@ Examples
 >>> grad(lambda x: np.tanh(x))(0.0)
 1.0
 """
-from . import builtins, differential_operators, extend, misc, numpy, scipy, test_util  # noqa: F401
+from . import builtins, core, differential_operators, extend, misc, numpy, scipy, test_util, tracer, util, wrap_util  # noqa: F401
 from .builtins import dict, isinstance, list, tuple, type
 from .differential_operators import (
     checkpoint,

@@ -35,7 +35,7 @@ from .wrap_util import unary_to_nary
 __all__ = ["make_vjp", "make_jvp", "grad", "elementwise_grad", "deriv", "jacobian", "holomorphic_grad",
            "grad_named", "hessian", "make_hvp", "hessian_tensor_product", "hessian_vector_product",
            "tensor_jacobian_product", "vector_jacobian_product", "make_ggnvp", "value_and_grad",
-           "grad_and_aux", "multigrad_dict", "checkpoint"]
+           "grad_and_aux", "multigrad_dict", "checkpoint", "make_jvp_reversemode"]
 
 
 def vspace_ones(y):
@@ -57,6 +57,16 @@ def _make_vjp(fun, x):
         return fill_zeros(back(g)[1], x)
 
     return vjp, y
+
+
+def unary_make_vjp(fun, x):
+    """autograd's ``core.make_vjp(fun, x) -> (vjp, value)``, of a function of one argument."""
+    return _make_vjp(fun, x)
+
+
+def unary_make_jvp(fun, x):
+    """autograd's ``core.make_jvp(fun, x) -> (v -> (value, J v))``."""
+    return lambda v: jvp(fun, (x,), (v,))
 
 
 @unary_to_nary
@@ -262,6 +272,8 @@ def tensor_jacobian_product(fun, argnum=0):
 
 
 vector_jacobian_product = tensor_jacobian_product
+#: (autograd's reverse-of-reverse jvp; tapegrad's forward mode gives the same numbers)
+make_jvp_reversemode = make_jvp
 
 
 def make_ggnvp(f, g=lambda x: 1.0 / 2 * np.sum(x**2, axis=-1), f_argnum=0):

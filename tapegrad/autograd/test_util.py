@@ -5,15 +5,36 @@ random directions; ``order=2`` checks the derivative functions too).
 Examples
 --------
 >>> import numpy as np
->>> from tapegrad.autograd.test_util import check_grads
+>>> from tapegrad.autograd.test_util import check_equivalent, check_grads
 >>> check_grads(lambda x: np.sum(np.sin(x) * x), modes=["rev", "fwd"], order=2)(np.array([0.5, 1.0]))
+>>> check_equivalent({"a": 1.0}, {"a": 1.0 + 1e-9})
 """
 import itertools
 
+import numpy as np
+
 from ..checks import check_grad
+from ..optim import flatten
 from .wrap_util import Unary
 
-__all__ = ["check_grads", "check_vjp", "check_jvp", "combo_check"]
+__all__ = ["check_grads", "check_vjp", "check_jvp", "combo_check", "scalar_close", "check_equivalent",
+           "TOL", "RTOL", "EPS"]
+
+TOL = 1e-6
+RTOL = 1e-6
+EPS = 1e-6
+
+
+def scalar_close(a, b):
+    """autograd's closeness of two numbers: within TOL, or within RTOL relative to their sum."""
+    return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL
+
+
+def check_equivalent(x, y):
+    """Assert that `x` and `y`, numbers or arrays in the same structure, are equal to RTOL."""
+    fx, fy = flatten(x)[0], flatten(y)[0]
+    assert fx.shape == fy.shape, f"Structure mismatch:\nx: {x}\ny: {y}"
+    assert np.allclose(fx, fy, rtol=RTOL, atol=TOL), f"Value mismatch:\nx: {x}\ny: {y}"
 
 
 def check_grads(f, argnum=0, modes=("fwd", "rev"), order=2):

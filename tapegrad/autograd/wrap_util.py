@@ -2,7 +2,7 @@
 takes ``argnum`` (an int, or a tuple of positions differentiated together as one tuple)."""
 import functools
 
-__all__ = ["unary_to_nary", "subvals", "wraps", "Unary"]
+__all__ = ["unary_to_nary", "subvals", "wraps", "Unary", "get_name", "get_doc"]
 
 
 def subvals(x, ivs):
@@ -11,6 +11,16 @@ def subvals(x, ivs):
     for i, v in ivs:
         x[i] = v
     return tuple(x)
+
+
+def get_name(f):
+    """`f`'s ``__name__``, or ``"[unknown name]"``."""
+    return getattr(f, "__name__", "[unknown name]")
+
+
+def get_doc(f):
+    """`f`'s ``__doc__``, or ``""``."""
+    return getattr(f, "__doc__", "")
 
 
 def wraps(fun, namestr="{fun}", docstr="{doc}", **kwargs):

@@ -181,3 +181,80 @@ def test_a_closure_holding_the_argument_itself_is_a_constant():
     f = (lambda c: lambda y: np.sum(c * y))(X)
     onp.testing.assert_allclose(ag.grad(f)(X), X)
     onp.testing.assert_allclose(tapegrad.gradient(f, X)[0], 2 * X)
+
+
+#: autograd's user-facing names, module by module (its internal rule helpers are left out)
+PUBLIC = {
+    "": ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian", "hessian",
+         "hessian_tensor_product", "hessian_vector_product", "make_vjp", "make_jvp", "make_hvp",
+         "make_ggnvp", "vector_jacobian_product", "tensor_jacobian_product", "holomorphic_grad",
+         "deriv", "grad_named", "multigrad_dict", "checkpoint", "primitive",
+         "tuple", "list", "dict", "isinstance", "type"],
+    ".differential_operators": ["make_jvp_reversemode"],
+    ".core": ["make_vjp", "make_jvp", "primitive", "defvjp", "defjvp", "vspace", "VSpace", "Box"],
+    ".tracer": ["getval", "isbox", "primitive", "notrace_primitive", "Box"],
+    ".extend": ["primitive", "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp", "defjvp_argnum",
+                "defjvp_argnums", "def_linear", "notrace_primitive", "register_notrace", "VSpace", "Box",
+                "vspace", "SparseObject"],
+    ".builtins": ["tuple", "list", "dict", "isinstance", "type", "SequenceBox", "DictBox"],
+    ".misc": ["flatten"],
+    ".misc.flatten": ["flatten", "flatten_func"],
+    ".misc.optimizers": ["unflatten_optimizer", "sgd", "rmsprop", "adam"],
+    ".misc.fixed_points": ["fixed_point"],
+    ".test_util": ["check_grads", "check_vjp", "check_jvp", "combo_check", "scalar_close",
+                   "check_equivalent", "TOL", "RTOL", "EPS"],
+    ".wrap_util": ["unary_to_nary", "wraps", "get_name", "get_doc"],
+    ".util": ["subvals", "subval"],
+    ".numpy": ["sum", "linalg", "fft", "random", "numpy_boxes", "numpy_vspaces", "numpy_wrapper",
+               "numpy_vjps", "numpy_jvps", "primitive", "notrace_primitive", "Box", "concatenate_args",
+               "array_from_args", "make_diagonal", "metadata", "parse_einsum_input",
+               "wrap_if_boxes_inside", "wrap_intdtype", "wrap_namespace", "c_class", "r_class", "numpy_version"],
+    ".numpy.numpy_boxes": ["ArrayBox"],
+    ".numpy.numpy_vspaces": ["ArrayVSpace", "ComplexArrayVSpace"],
+    ".numpy.linalg": ["inv", "solve", "det", "slogdet", "cholesky", "eigh", "svd", "norm"],
+    ".numpy.fft": ["fft", "ifft", "rfft", "irfft", "fft2", "fftn"],
+    ".numpy.random": ["randn", "RandomState", "normal", "seed"],
+    ".scipy": ["special", "stats", "linalg", "signal", "integrate"],
+    ".scipy.special": ["logsumexp", "gammaln", "digamma", "polygamma", "erf", "expit", "logit",
+                       "softmax", "log_softmax", "multigammaln", "gamma", "beta", "j0", "i0"],
+    ".scipy.linalg": ["solve_triangular", "sqrtm", "cho_solve", "cho_factor", "solve_sylvester",
+                      "solve_banded", "inv", "det"],
+    ".scipy.signal": ["convolve"],
+    ".scipy.integrate": ["odeint"],
+    ".scipy.stats": ["norm", "t", "gamma", "beta", "chi2", "poisson", "dirichlet", "multivariate_normal"],
+    ".scipy.stats.norm": ["pdf", "cdf", "sf", "logpdf", "logcdf", "logsf"],
+    ".scipy.stats.t": ["pdf", "cdf", "logpdf", "logcdf"],
+    ".scipy.stats.gamma": ["pdf", "cdf", "logpdf"],
+    ".scipy.stats.beta": ["pdf", "cdf", "logpdf"],
+    ".scipy.stats.chi2": ["pdf", "cdf", "logpdf"],
+    ".scipy.stats.poisson": ["pmf", "cdf", "logpmf"],
+    ".scipy.stats.dirichlet": ["pdf", "logpdf", "rvs"],
+    ".scipy.stats.multivariate_normal": ["pdf", "logpdf", "entropy"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC), ids=lambda m: m or "autograd")
+def test_every_public_name_of_autograd_is_there(module):
+    """Each user-facing module of autograd has a counterpart under tapegrad.autograd with its names
+    (and, where autograd is installed, autograd has each of them too: the list is autograd's)."""
+    import importlib
+    ours = importlib.import_module(f"tapegrad.autograd{module}")
+    assert [n for n in PUBLIC[module] if not hasattr(ours, n)] == []
+    try:
+        theirs = importlib.import_module(f"autograd{module}")
+    except ImportError:
+        return
+    not_autograds = {".test_util": {"check_vjp", "check_jvp"}, ".scipy.special": {"softmax", "log_softmax", "multigammaln"}}
+    assert [n for n in PUBLIC[module] if not has(theirs, n) and n not in not_autograds.get(module, ())] == []
+
+
+def has(module, name):
+    """The module has `name`, or a submodule of that name can be imported."""
+    import importlib
+    if hasattr(module, name):
+        return True
+    try:
+        importlib.import_module(f"{module.__name__}.{name}")
+    except ImportError:
+        return False
+    return True

@@ -66,3 +66,7 @@ def wrap_namespace(old, new):
 
 c_class = type(np.c_)
 r_class = type(np.r_)
+
+
+def __getattr__(name):  # (autograd's numpy_wrapper holds every numpy name too)
+    return getattr(np, name)
