@@ -24,6 +24,8 @@ from ..argtangents import fill_zeros
 from ..context import primitive
 from ..forward import jacobian as _tg_jacobian
 from ..forward import jvp
+from ..errors import SeedError
+from ..grad import grad as tapegrad_grad
 from ..grad import pullback
 from ..registry import rrule
 from ..second_order import hessian as _tg_hessian
@@ -106,6 +108,17 @@ def _scalar_vjp(fun, x, what):
     return vjp, ans
 
 
+def _value_and_grad(fun, x, what):
+    """`tapegrad.grad`, whose sweep is not recorded; a result that needs a seed (an array, a
+    complex number) goes through a pullback, seeded with ones as autograd seeds it."""
+    try:
+        value, (_, dx) = tapegrad_grad(fun, x)
+    except SeedError:
+        vjp, ans = _scalar_vjp(fun, x, what)
+        return ans, vjp(vspace_ones(ans))
+    return value, fill_zeros(dx, x)
+
+
 @unary_to_nary
 def grad(fun, x):
     """The gradient of a scalar-valued `fun` with respect to argument `argnum` (an int or a tuple).
@@ -116,8 +129,7 @@ def grad(fun, x):
     >>> grad(lambda a, b: a * b ** 2, (0, 1))(2.0, 3.0)
     (9.0, 12.0)
     """
-    vjp, ans = _scalar_vjp(fun, x, "Grad")
-    return vjp(vspace_ones(ans))
+    return _value_and_grad(fun, x, "Grad")[1]
 
 
 @unary_to_nary
@@ -309,8 +321,7 @@ def value_and_grad(fun, x):
     >>> value_and_grad(lambda x: x ** 2)(3.0)
     (9.0, 6.0)
     """
-    vjp, ans = _scalar_vjp(fun, x, "value_and_grad")
-    return ans, vjp(vspace_ones(ans))
+    return _value_and_grad(fun, x, "value_and_grad")
 
 
 @unary_to_nary

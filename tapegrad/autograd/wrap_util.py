@@ -1,6 +1,7 @@
 """autograd's ``unary_to_nary``: an operator on a function of one argument made into one that
 takes ``argnum`` (an int, or a tuple of positions differentiated together as one tuple)."""
 import functools
+import inspect
 
 __all__ = ["unary_to_nary", "subvals", "wraps", "Unary", "get_name", "get_doc"]
 
@@ -43,6 +44,8 @@ class Unary:
     constants of the differentiation, as in autograd (a closure's values would be inputs)."""
 
     __slots__ = ("fun", "argnum", "args", "kwargs", "__name__")
+    #: (read by a trace for the note on its input; inspecting __call__ would cost more than a gradient)
+    __signature__ = inspect.Signature([inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 
     def __init__(self, fun, argnum, args, kwargs):
         self.fun, self.argnum, self.args, self.kwargs = fun, argnum, args, kwargs
