@@ -36,8 +36,10 @@ from .numpy_wrapper import (  # noqa: F401
 )
 
 numpy_version = _np.__version__
-#: (autograd's name for numpy itself, in its numpy module)
-_OWN = set(globals())
+_OWN = {name for name in globals() if not name.startswith("_")}
+#: ``from tapegrad.autograd.numpy import *`` binds numpy's names as ``from numpy import *`` does
+#: (numpy's own objects, taken at import: see the README on names bound from numpy at import)
+__all__ = sorted(_OWN | set(getattr(_np, "__all__", ())))
 
 
 def __getattr__(name):
