@@ -15,7 +15,7 @@ Examples
 """
 from ...context import primitive
 from ...grad import pullback
-from ...registry import rrule
+from ...registry import rrule, whole
 from ...tangents import NO_TANGENT, ZERO
 from ..differential_operators import vspace_zeros
 from ..wrap_util import Unary
@@ -37,7 +37,8 @@ def _apply(f, a, x):
     return f(a)(x)
 
 
-@rrule(fixed_point)
+@rrule(fixed_point, formula=whole(
+    None, "(∂f/∂a)ᵀ w at x* = {y}, where w = {dy} + (∂f/∂x)ᵀ w (iterated as the forward pass)", None, None, None))
 def fixed_point_rrule(f, a, x0, distance, tol):
     x_star = fixed_point(f, a, x0, distance, tol)
 
