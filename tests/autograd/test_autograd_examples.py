@@ -14,6 +14,23 @@ from _autograd_fixtures import restore_rule_tables  # noqa: F401  (autouse: the 
 EXERCISED = [fixed_point]
 
 
+def _newton_sqrt(a):
+    return lambda x: 0.5 * (x + a / x)
+
+
+def _fixed_point_loss(a, b):
+    """√a · b + √(a b), each root a fixed point of Newton's iteration."""
+    def close(x, y):
+        return onp.abs(x - y)
+    return (fixed_point(_newton_sqrt, a, 1.0, close, 1e-13) * b
+            + fixed_point(_newton_sqrt, a * b, 1.0, close, 1e-13))
+
+
+#: fixed_point's implicit derivative at second order, in every combination of modes (the
+#: conformance layer, tests/conformance, runs it through every entry point)
+ORDER2 = [(fixed_point, _fixed_point_loss, (2.0, 1.5))]
+
+
 def load(prefix, *names):
     """The modules `prefix + name` (``import autograd.numpy as np`` and friends)."""
     if prefix == "autograd":
