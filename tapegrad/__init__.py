@@ -41,7 +41,7 @@ from .program.compiled import compiled_grad
 from .show import draw, explain, explain_formula
 from . import rules  # noqa: F401  (registers the rules)
 from . import literals, writes  # noqa: F401  (numpy's stand-ins for a trace, the traced writers)
-from . import extend, program, scipy, show  # noqa: F401  (tapegrad.extend.*, tapegrad.show.*, ... after `import tapegrad`)
+from . import extend, optim, program, scipy, show  # noqa: F401  (tapegrad.extend.*, tapegrad.show.*, ... after `import tapegrad`)
 
 __version__ = "0.1.0"
 

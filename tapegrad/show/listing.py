@@ -58,8 +58,9 @@ def rule_rows():
     """``[(name, differentiable arguments, forward rule, note), ...]`` sorted by name."""
     rows = []
     for fn, rule in RULES.items():
-        if not (rule.__module__ or "").startswith("tapegrad"):
-            continue  # a rule registered by the user, not one of tapegrad's
+        module = rule.__module__ or ""
+        if not module.startswith("tapegrad") or module.startswith("tapegrad.autograd"):
+            continue  # a rule registered by the user, or by the autograd layer when it is imported
         forward = "explicit" if fn in FRULES else "derived"
         name, note = _name(fn), _note(rule)
         original = _replaced(name)

@@ -1,0 +1,18 @@
+"""``tapegrad.autograd.numpy.fft`` is ``numpy.fft``, each name looked up when it is used.
+
+Examples
+--------
+>>> import numpy
+>>> import tapegrad.autograd.numpy.fft as fft
+>>> fft.__name__, getattr(fft, "rfft") is numpy.fft.rfft
+('tapegrad.autograd.numpy.fft', True)
+"""
+import numpy as _np
+
+
+def __getattr__(name):
+    return getattr(_np.fft, name)
+
+
+def __dir__():
+    return dir(_np.fft)

@@ -1,0 +1,18 @@
+"""``tapegrad.autograd.numpy.linalg`` is ``numpy.linalg``, each name looked up when it is used.
+
+Examples
+--------
+>>> import numpy
+>>> import tapegrad.autograd.numpy.linalg as linalg
+>>> linalg.__name__, getattr(linalg, "inv") is numpy.linalg.inv
+('tapegrad.autograd.numpy.linalg', True)
+"""
+import numpy as _np
+
+
+def __getattr__(name):
+    return getattr(_np.linalg, name)
+
+
+def __dir__():
+    return dir(_np.linalg)

@@ -1,0 +1,18 @@
+"""``tapegrad.autograd.numpy.random`` is ``numpy.random``, each name looked up when it is used.
+
+Examples
+--------
+>>> import numpy
+>>> import tapegrad.autograd.numpy.random as random
+>>> random.__name__, getattr(random, "normal") is numpy.random.normal
+('tapegrad.autograd.numpy.random', True)
+"""
+import numpy as _np
+
+
+def __getattr__(name):
+    return getattr(_np.random, name)
+
+
+def __dir__():
+    return dir(_np.random)
