@@ -59,8 +59,8 @@ __all__ = [
     "ConcreteValueError", "StaleViewError", "GuardError", "ComplexValueError", "StaleInputError",
     # showing (more in tapegrad.show)
     "explain", "explain_formula", "draw",
-    # subpackages: rule writing, scipy's functions, showing tapes, tapes as programs
-    "extend", "scipy", "show", "program",
+    # subpackages: rule writing, scipy's functions, showing tapes, tapes as programs, optimizers
+    "extend", "scipy", "show", "program", "optim",
 ]
 
 #: names that lived here before 0.2, and the module that holds each now

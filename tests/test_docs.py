@@ -40,9 +40,10 @@ def built(tmp_path_factory):
 
 def public_names():
     """Every name a user can reach: tapegrad.*, tapegrad.extend.*, tapegrad.show.*,
-    tapegrad.program.*, tapegrad.scipy.*.*, and the tape-building names in their modules."""
-    names = [f"tapegrad.{n}" for n in tapegrad.__all__ if n not in ("extend", "scipy", "show", "program")]
-    for sub in ("extend", "show", "program"):
+    tapegrad.program.*, tapegrad.optim.*, tapegrad.scipy.*.*, and the tape-building names in
+    their modules."""
+    names = [f"tapegrad.{n}" for n in tapegrad.__all__ if n not in ("extend", "scipy", "show", "program", "optim")]
+    for sub in ("extend", "show", "program", "optim"):
         names += [f"tapegrad.{sub}.{n}" for n in getattr(tapegrad, sub).__all__]
     names += [f"{home}.{n}" for n, home in tapegrad.MOVED.items() if home.count(".") == 1
               and home not in ("tapegrad.extend", "tapegrad.show", "tapegrad.program")]

@@ -222,3 +222,43 @@ def test_convolve_1d_is_numpys():
     """With no axes given, convolve is numpy's full convolution."""
     onp.testing.assert_allclose(convolve(onp.array([1.0, 2.0, 0.5]), onp.array([0.3, -1.0])),
                                 onp.convolve([1.0, 2.0, 0.5], [0.3, -1.0]))
+
+
+def test_const_graph_traces_once_replays_with_the_same_numbers_and_traces_again_on_another_branch():
+    from tapegrad.autograd.misc import const_graph
+
+    calls = []
+
+    def f(x, scale):
+        calls.append(1)
+        return np.sum(np.tanh(x) * scale) if np.sum(x) > 0 else np.sum(x ** 2)
+
+    g = const_graph(f, scale=3.0)
+    first, second = onp.array([0.5, 1.0]), onp.array([1.5, -0.25])
+    assert g(first) == f(first, 3.0) and len(calls) == 2  # traced once (and f itself once)
+    assert g(second) == f(second, 3.0) and len(calls) == 3  # replayed: f not run again
+    negative = onp.array([-1.0, -2.0])
+    assert g(negative) == f(negative, 3.0) == 5.0  # the guard failed: traced again
+    # differentiated through the replay, against the closed form
+    assert onp.allclose(grad(g)(second), 3.0 / onp.cosh(second) ** 2)
+    autograd = pytest.importorskip("autograd")
+    import autograd.misc.tracers as ag_tracers
+    import autograd.numpy as anp
+
+    h = ag_tracers.const_graph(lambda x: anp.sum(anp.tanh(x) * 3.0))
+    assert onp.isclose(h(second), g(second))
+
+
+def test_quick_grad_check_warns_that_it_is_deprecated_and_still_checks():
+    from tapegrad.autograd.util import quick_grad_check
+
+    with pytest.warns(DeprecationWarning, match="check_grads"):
+        quick_grad_check(lambda x, c: np.sum(np.sin(x) * c), X, extra_args=(2.0,))
+
+    @primitive
+    def wrong(x):
+        return np.sin(x)
+
+    defvjp(wrong, lambda ans, x: lambda g: g * np.sin(x))  # the derivative is cos, not sin
+    with pytest.warns(DeprecationWarning), pytest.raises(AssertionError):
+        quick_grad_check(lambda x: np.sum(wrong(x)), X)

@@ -1,5 +1,5 @@
 """autograd's ``misc``: `flatten` and `flatten_func` (`tapegrad.optim.flatten`, dict entries
-in sorted-key order as autograd's), `optimizers` (`tapegrad.optim`'s), `fixed_points`.
+in sorted-key order as autograd's), `optimizers` (`tapegrad.optim`'s), `fixed_points`, `tracers.const_graph`.
 
 Examples
 --------
@@ -8,7 +8,8 @@ Examples
 >>> flatten({"b": np.ones(2), "a": 3.0})[0]
 array([3., 1., 1.])
 """
-from . import fixed_points, optimizers  # noqa: F401
+from . import fixed_points, optimizers, tracers  # noqa: F401
 from .flatten import flatten, flatten_func
+from .tracers import const_graph
 
-__all__ = ["flatten", "flatten_func"]
+__all__ = ["flatten", "flatten_func", "const_graph"]
