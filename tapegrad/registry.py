@@ -62,6 +62,7 @@ each rule and pullback would cost every primitive).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ __all__ = [
     "partials",
     "whole",
     "stand_in",
+    "TABLES",
+    "declarations_undone",
 ]
 
 # The tables, one per question a context asks. Other modules read them (the contexts look a
@@ -119,6 +122,22 @@ TRACED_BY: dict = {}
 KEEP_WHOLE: set = set()
 #: fn -> its reference rule, where a fast path stands in its place in RULES (see `fast_path`)
 REFERENCES: dict = {}
+#: every table a declaration writes
+TABLES = (RULES, FRULES, NONDIFF, NEEDS, COMPLEX, FORMULAS, VIEWS, READ_ONLY, WRITES, TRACED_BY,
+          KEEP_WHOLE, REFERENCES)
+
+
+@contextlib.contextmanager
+def declarations_undone():
+    """Within the block, declare freely: every table is put back as it was when the block ends
+    (what a test of a declaration needs, so that it leaves nothing for the next)."""
+    saved = [(table, table.copy()) for table in TABLES]
+    try:
+        yield
+    finally:
+        for table, before in saved:
+            table.clear()
+            table.update(before)
 
 
 class Formula:

@@ -11,6 +11,7 @@ from tapegrad.registry import (
     NEEDS,
     NONDIFF,
     RULES,
+    declarations_undone,
     find_rrule,
     frule,
     is_nondifferentiable,
@@ -108,11 +109,8 @@ def test_stand_in_has_the_shape_and_dtype_and_no_memory(monkeypatch):
 @pytest.fixture
 def tables():
     """The rule tables as they were before the test, restored after it."""
-    saved = [(table, table.copy()) for table in (RULES, FRULES, NONDIFF, NEEDS)]
-    yield
-    for table, before in saved:
-        table.clear()
-        table.update(before)
+    with declarations_undone():
+        yield
 
 
 def double(x):
@@ -292,3 +290,22 @@ def test_the_warnings_of_rules_made_by_one_factory_name_each_primitive():
             warnings.simplefilter("always")
             grad(lambda x: np.sum(fn(x, 0.0)), np.ones(2))
         assert [str(w.message) for w in caught][:1] == [f"invalid value encountered in {name}"], fn
+
+
+def test_declarations_undone_puts_every_table_back():
+    """A declaration inside the block (a rule with a formula, complex support and a view) leaves
+    no trace in any table after it, and an error inside the block does not keep it either."""
+    from tapegrad.registry import TABLES, partials, rrule
+
+    before = [table.copy() for table in TABLES]
+
+    def shape(x):
+        return x
+
+    with pytest.raises(KeyError), declarations_undone():
+        @rrule(shape, formula=partials("1"), complex=True, view=True)
+        def shape_rrule(x):
+            return x, lambda dy: (tapegrad.NO_TANGENT, dy)
+        assert [table == was for table, was in zip(TABLES, before)].count(False) == 4
+        raise KeyError("inside")
+    assert [table == was for table, was in zip(TABLES, before)] == [True] * len(TABLES)

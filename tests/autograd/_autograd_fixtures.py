@@ -4,13 +4,10 @@ tests/rules/test_coverage.py would count or docs/rules.md would list. (Not a con
 test modules of tests/ find the top conftest by name.)"""
 import pytest
 
-from tapegrad.registry import FRULES, NEEDS, NONDIFF, RULES
+from tapegrad.registry import declarations_undone
 
 
 @pytest.fixture(autouse=True)
 def restore_rule_tables():
-    saved = [(table, table.copy()) for table in (RULES, FRULES, NONDIFF, NEEDS)]
-    yield
-    for table, before in saved:
-        table.clear()
-        table.update(before)
+    with declarations_undone():
+        yield

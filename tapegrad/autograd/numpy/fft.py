@@ -9,10 +9,6 @@ Examples
 """
 import numpy as _np
 
+from .lookup import looked_up_in
 
-def __getattr__(name):
-    return getattr(_np.fft, name)
-
-
-def __dir__():
-    return dir(_np.fft)
+__getattr__, __dir__ = looked_up_in(_np.fft)

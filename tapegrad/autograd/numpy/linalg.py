@@ -9,10 +9,6 @@ Examples
 """
 import numpy as _np
 
+from .lookup import looked_up_in
 
-def __getattr__(name):
-    return getattr(_np.linalg, name)
-
-
-def __dir__():
-    return dir(_np.linalg)
+__getattr__, __dir__ = looked_up_in(_np.linalg)
