@@ -27,9 +27,12 @@ The design, and what it trades:
 
 - Outside a trace numpy's namespace holds numpy's own objects, so no numpy call costs anything
   more than without tapegrad, and ``np.zeros is numpy._core.multiarray.zeros`` holds. Every
-  trace that starts when none runs puts the stand-ins in place (one dict update), and the last
-  one to end puts numpy's own back (another): a fixed cost per outermost gradient, which
-  benchmarks/README.md measures.
+  trace that starts when none runs puts the stand-ins in place, and the last one to end puts
+  numpy's own back: numpy's module object takes a subclass of ModuleType whose data
+  descriptors read the stand-ins, and takes its own class back (`_sync`), two assignments
+  whatever the number of names, with numpy's ``__dict__`` never rewritten. While a trace runs,
+  reading a stand-in's name costs a C call more than a module attribute; other names cost the
+  same.
 - The namespace is the process's: while a trace runs in one thread, the others meet the
   stand-ins too. A stand-in tells by thread-local state whether its caller traces, and hands
   every other call (another thread's, numpy's own, scipy's, tapegrad's) to numpy's function,
@@ -324,28 +327,49 @@ _STAND_INS["c_"] = ConcatenatorOfTraced(np.c_, columns=True)
 _NUMPYS = {name: getattr(np, name) for name in _STAND_INS}
 NUMPY_ORIGINALS.update(_NUMPYS, **REDUCTIONS)
 
-#: numpy's namespace in each state (`_sync`): numpy's own; the stand-ins of the constructors and
-#: literals (a custom context traces); every stand-in
-_NAMESPACES = {
-    None: ({**_NUMPYS, **REDUCTIONS}, _NORMS[0]),
-    "constructors": ({**_STAND_INS, **REDUCTIONS}, _NORMS[0]),
-    "all": ({**_STAND_INS, **_REDUCERS}, _NORMS[1]),
+
+
+def _standing(module, name, stand_in):
+    """`module`'s `name` read as `stand_in`: a data descriptor, so that it outranks the name in
+    the module's own ``__dict__`` while the module has the class it is on (`_sync`). Reading it
+    is one C call (a dict lookup keyed by the module); assigning the name (``np.zeros = f``
+    while a trace runs) writes the module's own ``__dict__``, which holds once the trace ends."""
+    return property({module: stand_in}.__getitem__,
+                    lambda m, value: m.__dict__.__setitem__(name, value))
+
+
+def _module_class(module, stand_ins):
+    """A subclass of ModuleType whose instances read `stand_ins` in place of their own names."""
+    return type(type(module).__name__, (type(module),),
+                {"__slots__": (), **{n: _standing(module, n, v) for n, v in stand_ins.items()}})
+
+
+#: numpy's and numpy.linalg's module class in each state (`_sync`): their own; with the stand-ins
+#: of the constructors and literals (a custom context traces); with every stand-in
+_CLASSES = {
+    None: (type(np), type(np.linalg)),
+    "constructors": (_module_class(np, _STAND_INS), type(np.linalg)),
+    "all": (_module_class(np, {**_STAND_INS, **_REDUCERS}),
+            _module_class(np.linalg, {"norm": _NORMS[1]})),
 }
 _lock = threading.Lock()
 _traces = [0]  # traces and forward-mode calls running, in all threads
 _custom = [0]  # of which traces under a context that decides primitives itself
-_state = [None]  # which of _NAMESPACES numpy's namespace holds
+_state = [None]  # which of _CLASSES numpy's modules have
 
 
 def _sync():
     """Make numpy's namespace what the running traces need (under _lock): numpy's own when none
     runs, every stand-in while tapegrad's own contexts trace, those of the constructors and
-    literals only while a custom context traces (its ``fn is np.sum`` keeps its meaning)."""
+    literals only while a custom context traces (its ``fn is np.sum`` keeps its meaning).
+
+    The names are not rewritten one by one: numpy's module object changes its class to one whose
+    data descriptors read the stand-ins (module classes can be assigned since Python 3.5), so
+    a trace's start and end cost two assignments, whatever the number of names, and numpy's
+    ``__dict__`` is never touched."""
     want = None if not _traces[0] else "constructors" if _custom[0] else "all"
     if want != _state[0]:
-        names, norm = _NAMESPACES[want]
-        np.__dict__.update(names)
-        np.linalg.norm = norm
+        np.__class__, np.linalg.__class__ = _CLASSES[want]
         _state[0] = want
 
 

@@ -96,6 +96,30 @@ def test_plain_lists_and_other_threads_get_numpys_own_result():
     assert seen[0].dtype == np.int32 and seen[0].tolist() == [[1, 2], [3, 4]]
 
 
+def test_numpys_dict_is_never_rewritten_and_a_name_assigned_in_a_trace_holds():
+    """While a trace runs, numpy's module reads the stand-ins through its class, its __dict__
+    keeps numpy's own objects; both modules are plain modules again after it; ``np.x = v``
+    assigned while tracing is numpy's name after the trace."""
+    own = dict(np.__dict__)
+    seen = {}
+
+    def f(x):
+        seen["zeros"] = np.zeros is CONSTRUCTORS["zeros"]
+        seen["dict"] = all(np.__dict__[name] is fn for name, fn in {**CONSTRUCTORS, **REDUCTIONS}.items())
+        seen["norm"] = np.linalg.norm is np.linalg.__dict__["norm"]
+        np.tapegrad_test_name = 1.5
+        return x * np.tapegrad_test_name
+
+    try:
+        assert tapegrad.gradient(f, 2.0) == (1.5,)
+        assert seen == {"zeros": False, "dict": True, "norm": False}
+        assert type(np) is type(threading) and type(np.linalg) is type(threading)
+        assert np.tapegrad_test_name == 1.5
+        assert all(np.__dict__[k] is v for k, v in own.items())
+    finally:
+        del np.tapegrad_test_name
+
+
 def test_a_scipy_function_still_names_its_replacement():
     """scipy converting a list of traced values keeps numpy's refusal, so the error still names
     tapegrad's replacement instead of failing later inside scipy."""
