@@ -16,6 +16,11 @@ from tapegrad.rules.piecewise import branch_cotangent  # noqa: E402
 
 tapegrad.registry.STAND_IN_BYTES = 0
 
+# Every rule family registered before any test runs: the ones keyed on scipy's modules wait
+# for a program to import them (tapegrad.onimport), and a test that undoes its declarations
+# (registry.declarations_undone) must not undo a family registered inside it.
+tapegrad.rules.load_all()
+
 
 # --- worked examples, as programs: tests/program/test_codegen.py and test_passes.py run each ---
 
