@@ -3,21 +3,24 @@
     python benchmarks/hessian.py              # 5 repeats of each; --repeats N to change
 
 Times `tapegrad.hessian(f, x, mode=...)` and `tapegrad.hvp(f, x, v, mode=...)` with
-``mode="fwd"`` (a forward-mode pass over the reverse-mode gradient, per direction) and
-``mode="rev"`` (a reverse pass over the recorded gradient, per gradient entry), on
+``mode="fwd"`` (a forward-mode pass over the reverse-mode gradient, per direction),
+``mode="rev"`` (a reverse pass over the recorded gradient, per gradient entry) and the default
+``mode="auto"`` (chosen from the shapes by `tapegrad.second_order.choose_mode`), in turn, on
 
 - W3: the MLP loss as a function of its last bias vector (10 entries, so a 10 x 10 Hessian),
 - W6: the Gaussian-process negative log likelihood as a function of its two hyperparameters,
+- the scalar chain: W1c's recurrence for 7,500 steps (30,000 scalar ops) in (x0, c),
 
-checks that both modes agree, and prints the median times (seconds) and the ratio as a
-Markdown table. The faster mode is `tapegrad.second_order.HESSIAN_MODE`, the default of both
-functions; benchmarks/README.md has the numbers.
+checks that the modes agree, and prints the median times (seconds), the ratios and what auto
+chose as a Markdown table; ``--memory`` adds each mode's peak RSS, one fresh interpreter each.
+benchmarks/README.md has the numbers.
 """
 from __future__ import annotations
 
 import argparse
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 
@@ -53,7 +56,37 @@ def w6_hyperparameters():
     return of_hyperparameters, np.array([lengthscale, variance])
 
 
-PROBLEMS = {"W3 last bias (10)": w3_last_bias, "W6 hyperparameters (2)": w6_hyperparameters}
+#: the scalar chain of the issue: W1c's recurrence x = sin(x)·c + 0.1·x, 7,500 steps (30,000 ops)
+CHAIN_STEPS = 7500
+
+
+def scalar_chain():
+    """W1c's recurrence as a function of (x0, c), 30,000 scalar ops, and that point."""
+    def chain(v):
+        x, c = v[0], v[1]
+        for _ in range(CHAIN_STEPS):
+            x = np.sin(x) * c + 0.1 * x
+        return x
+
+    return chain, np.array([0.3, 1.0001])
+
+
+PROBLEMS = {"W3 last bias (10)": w3_last_bias, "W6 hyperparameters (2)": w6_hyperparameters,
+            "scalar chain, 30,000 ops (2)": scalar_chain}
+MODES = ("fwd", "rev", "auto")
+
+
+def peak_rss_mib(problem, what, mode):
+    """Peak RSS (MiB) of a fresh interpreter that builds `problem` and runs `what` once in `mode`."""
+    code = (f"import sys; sys.argv = ['x']; import benchmarks.hessian as h, numpy as np, tapegrad\n"
+            f"f, x = h.PROBLEMS[{problem!r}]()\n"
+            f"v = np.cos(np.arange(x.size, dtype=float))\n"
+            f"(tapegrad.hessian(f, x, mode={mode!r}) if {what!r} == 'hessian' else tapegrad.hvp(f, x, v, mode={mode!r}))\n"
+            # (VmHWM, this process's own peak: ru_maxrss would keep the parent's peak across fork and exec)
+            f"print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    root = pathlib.Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1]) / 1024
 
 
 def median_time(fn, repeats):
@@ -68,18 +101,33 @@ def median_time(fn, repeats):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--memory", action="store_true", help="also the peak RSS of each mode, one child each")
     args = parser.parse_args(argv)
-    rows = ["| problem | what | fwd over rev (s) | rev over rev (s) | fwd / rev |",
-            "|---|---|---|---|---|"]
+    rows = ["| problem | what | fwd over rev (s) | rev over rev (s) | fwd / rev | auto (s) | auto chose | "
+            "auto / best |" + (" peak MiB fwd / rev / auto |" if args.memory else ""),
+            "|---|---|---|---|---|---|---|---|" + ("---|" if args.memory else "")]
     for name, make in PROBLEMS.items():
         f, x = make()
         v = np.cos(np.arange(x.size, dtype=float))
-        for what, call in [("hessian", lambda m: tapegrad.hessian(f, x, mode=m)),
-                           ("hvp", lambda m: tapegrad.hvp(f, x, v, mode=m))]:
-            tf, of = median_time(lambda: call("fwd"), args.repeats)
-            tr, orev = median_time(lambda: call("rev"), args.repeats)
-            np.testing.assert_allclose(of, orev, rtol=1e-8, atol=1e-12)
-            rows.append(f"| {name} | {what} | {tf:.4f} | {tr:.4f} | {tf / tr:.2f} |")
+        for what, call, directions in [("hessian", lambda m: tapegrad.hessian(f, x, mode=m), x.size),
+                                       ("hvp", lambda m: tapegrad.hvp(f, x, v, mode=m), 1)]:
+            times = {}
+            for _ in range(args.repeats):  # (the modes in turn, so that a drift falls on each alike)
+                for m in MODES:
+                    t, out = median_time(lambda: call(m), 1)
+                    times.setdefault(m, []).append(t)
+                    if m == "fwd":
+                        of = out
+                    elif m == "rev":
+                        np.testing.assert_allclose(of, out, rtol=1e-8, atol=1e-12)
+            tf, tr, ta = (statistics.median(times[m]) for m in MODES)
+            chose = tapegrad.second_order.choose_mode(f, x, directions)
+            row = (f"| {name} | {what} | {tf:.4f} | {tr:.4f} | {tf / tr:.2f} | {ta:.4f} | {chose} | "
+                   f"{ta / min(tf, tr):.2f} |")
+            if args.memory:
+                row += " " + " / ".join(f"{peak_rss_mib(name, what, m):.0f}" for m in MODES) + " |"
+            rows.append(row)
+            print(row, flush=True)
     print("\n".join(rows))
 
 

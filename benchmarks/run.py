@@ -555,6 +555,9 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, help="override the number of repeats")
     ap.add_argument("--no-memory", action="store_true", help="skip the RSS measurement subprocesses")
     ap.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"), help="where to write the table")
+    ap.add_argument("--default-malloc", action="store_true",
+                    help="leave glibc's malloc settings as a user's process has them (by default freed blocks "
+                         "are kept in the heap, for every framework alike: see frameworks.steady_heap)")
     ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
@@ -572,7 +575,8 @@ def main(argv=None):
         return 0
 
     global HEAP
-    HEAP = steady_heap()  # the same allocator settings for every framework (see there)
+    # the same allocator settings for every framework (see there), or glibc's defaults
+    HEAP = "malloc: glibc's defaults (--default-malloc)" if a.default_malloc else steady_heap()
     t_start = time.perf_counter()
     repeats, target = SETTINGS["quick" if a.quick else "full"]
     repeats = a.repeats or repeats

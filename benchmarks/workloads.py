@@ -402,6 +402,40 @@ def reference_w7(image, kernel, target):
     return float(value), (dimage, dkernel)
 
 
+# ---------------------------------------------------------------------------------------------
+# W7p: W7 with the kernel already zero-padded to the image (rfft2 of the full array, no s=)
+# ---------------------------------------------------------------------------------------------
+
+
+def build_w7p(np_):
+    # the kernel arrives as a full-size array, zero outside its 9x9 corner: both transforms are
+    # of full arrays, and the kernel's gradient is full-size too (the issue-36 variant)
+    def fft_conv_loss_padded(image, kernel, target):
+        spectrum = np_.fft.rfft2(image) * np_.fft.rfft2(kernel)
+        residual = np_.fft.irfft2(spectrum, s=tuple(image.shape)) - target
+        return np_.mean(residual ** 2)
+
+    return fft_conv_loss_padded
+
+
+def inputs_w7p(rng):
+    image, kernel, target = inputs_w7(rng)
+    padded = np.zeros_like(image)
+    padded[:FFT_KERNEL, :FFT_KERNEL] = kernel
+    return (image, padded, target)
+
+
+def reference_w7p(image, kernel, target):
+    shape = image.shape
+    fi, fk = np.fft.rfft2(image), np.fft.rfft2(kernel)
+    residual = np.fft.irfft2(fi * fk, s=shape) - target
+    value = np.mean(residual ** 2)
+    fr = np.fft.rfft2(residual * (2.0 / residual.size))
+    dimage = np.fft.irfft2(fr * np.conj(fk), s=shape)
+    dkernel = np.fft.irfft2(fr * np.conj(fi), s=shape)
+    return float(value), (dimage, dkernel)
+
+
 #: the non-numpy functions a workload may need, for plain numpy/scipy
 NUMPY_EXTRAS = {"solve_triangular": scipy.linalg.solve_triangular}
 
@@ -428,6 +462,8 @@ WORKLOADS = {
                  torch_build=torch_build_w6),
         Workload("W7", f"FFT convolution loss, {FFT_SIZE}x{FFT_SIZE} image, {FFT_KERNEL}x{FFT_KERNEL} kernel, "
                  "rfft2/irfft2, MSE", build_w7, inputs_w7, (0, 1), reference_w7),
+        Workload("W7p", f"W7 with the kernel zero-padded to {FFT_SIZE}x{FFT_SIZE} beforehand (rfft2 of the "
+                 "full array)", build_w7p, inputs_w7p, (0, 1), reference_w7p),
     ]
 }
 

@@ -233,18 +233,20 @@ def scalar_cast_error(what, dtype) -> ConcreteValueError:
 
 
 _QUALIFIED = None
+_QUALIFIED_SCIPY = False  # whether _QUALIFIED holds scipy.special's names
 
 
 def _build_qualified():
-    """Map id(ufunc or function) -> 'module.name' for the modules whose names users know."""
+    """Map id(ufunc or function) -> 'module.name' for the modules whose names users know
+    (scipy.special's once the program has imported it: tapegrad does not, see tapegrad.onimport)."""
     table = {}
     for modname in ("scipy.special", "numpy.fft", "numpy.linalg", "numpy"):
-        try:
-            mod = importlib.import_module(modname)
-        except ImportError:  # pragma: no cover - scipy is a dependency
+        mod = sys.modules.get(modname) if modname == "scipy.special" else importlib.import_module(modname)
+        if mod is None:
             continue
-        for name in dir(mod):
-            obj = getattr(mod, name, None)
+        # (the names the module holds: getattr over dir(numpy) would import numpy's lazy
+        # submodules, numpy.f2py, numpy.ma and more, which take longer than numpy itself)
+        for name, obj in sorted(vars(mod).items()):
             if isinstance(obj, np.ufunc) or callable(obj):
                 # an alias (true_divide for divide) never hides the function's own name
                 if id(obj) not in table or getattr(obj, "__name__", None) == name:
@@ -271,8 +273,9 @@ def ufunc_method(fn):
 def qualified_name(fn) -> str:
     """``numpy.multiply``, ``scipy.special.erfcx``, ``numpy.add.reduce``, ``mymodule.myfn``: a
     name the user can import."""
-    global _QUALIFIED
-    if _QUALIFIED is None:
+    global _QUALIFIED, _QUALIFIED_SCIPY
+    if _QUALIFIED is None or (not _QUALIFIED_SCIPY and "scipy.special" in sys.modules):
+        _QUALIFIED_SCIPY = "scipy.special" in sys.modules
         _QUALIFIED = _build_qualified()
     method = ufunc_method(fn)
     if method is not None:

@@ -153,12 +153,17 @@ def _plain_leaf(out):
     return plain_scalar(out)
 
 
-def jacobian(f, x, mode: str = "rev", holomorphic: bool = False):
+def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
     """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
 
     ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
-    output. Forward is cheaper when there are fewer inputs than outputs. Both differentiate
-    again: ``jacobian(lambda x: jacobian(f, x), x)`` is the array of second derivatives.
+    output. Forward is cheaper when there are fewer inputs than outputs (a tall Jacobian),
+    reverse when there are fewer outputs (a wide one). Without a mode, `jacobian` chooses from
+    the shapes: forward for a single input entry; otherwise it records the pullback, which
+    gives the output's size m, keeps reverse when m is at most the input's size n, and
+    otherwise drops the recording and goes forward (at the cost of that one recording; pass the
+    mode to spare it). Both modes give the same numbers and differentiate again:
+    ``jacobian(lambda x: jacobian(f, x), x)`` is the array of second derivatives.
 
     `x` and the result of `f` may be structures, as for `grad`: tuples, lists, dicts,
     NamedTuples, dataclasses and objects (by their float leaves). The Jacobian then has the
@@ -184,8 +189,8 @@ def jacobian(f, x, mode: str = "rev", holomorphic: bool = False):
     (array([1., 1.]), array([[2., 0.],
            [0., 2.]]))
     """
-    if mode not in ("fwd", "rev"):
-        raise ValueError(f"jacobian mode is 'fwd' or 'rev', not {mode!r}")
+    if mode not in ("fwd", "rev", None):
+        raise ValueError(f"jacobian mode is 'fwd', 'rev' or None (chosen from the shapes), not {mode!r}")
     spec, leaves = flatten(x, argument=True)
     if not holomorphic and any(map(is_complex_value, leaves)):
         raise ComplexValueError(
@@ -271,6 +276,15 @@ def _array_jacobian(f, x, mode, structured=False):
     if not isinstance(x, ArrayLike):
         x = np.asarray(x, dtype=np.result_type(x, float))
     n = int(np.prod(np.shape(x)))
+    if mode is None:
+        if n <= 1:
+            mode = "fwd"  # (one dual pass: never more than one pullback)
+        else:
+            y, back = pullback(f, x)
+            if np.size(y) <= n or (not structured and _is_structure(y)):
+                return _reverse_jacobian(f, x, structured, y, back)
+            del y, back  # a tall Jacobian: fewer dual passes than pullbacks
+            mode = "fwd"
     if mode == "fwd":
         cols = []
         for i in range(n):
@@ -286,7 +300,11 @@ def _array_jacobian(f, x, mode, structured=False):
                 return None
             return np.zeros(np.shape(y) + np.shape(x))
         return np.reshape(np.stack(cols, axis=-1), np.shape(y) + np.shape(x))
-    y, back = pullback(f, x)
+    return _reverse_jacobian(f, x, structured, *pullback(f, x))
+
+
+def _reverse_jacobian(f, x, structured, y, back):
+    """`_array_jacobian` by reverse mode, given the pullback `back` of `f` at `x` and its value `y`."""
     if not structured and _is_structure(y):
         return None
     m = int(np.prod(np.shape(y)))

@@ -15,8 +15,10 @@ from .errors import ComplexValueError, is_complex_value, type_str, user_location
 from .pytree import fill_zeros, finalize, flatten, unflatten
 from .dual import real_pairing, zero_tangent
 from .forward import inner_dtype, jacobian, jvp, pack_leaves, tangent_leaves
+from .context import BaseContext
+from .tracing import trace
 
-__all__ = ["hessian", "hvp", "HESSIAN_MODE"]
+__all__ = ["hessian", "hvp", "choose_mode", "HESSIAN_MODE", "FORWARD_DIRECTIONS"]
 
 
 def _gradient_of(f, inner="rev"):
@@ -68,10 +70,13 @@ def inner_value(v):
     return v
 
 
-#: how `hessian` and `hvp` compose the two passes when no mode is given: reverse over reverse,
-#: the faster in benchmarks/hessian.py (benchmarks/README.md has the numbers): most forward
-#: rules are derived from reverse ones, at the cost of a small gradient per call
-HESSIAN_MODE = "rev"
+#: how `hessian` and `hvp` compose the two passes when no mode is given: chosen from the shapes
+#: (`choose_mode`; benchmarks/README.md, "Second order", has the measurements)
+HESSIAN_MODE = "auto"
+
+#: `choose_mode` goes forward over reverse for at most this many directions (the Hessian's
+#: input entries; one for `hvp`) when every value f computes is a scalar
+FORWARD_DIRECTIONS = 2
 
 #: the modes of `hessian` and `hvp`: "outer-inner"; "rev" and "fwd" name the outer pass over
 #: a reverse-mode gradient
@@ -79,9 +84,65 @@ _SECOND_ORDER_MODES = {"rev": ("rev", "rev"), "fwd": ("fwd", "rev"), "rev-rev": 
                        "fwd-rev": ("fwd", "rev"), "rev-fwd": ("rev", "fwd"), "fwd-fwd": ("fwd", "fwd")}
 
 
-def _second_order_mode(mode, what, extra=()):
-    """``(outer, inner)`` of a mode of `hessian` or `hvp`; anything else raises, and a number in
-    the place of the mode (``hessian(f, 1.0, 2.0)``: a second argument) says how to pass several."""
+def choose_mode(f, x, directions):
+    """The mode `hessian` and `hvp` take when none is given, from the shapes.
+
+    Reverse over reverse records the gradient once, every op of it on a tape, and sweeps that
+    tape once per direction; forward over reverse computes the gradient on dual numbers once per
+    direction and keeps no tape between passes. On a program of scalars (a long recurrence) the
+    recording costs more than two passes, and holds several times the memory
+    (benchmarks/README.md: a 30,000-op chain of 2 inputs); on arrays the forward rules derived
+    from reverse ones (matmul, cholesky, ...) cost more per call than the sweep they replace.
+    So: ``"fwd-rev"`` for at most `FORWARD_DIRECTIONS` directions when every value f computes at
+    `x` holds one number, ``"rev-rev"`` otherwise. The values are read from f's forward pass,
+    traced until its first array or for `PROBE_OPS` ops (a small part of one pass: f's
+    first array ends it at once, and a scalar program is taken as one after a thousand ops).
+    """
+    if directions > FORWARD_DIRECTIONS:
+        return "rev-rev"
+    try:
+        trace(f, x, ctx=_ScalarProbe())
+    except _Verdict as verdict:
+        return "fwd-rev" if verdict.scalars else "rev-rev"
+    except Exception:  # (the mode that runs next raises it again, with its own context)
+        return "rev-rev"
+    return "fwd-rev"
+
+
+#: `choose_mode` reads at most this many ops of f's forward pass: a program whose first
+#: thousand values are all scalars is taken for a scalar program
+PROBE_OPS = 1000
+
+
+class _Verdict(BaseException):
+    """Ends `choose_mode`'s trace early (a BaseException, which f's own ``except Exception``
+    does not catch)."""
+
+    def __init__(self, scalars):
+        super().__init__(scalars)
+        self.scalars = scalars
+
+
+class _ScalarProbe(BaseContext):
+    """Records as a trace does, and stops at f's first value that is not one number, or once
+    `PROBE_OPS` ops were all numbers: what `choose_mode` needs of f's forward pass, no more."""
+
+    def record_primitive(self, tape, fn, *args, **kwargs):
+        out = super().record_primitive(tape, fn, *args, **kwargs)
+        val = tape.ops[-1].val
+        if getattr(val, "size", 1 if type(val) in (float, int, complex, bool) else 2) != 1:
+            raise _Verdict(False)
+        if len(tape.ops) >= PROBE_OPS:
+            raise _Verdict(True)
+        return out
+
+
+def _second_order_mode(mode, what, extra=(), f=None, x=None, directions=None):
+    """``(outer, inner)`` of a mode of `hessian` or `hvp` ("auto": `choose_mode` for f at x);
+    anything else raises, and a number in the place of the mode (``hessian(f, 1.0, 2.0)``: a
+    second argument) says how to pass several."""
+    if mode == "auto" and not extra:
+        mode = choose_mode(f, x, directions)
     modes = _SECOND_ORDER_MODES.get(mode) if isinstance(mode, str) else None
     if modes is not None:
         return modes
@@ -92,7 +153,7 @@ def _second_order_mode(mode, what, extra=()):
             f"of them), then its mode; it was given {given} after x. For a function of several "
             f"arguments, pass them as one tuple: {what}(lambda xs: f(*xs), (x1, x2, ...))"
         )
-    raise ValueError(f"{what} mode is one of {', '.join(map(repr, _SECOND_ORDER_MODES))} "
+    raise ValueError(f"{what} mode is 'auto' or one of {', '.join(map(repr, _SECOND_ORDER_MODES))} "
                      f"(outer-inner; 'rev' and 'fwd' are 'rev-rev' and 'fwd-rev'), not {mode!r}")
 
 
@@ -100,11 +161,13 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
     """The Hessian of a scalar `f` at `x`.
 
     `mode` names the outer pass, then the inner one that gives the gradient: ``"rev-rev"``
-    (the default, also ``"rev"``) records the gradient once and takes one reverse pass over it
-    per gradient entry; ``"fwd-rev"`` (also ``"fwd"``) one forward-mode pass over the
-    reverse-mode gradient per input direction; ``"rev-fwd"`` and ``"fwd-fwd"`` take the
-    gradient by forward mode, one pass per input direction. All give the same numbers;
-    reverse over reverse is the faster (benchmarks/hessian.py; benchmarks/README.md). `x` may be a structure, as for `grad`: the Hessian is
+    (also ``"rev"``) records the gradient once and takes one reverse pass over it per gradient
+    entry; ``"fwd-rev"`` (also ``"fwd"``) one forward-mode pass over the reverse-mode gradient
+    per input direction; ``"rev-fwd"`` and ``"fwd-fwd"`` take the gradient by forward mode,
+    one pass per input direction. All give the same numbers. The default, ``"auto"``, chooses
+    from the shapes (`choose_mode`): forward over reverse for at most two input entries when
+    f computes only scalars (faster there, and a fraction of the memory), reverse over reverse
+    otherwise (benchmarks/hessian.py; benchmarks/README.md). `x` may be a structure, as for `grad`: the Hessian is
     then the structure of `x` holding, at each leaf, the structure of `x` again (see
     `jacobian`), ``H[a][b]`` shaped ``a.shape + b.shape``. For a function of several
     arguments, pass them as one tuple: ``hessian(lambda xs: f(*xs), (a, b))``.
@@ -119,7 +182,6 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
     >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
     (4.0, 2.0, 0.0)
     """
-    outer, inner = _second_order_mode(mode, "hessian", extra)
     leaves = flatten(x, argument=True)[1]
     if any(map(is_complex_value, leaves)):
         raise ComplexValueError(
@@ -130,14 +192,16 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
             f"or take real and imaginary parts as two real arguments, f(x + 1j*y), for the "
             f"real Hessian"
         )
+    outer, inner = _second_order_mode(mode, "hessian", extra, f, x, sum(int(np.size(v)) for v in leaves))
     return jacobian(_gradient_of(f, inner), x, mode=outer)
 
 
 def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra):
     """The Hessian-vector product ``H(x) v`` without forming the Hessian.
 
-    `mode` names the outer pass, then the inner one, as for `hessian`: ``"rev-rev"`` (the
-    default, also ``"rev"``): the gradient of ``<grad f(x), v>``; ``"fwd-rev"`` (also
+    `mode` names the outer pass, then the inner one, as for `hessian` (whose ``"auto"``, the
+    default, chooses here as for one direction): ``"rev-rev"`` (also ``"rev"``): the gradient
+    of ``<grad f(x), v>``; ``"fwd-rev"`` (also
     ``"fwd"``): the forward-mode derivative of the gradient along `v`; ``"rev-fwd"``: the
     gradient of the forward-mode derivative ``jvp(f, x, v)``; ``"fwd-fwd"``: the forward-mode
     derivative along `v` of the forward-mode gradient. The same numbers. `x` and `v` may be
@@ -154,7 +218,7 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra):
     >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="fwd")
     array([6., 0.])
     """
-    outer, inner = _second_order_mode(mode, "hvp", extra)
+    outer, inner = _second_order_mode(mode, "hvp", extra, f, x, 1)
     if outer == "fwd":
         hv = jvp(_gradient_of(f, inner), (x,), (v,))[1]
     elif inner == "fwd":

@@ -1,6 +1,43 @@
-"""Fixtures and tables that several test modules share."""
+"""Fixtures and tables that several test modules share, and the quick subset (``--quick``)."""
+import pathlib
+
 import numpy as np
 import pytest
+
+#: what ``python -m pytest --quick`` leaves out: the files that take most of the suite's time
+#: (seconds of one full run on 2 loaded cores, of 1,810 in all): the conformance layer (885 s,
+#: 14,341 tests: every rule through every entry point), the random programs (271 s), the
+#: higher-order rule tables (122 s), the documentation build and its examples (58 s), the
+#: benchmarks' own checks (49 s), compiled_grad's tiers and pickling (47 s), the source
+#: distribution's build (40 s), the scipy.integrate solvers (37 s), the notebooks (23 s),
+#: Dask (10 s) and the fresh interpreters of test_onimport.py (10 s). What is left runs every
+#: rule's own table, the entry points, printing and errors in under a minute on two cores.
+SLOW = {"conformance", "test_fuzz.py", "test_higher_order.py", "test_docs.py", "test_benchmarks.py",
+        "test_compiled.py", "test_package.py", "test_integrate.py", "test_notebooks.py", "test_dask.py",
+        "test_onimport.py"}
+#: single tests of the other files that --quick leaves out too (15 s of a million-op tape)
+SLOW_TESTS = {"test_reliability.py::test_a_million_op_tape_without_recursion_errors"}
+TESTS = pathlib.Path(__file__).parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true",
+                     help="the quick subset: leave out the slowest test files (tests/conftest.py: SLOW)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("quick"):
+        slow = [item for item in items if item.nodeid.rpartition("/")[2] in SLOW_TESTS]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if item not in slow]
+
+
+def pytest_ignore_collect(collection_path, config):
+    """With --quick, the files of SLOW (under tests/) are not even collected."""
+    if config.getoption("quick") and collection_path.name in SLOW and TESTS in collection_path.parents:
+        return True
+    return None
 
 
 @pytest.fixture
@@ -15,6 +52,11 @@ import tapegrad.registry  # noqa: E402
 from tapegrad.rules.piecewise import branch_cotangent  # noqa: E402
 
 tapegrad.registry.STAND_IN_BYTES = 0
+
+# Every rule family registered before any test runs: the ones keyed on scipy's modules wait
+# for a program to import them (tapegrad.onimport), and a test that undoes its declarations
+# (registry.declarations_undone) must not undo a family registered inside it.
+tapegrad.rules.load_all()
 
 
 # --- worked examples, as programs: tests/program/test_codegen.py and test_passes.py run each ---

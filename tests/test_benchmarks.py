@@ -145,3 +145,21 @@ def test_hessian_of_gp_likelihood_in_hyperparameters(monkeypatch):
     blocks = tapegrad.hessian(lambda lv: f(lv), (float(t[0]), float(t[1])))
     assert type(blocks) is tuple and type(blocks[0]) is tuple
     np.testing.assert_allclose([[float(v) for v in row] for row in blocks], H, rtol=1e-10)
+
+
+def test_every_workload_agrees_with_its_hand_written_gradient(monkeypatch):
+    """Each workload's tapegrad gradient is its hand-written reference's (W7p, the kernel
+    padded beforehand, among them), as run.py checks before it times anything."""
+    import numpy as np
+    import tapegrad
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks.workloads import NUMPY_EXTRAS, WORKLOADS, compare
+
+    for name in ("W1c", "W7", "W7p"):
+        w = WORKLOADS[name]
+        args = w.inputs()
+        f = w.build(np, **{k: NUMPY_EXTRAS[k] for k in w.extra}) if w.extra else w.build(np)
+        value, grads = tapegrad.grad(f, *args)
+        ref_value, ref_grads = w.reference(*args)
+        assert compare(value, [grads[1 + i] for i in w.wrt], ref_value, ref_grads) == [], name

@@ -16,11 +16,10 @@ from __future__ import annotations
 import keyword
 import operator
 import re
+import sys
 import unicodedata
 
 import numpy as np
-import scipy
-import scipy.special
 
 from ..errors import qualified_name, short_name, ufunc_method
 from .guards import GUARDS
@@ -89,9 +88,10 @@ class _Writer:
             name = f"np.{attr}"
         elif module in ("numpy.linalg", "numpy.fft") and getattr(getattr(np, module[6:]), attr, None) is obj:
             name = f"np.{module[6:]}.{attr}"
-        elif module == "scipy.special":
-            self.namespace["scipy"] = scipy
-            name = f"scipy.special.{attr}" if getattr(scipy.special, attr, None) is obj else None
+        elif module == "scipy.special" and getattr(sys.modules.get(module), attr, None) is obj:
+            # (scipy.special is imported: obj is one of its functions; tapegrad does not import it)
+            self.namespace["scipy"] = sys.modules["scipy"]
+            name = f"scipy.special.{attr}"
         if not name:
             name = self.fresh(hint)
             self.namespace[name] = obj

@@ -5,15 +5,21 @@ the pullback is named after the function and returns ``(NO_TANGENT, *dargs)``. P
 are written with numpy calls, so that a Tracer can record them again (second derivatives).
 The decorator is the primitive's whole declaration: its formula for explain, its forward
 rule, complex support, view facts (see `tapegrad.registry`).
+
+The families keyed on scipy's functions (scipy.special's ufuncs, the replacements in
+`tapegrad.scipy` for scipy.signal, scipy.stats, scipy.integrate) are registered when the
+program imports scipy's module (`family`, `tapegrad.onimport`); `load_all` registers them all.
 """
+import importlib
+
+from ..onimport import waiting, when_imported
+from ..registry import NONDIFF, RULES
 from . import (  # noqa: F401
     arithmetic,
     unary,
     fast,  # after the rules it stands in front of (arithmetic, unary)
     piecewise,
     partial,
-    special,
-    logsumexp,
     reductions,
     shape,
     assembly,
@@ -22,17 +28,12 @@ from . import (  # noqa: F401
     linalg,
     decompositions, norms,
     fft,
-    bessel,
-    incomplete,
     differences,
     selection,
     eig,
     scipy_linalg_extra,
-    signal,
     convolution,
-    integrate,
     interpolation,
-    stats,
     statistics,
     histograms,
     fitting,
@@ -43,3 +44,34 @@ from . import (  # noqa: F401
     structure,
     ufunc_methods,  # last: it gives outer to every two-input ufunc registered above
 )
+
+
+def family(*names):
+    """The action that registers the rule modules `names` (of this package) when scipy's module
+    they are keyed on is imported (`tapegrad.onimport`), then gives the two-input ufuncs among
+    their functions the methods `ufunc_methods` gives the ones registered above."""
+    def register_family():
+        before = set(RULES) | NONDIFF
+        for name in names:
+            importlib.import_module(f"{__name__}.{name}")
+        added = (set(RULES) | NONDIFF) - before
+        ufunc_methods.give_outer(added)
+        ufunc_methods.give_nondifferentiable_methods(added)
+    register_family.__qualname__ = f"family{names}"
+    return register_family
+
+
+# The rules keyed on scipy's own functions, registered when the program imports scipy's module
+# (which it does before it can call them): importing scipy.special, .stats, .signal and .integrate
+# costs more than all of tapegrad, which a program that never calls them need not pay.
+when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete"))
+when_imported("scipy.signal", family("signal"))
+when_imported("scipy.integrate", family("integrate"))
+when_imported("scipy.stats", family("stats"))
+
+
+def load_all():
+    """Import every scipy module a rule family waits for, so that every rule is registered (what
+    the rule listing and the test suite need; a program's own imports do it one module at a time)."""
+    for name in list(waiting()):
+        importlib.import_module(name)

@@ -18,13 +18,15 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.integrate
 import scipy.special as sp
 
 from ..context import primitive
+from ..onimport import OnFirstUse
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+
+_integrate = OnFirstUse("scipy.integrate")  # (imported at the first quadrature: see tapegrad.onimport)
 
 # --- derivatives in the order, at one point (x > 0) ---
 
@@ -35,8 +37,8 @@ def _quad(f, lo, hi):
     # exp(-x sinh t) and its kin underflow to 0 (and sinh t overflows) far out: both harmless;
     # quad's roundoff warning comes where the result is already within ~1e-15 of the integrals' scale
     with np.errstate(over="ignore", invalid="ignore", under="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
-        return scipy.integrate.quad(f, lo, hi, **_QUAD)[0]
+        warnings.simplefilter("ignore", _integrate.IntegrationWarning)
+        return _integrate.quad(f, lo, hi, **_QUAD)[0]
 
 
 def _series_dv(v, x, sign, limit):

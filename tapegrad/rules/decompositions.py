@@ -28,14 +28,16 @@ through functions that do not depend on their phases (`check_phase_free`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.blas import get_blas_funcs
 
 from ..context import primitive
 from ..errors import TapegradError, user_location
+from ..onimport import OnFirstUse
 from ..registry import rrule, stand_in, whole
 from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of, tangent_float
+
+_blas = OnFirstUse("scipy.linalg.blas")  # (imported when a rule first needs it: see tapegrad.onimport)
 
 
 def _eye_like(a, n=None):
@@ -173,7 +175,7 @@ def _cholesky_grad_blas(l, dl, triangle=None):
             out *= 0.5
             return out
         return a if triangle == "lower" else a.T
-    trmm, trsm = get_blas_funcs(("trmm", "trsm"), (l, dl))
+    trmm, trsm = _blas.get_blas_funcs(("trmm", "trsm"), (l, dl))
     lt = np.ascontiguousarray(l).T  # Lᵀ, upper triangular, Fortran-ordered
     # only the lower triangle of L varies: the cotangent of the zeros above it is dropped
     pt = trmm(1.0, lt, np.tril(dl).T, side=1, lower=0, trans_a=1, overwrite_b=1)  # (Lᵀ L̄)ᵀ = L̄ᵀ L
@@ -215,7 +217,7 @@ def _cholesky_grad_blocked(l, dl):
     """
     n = l.shape[0]
     a = dl.copy()  # becomes Ā in place; the blocks above the diagonal are zeroed on the way
-    trsm = get_blas_funcs("trsm", (l, dl))
+    trsm = _blas.get_blas_funcs("trsm", (l, dl))
     for j in reversed(range(0, n, _BLOCK)):
         k = min(j + _BLOCK, n)
         d = l[j:k, j:k]

@@ -17,15 +17,17 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.integrate
 import scipy.special as sp
 
 from ..context import primitive
+from ..onimport import OnFirstUse
 from ..registry import nondifferentiable, partials, rrule
 from ..broadcasting import unbroadcast
 from ..scipy.special import multigammaln
 from ..tangents import NO_TANGENT, Thunk
 from ._shapes import call_option
+
+_integrate = OnFirstUse("scipy.integrate")  # (imported at the first quadrature: see tapegrad.onimport)
 
 # --- incomplete gamma and beta functions ---
 
@@ -35,8 +37,8 @@ def _quad(f, lo, hi, **kwargs):
     integrand changes sign the tolerance is out of reach, but the result is within ~1e-15 of
     the integrand's scale, which is what the derivatives here are checked to."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
-        return scipy.integrate.quad(f, lo, hi, epsabs=0.0, epsrel=1e-12, limit=400, **kwargs)[0]
+        warnings.simplefilter("ignore", _integrate.IntegrationWarning)
+        return _integrate.quad(f, lo, hi, epsabs=0.0, epsrel=1e-12, limit=400, **kwargs)[0]
 
 
 def _gamma_density(a, x):

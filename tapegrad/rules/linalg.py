@@ -13,12 +13,14 @@ gets the Hermitian gradient (as a real one gets the symmetric one).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
+from ..onimport import OnFirstUse
 from ..registry import frule, rrule, stand_in, whole
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from ._forward import add_variations
 from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of
+
+_sl = OnFirstUse("scipy.linalg")  # (imported when a rule first needs it: see tapegrad.onimport)
 
 
 def _add2(a):
@@ -70,10 +72,10 @@ def solve_frule(d, a, b):
     """X = A⁻¹B and dX = A⁻¹(dB - dA X), both through one LU factorization of A."""
     da, db = d
     if isinstance(a, np.ndarray) and a.ndim == 2 and isinstance(b, np.ndarray):
-        lu = scipy.linalg.lu_factor(a)
-        x = scipy.linalg.lu_solve(lu, b)
+        lu = _sl.lu_factor(a)
+        x = _sl.lu_solve(lu, b)
         rhs = add_variations(db, ZERO if da is ZERO else -(da @ x))
-        return x, ZERO if rhs is ZERO else scipy.linalg.lu_solve(lu, rhs)
+        return x, ZERO if rhs is ZERO else _sl.lu_solve(lu, rhs)
     # batched, or traced values: numpy's solve (traceable) for both. numpy 2 reads b as a
     # vector only when it is 1-d; then the products and solves need a trailing axis
     x = np.linalg.solve(a, b)

@@ -15,14 +15,16 @@ entries of both (`read_triangle`), the other zero, for any A, symmetric or not.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as _sl
 
 from ..errors import TapegradError
+from ..onimport import OnFirstUse
 from ..registry import rrule, stand_in, whole
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
 from .decompositions import cholesky_grad, read_triangle
 from ._shapes import cached_signature, col, conj, dtype_of, like, mH, mT, row, tangent_float
+
+_sl = OnFirstUse("scipy.linalg")  # (imported at the first call: see tapegrad.onimport)
 
 
 def _options(fn, args, kwargs):

@@ -199,10 +199,17 @@ def _outer_formula(entry):
     return whole(templates)
 
 
-# the outer product of complex values: the elementwise rules written for them, reshaped
-for _uf in _binary_ufuncs(list(RULES)):
-    rrule(_uf.outer, complex=_uf in COMPLEX,
-          formula=_outer_formula(FORMULAS[_uf]) if _uf in FORMULAS else None)(_outer_rule(_uf))
+def give_outer(fns):
+    """Declare ``outer`` of each two-input ufunc of `fns` that has a rule: its own rule, reshaped
+    (complex where the elementwise rule is). Run on every rule registered before this module,
+    and on the rules registered later, when scipy's module is imported (`tapegrad.rules`)."""
+    for uf in _binary_ufuncs(fns):
+        if uf in RULES:
+            rrule(uf.outer, complex=uf in COMPLEX,
+                  formula=_outer_formula(FORMULAS[uf]) if uf in FORMULAS else None)(_outer_rule(uf))
+
+
+give_outer(list(RULES))
 
 
 def _along(text):
@@ -541,8 +548,14 @@ def _as_array(dx):
 # piecewise constant as the ufunc is. A reduction or scan passes its first element through
 # unchanged (a group of one), so only those of ufuncs whose results are never floats (bools,
 # integers) are; np.floor_divide.reduce(x) is x[0] // x[1] // ..., whose x[0] alone is not
-for _uf in _binary_ufuncs(sorted(NONDIFF, key=repr)):
-    nondifferentiable(_uf.outer)
-    if not any(types[-1] in np.typecodes["AllFloat"] for types in _uf.types):
-        nondifferentiable(_uf.reduce, _uf.accumulate, _uf.reduceat)
+def give_nondifferentiable_methods(fns):
+    """Mark the methods of each non-differentiable two-input ufunc of `fns` non-differentiable
+    (see above); run as `give_outer` is."""
+    for uf in _binary_ufuncs(sorted((f for f in fns if f in NONDIFF), key=repr)):
+        nondifferentiable(uf.outer)
+        if not any(types[-1] in np.typecodes["AllFloat"] for types in uf.types):
+            nondifferentiable(uf.reduce, uf.accumulate, uf.reduceat)
+
+
+give_nondifferentiable_methods(NONDIFF)
 del _uf, _note, _formula, _fn

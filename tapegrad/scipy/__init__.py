@@ -9,13 +9,23 @@ and ``tapegrad.scipy.integrate`` odeint with gradients by the adjoint method.
 scipy.optimize's solvers are not differentiated yet: given a traced value (a parameter the
 function they solve captures), they raise an error naming the call, the line and the way to
 differentiate a root or a minimum, by the implicit function theorem in a rule of your own.
-"""
-import scipy.optimize as _so
 
-from . import integrate, linalg, signal, special, stats
-from .integrate import register_solver_advice
+Each submodule is imported when first used (``tapegrad.scipy.stats`` imports scipy.stats, which
+takes longer than all of tapegrad): ``import tapegrad`` imports no part of scipy.
+"""
+import importlib
+import sys
+
+from ..onimport import when_imported
 
 __all__ = ["integrate", "linalg", "signal", "special", "stats"]
+
+
+def __getattr__(name):
+    """``tapegrad.scipy.stats`` and the others, imported on first use."""
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # --- scipy.optimize: not differentiated; the error says how to differentiate a root or a minimum ---
 
@@ -30,10 +40,18 @@ _MINIMUM = ("the implicit function theorem on ∇ₓf(x, θ) = 0 (scipy's minimi
             "∂f/∂θ there")
 
 
-for _fn in (_so.brentq, _so.brenth, _so.ridder, _so.bisect, _so.toms748, _so.newton, _so.root_scalar):
-    register_solver_advice(_fn, _ROOT.format("-(∂f/∂θ)/(∂f/∂x)"))
-for _fn in (_so.root, _so.fsolve):
-    register_solver_advice(_fn, _ROOT.format("-(∂f/∂x)⁻¹ ∂f/∂θ (a solve with the Jacobian)"))
-for _fn in (_so.minimize, _so.minimize_scalar, _so.least_squares, _so.curve_fit):
-    register_solver_advice(_fn, _MINIMUM)
-del _fn
+
+
+def _advise_on_optimize():
+    """Name the way to differentiate a root or a minimum in the error scipy.optimize's solvers
+    give a traced value: once the program imports scipy.optimize (it must, to call them)."""
+    so, advise = sys.modules["scipy.optimize"], importlib.import_module(f"{__name__}.integrate").register_solver_advice
+    for fn in (so.brentq, so.brenth, so.ridder, so.bisect, so.toms748, so.newton, so.root_scalar):
+        advise(fn, _ROOT.format("-(∂f/∂θ)/(∂f/∂x)"))
+    for fn in (so.root, so.fsolve):
+        advise(fn, _ROOT.format("-(∂f/∂x)⁻¹ ∂f/∂θ (a solve with the Jacobian)"))
+    for fn in (so.minimize, so.minimize_scalar, so.least_squares, so.curve_fit):
+        advise(fn, _MINIMUM)
+
+
+when_imported("scipy.optimize", _advise_on_optimize)

@@ -23,13 +23,16 @@ True
 """
 from __future__ import annotations
 
-import scipy.linalg as _sl
-
 from ..context import primitive
 from ..hints import register_replacement
+from ..onimport import OnFirstUse
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve",
            "sqrtm", "solve_sylvester", "solve_banded"]
+
+# scipy.linalg, imported at the first call: the rules of np.linalg call these, and importing
+# tapegrad does not import scipy (see tapegrad.onimport)
+_sl = OnFirstUse("scipy.linalg")
 
 
 @primitive(traceable=False)

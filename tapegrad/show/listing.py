@@ -13,6 +13,7 @@ import inspect
 
 from ..errors import qualified_name
 from ..registry import FRULES, NONDIFF, RULES
+from ..rules import load_all
 from ..scipy import stats as tg_stats
 
 __all__ = ["rules_markdown", "rule_rows"]
@@ -56,6 +57,7 @@ def _replaced(name: str):
 
 def rule_rows():
     """``[(name, differentiable arguments, forward rule, note), ...]`` sorted by name."""
+    load_all()  # (the families keyed on scipy's modules, which the program may not have imported)
     rows = []
     for fn, rule in RULES.items():
         module = rule.__module__ or ""
