@@ -27,7 +27,7 @@ from .guards import GUARDS
 from ..pytree import Spec, build, spec_leaves
 from ..numbering import named_note, numbering, source_name
 from ..tangents import NO_TANGENT, ZERO
-from ..tape import Call, Constant, Input, Variable, note_text
+from ..tape import Call, Constant, Input, Variable
 
 __all__ = ["to_source", "compile_tape"]
 

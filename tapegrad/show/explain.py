@@ -1,14 +1,15 @@
 """`explain`: the backward pass written out as a student would by hand.
 
-Every value gets a name ``y1, y2, ...`` (inputs first), every adjoint a bar: ``ȳ5`` is the
-derivative of the result with respect to ``y5``. The forward pass is listed first, then the
+Every value is named as the tapes name it (`tapegrad.numbering`: ``%2`` the first input,
+``%4`` the value `trace` prints as ``%4``), every adjoint with a d, as in the tape's notes:
+``d%5`` is the derivative of the result with respect to ``%5``. The forward pass is listed first, then the
 reverse sweep in the order tapegrad runs it, one line per tangent with its formula and its
 number, and a ``+=`` line wherever a second share of a derivative is accumulated.
 
 On arrays the lines read the same way: each formula comes from the table in
-`tapegrad.show.formulas` (``ȳ4 · y2ᵀ`` for a matrix product, a scatter into zeros for an
+`tapegrad.show.formulas` (``d%5 · %3ᵀ`` for a matrix product, a scatter into zeros for an
 index), the forward lines show keyword arguments (``axis=1, keepdims=True``) and indexes as
-``y6[:, 1:]``, an array the code holds is named once (``c1``), and where an elementwise
+``%7[:, 1:]``, an array the code holds is named once (``c1``), and where an elementwise
 function broadcast an argument, its adjoint's line says over which axes the pullback sums
 ("summed over axis 0, broadcast in the forward pass").
 """
@@ -84,7 +85,7 @@ def _summed_axes(arg_shape, out_shape):
 
 
 def _formula(fn, i, names, fargs, kwargs, dy, out):
-    """``ȳ5 · cos(y4)``: the tangent of argument `i` as explain writes it, or None without a formula."""
+    """``d%5 · cos(%4)``: the tangent of argument `i` as explain writes it, or None without a formula."""
     entry = FORMULAS.get(fn)
     template = entry.template(i, names, fargs, kwargs) if entry is not None else None
     if template is None:
@@ -239,19 +240,19 @@ def explain(f, *args, seed=None) -> None:
     >>> import tapegrad
     >>> tapegrad.explain(lambda a, b: a / (a + b * b), 2.0, 3.0)
     Forward
-      y1 = a = 2
-      y2 = b = 3
-      y3 = multiply(y2, y2) = 9
-      y4 = add(y1, y3) = 11
-      y5 = divide(y1, y4) = 0.1818181818
-    Backward: ȳk = ∂result/∂yk, from the seed back to the inputs
-      ȳ5 = 1   (seed)
-      ȳ1 = ȳ5 · 1/y4 = 0.09090909091
-      ȳ4 = ȳ5 · (-y1/y4²) = -0.01652892562
-      ȳ1 += ȳ4 = -0.01652892562   → ȳ1 = 0.07438016529
-      ȳ3 = ȳ4 = -0.01652892562
-      ȳ2 = ȳ3 · y2 = -0.04958677686
-      ȳ2 += ȳ3 · y2 = -0.04958677686   → ȳ2 = -0.09917355372
-    Gradient: ∂f/∂a = ȳ1 = 0.07438016529, ∂f/∂b = ȳ2 = -0.09917355372
+      %2 = a = 2
+      %3 = b = 3
+      %4 = multiply(%3, %3) = 9
+      %5 = add(%2, %4) = 11
+      %6 = divide(%2, %5) = 0.1818181818
+    Backward: d%k = ∂result/∂%k, from the seed back to the inputs
+      d%6 = 1   (seed)
+      d%2 = d%6 · 1/%5 = 0.09090909091
+      d%5 = d%6 · (-%2/%5²) = -0.01652892562
+      d%2 += d%5 = -0.01652892562   → d%2 = 0.07438016529
+      d%4 = d%5 = -0.01652892562
+      d%3 = d%4 · %3 = -0.04958677686
+      d%3 += d%4 · %3 = -0.04958677686   → d%3 = -0.09917355372
+    Gradient: ∂f/∂a = d%2 = 0.07438016529, ∂f/∂b = d%3 = -0.09917355372
     """
     print(explain_text(f, *args, seed=seed))

@@ -9,7 +9,7 @@ import re
 
 from ..errors import type_str
 from ..program.guards import GUARDS
-from ..numbering import named_note, numbering
+from ..numbering import named_note, numbering, source_name
 from .printing import format_value, group_ops
 from ..tangents import accum
 from ..tape import Call, Constant, Input, note_text, vars_in
@@ -21,7 +21,7 @@ def graph(tape, values: bool = False):
     """The nodes and edges of a tape's picture: ``([(node, kind, label lines), ...], [(src, dst), ...])``.
 
     `kind` is one of input, forward, backward, accumulate, constant, guard; a node is named
-    ``n<id of its first op>``. Both pictures (DOT and the SVG drawn here) are made from this.
+    after its value in `tapegrad.numbering` (``v4`` for ``%4``, ``dx6`` for a pullback call). Both pictures (DOT and the SVG drawn here) are made from this.
     """
     backward_from = None
     for op in tape.ops:
@@ -32,10 +32,10 @@ def graph(tape, values: bool = False):
     node_of = {}  # Variable -> node name
     nodes, edges = [], []
     for kind, head, members, text in group_ops(tape.ops, names):
-        node = f"n{head.id}"
+        value_op = members[1] if kind == "rrule" else head
+        node = source_name(names[value_op.var])
         for m in members:
             node_of[m.var] = node
-        value_op = members[1] if kind == "rrule" else head
         if type(head) is Input:
             style = "input"
             label = [f"{names[head.var]} {note_text(head.note) or 'f'}", type_str(head.val)]
