@@ -28,7 +28,7 @@ from ..numbering import numbering
 from ..tape import Call, Constant, Input, Variable
 from .formulas import FORMULAS
 
-__all__ = ["explain", "explain_text", "explain_steps", "generic_formula"]
+__all__ = ["explain", "explain_text", "explain_steps", "format_number", "generic_formula"]
 
 def _num(v) -> str:
     if type(v) is bool or v is None:
@@ -42,6 +42,10 @@ def _num(v) -> str:
         return f"{float(v):.10g}"
     except (TypeError, ValueError):
         return repr(v)
+
+
+#: a number as explain writes it (10 significant digits; an array in full, up to 6 entries)
+format_number = _num
 
 
 def _times(adjoint: str, partial: str) -> str:
@@ -188,13 +192,15 @@ def explain_steps(back):
             values = [a._op.val if type(a) is Variable else a for a in fargs]
             i = op.args[1] - 1
             formula = _formula(fn, i, arg_names, values, kwargs, bar[holder], name[holder])
+            # the forward values the pullback reads: those its formula names (none for a sum's
+            # pullback); without a formula, every argument it may read
             if formula is None:
                 formula = generic_formula(fn, bar[holder], i)
-            elif i < len(values):
-                formula += _broadcast_note(fn, values[i], holder._op.val)
-            reads = list(dict.fromkeys(_VALUE_NAME.findall(formula)))
-            if not reads:
                 reads = [name[a] for a in fargs if type(a) is Variable and a in name]
+            else:
+                if i < len(values):
+                    formula += _broadcast_note(fn, values[i], holder._op.val)
+                reads = list(dict.fromkeys(_VALUE_NAME.findall(formula)))
             step = {"target": name[arg], "adjoint": bar[arg], "formula": formula, "value": op.val,
                     "var": names[op.var], "holder": name[holder], "reads": reads}
             if arg in has:

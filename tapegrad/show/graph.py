@@ -14,7 +14,7 @@ from .printing import format_value, group_ops
 from ..tangents import accum
 from ..tape import Call, Constant, Input, note_text, vars_in
 
-__all__ = ["graph"]
+__all__ = ["graph", "node_text"]
 
 
 def graph(tape, values: bool = False):
@@ -50,7 +50,7 @@ def graph(tape, values: bool = False):
             label = [f"{names[head.var]} = accum", named_note(head.note, names)]
         else:
             style = "backward" if backward_from is not None and head.id > backward_from else "forward"
-            label = [_readable(kind, text.split("::")[0])]
+            label = [node_text(kind, text.split("::")[0])]
             if kind == "pullback":
                 label.append(named_note(head.note, names))
             else:
@@ -76,7 +76,7 @@ def graph(tape, values: bool = False):
 _RRULE = re.compile(r"^(%\d+), pb%\d+ = rrule\(([^,()]+)(?:, )?(.*)\)$")
 
 
-def _readable(kind, text):
+def node_text(kind, text):
     """A node's first line as the user's call reads: ``%4 = multiply(%3, %3)`` for the rrule call
     ``%4, pb%4 = rrule(multiply, %3, %3)``; a pullback call as the compact dump writes it,
     ``_, %8, %9 = pb%6(%7)``."""
