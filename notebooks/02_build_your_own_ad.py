@@ -193,6 +193,22 @@ print(tapegrad.show.format_tape(tape, compact=True))
 # That is **set-or-add**: the first share of a derivative is *set*, every further share is
 # *added*. `tapegrad.sweep.set_or_add_deriv(tape, derivs, var, dx)` is that rule as a function.
 #
+# ## Watching the sweep
+#
+# `tapegrad.show.viewer(g, 0.5)` plays the same sweep one step at a time. Step with the
+# buttons or the arrow keys (click into the page first): each step is one tangent of one
+# pullback, with its formula; the forward values the formula reads light up in the forward
+# program, and the table of derivatives fills as the sweep runs, green where a share is *set*
+# and red where it is *added*: at the last step you see `d%2` receive its second share. On
+# the right is the gradient tape as Python, with the same names (`v6` is `%6`).
+# `.save("sweep.html")` writes the page to a file that opens in any browser. (On a code host
+# that shows notebooks without running their scripts, the page below stays blank: open the
+# notebook in Jupyter, or save the page.)
+
+# %% name="viewer"
+tapegrad.show.viewer(g, 0.5, title="g(x) = x · sin(x) at x = 0.5: the reverse sweep")
+
+# %% [markdown]
 # ## Why add? A sweep that only sets
 #
 # To see what goes wrong without the add, here is the sweep written out in full: the same

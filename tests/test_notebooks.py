@@ -11,6 +11,7 @@ cell's id). Two notebooks are also run in this process with an optional dependen
 import ast
 import contextlib
 import functools
+import html
 import importlib.util
 import io
 import pathlib
@@ -219,6 +220,18 @@ def test_build_your_own_ad_notebook_runs_the_sweep_by_hand():
     set_only, set_or_add, by_hand = floats(out["set-only"])
     assert set_or_add == pytest.approx(np.sin(0.5) + 0.5 * np.cos(0.5), rel=1e-15) == by_hand
     assert set_only == pytest.approx(0.5 * np.cos(0.5), rel=1e-15)  # the share through sin only
+
+
+def test_build_your_own_ad_notebook_shows_the_viewer():
+    """Notebook 2 shows the step-through viewer of x · sin(x), its page in an iframe."""
+    cell = next(c for c in stored(NAMES[1]).cells if c.id == "viewer")
+    (result,) = cell.outputs
+    page = result["data"]["text/html"]
+    assert page.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    inner = html.unescape(page)
+    assert "<title>g(x) = x · sin(x) at x = 0.5: the reverse sweep</title>" in inner
+    assert '"kind": "add", "target": "%2", "adjoint": "d%2", "formula": "d%3 · cos(%2)"' in inner
+    assert result["data"]["text/plain"] == "<tapegrad viewer: g(x) = x · sin(x) at x = 0.5: the reverse sweep, 15 ops>"
 
 
 # --- 3. pullbacks and closures ---
