@@ -48,6 +48,7 @@ def test_cli_help_and_demo_run_as_commands():
     assert out.returncode == 0 and "NAME=VALUE" in out.stdout and "never run as Python code" in out.stdout
     demo = subprocess.run([sys.executable, "-m", "tapegrad"], capture_output=True, text=True)
     assert demo.returncode == 0 and "gradient df/da   = 0.0743801652892562" in demo.stdout
+    assert demo.stdout.endswith('python -m tapegrad "a/(a + b*b)" a=2 b=3 --html sweep.html --svg tape.svg\n')
 
 
 @pytest.mark.parametrize("expr, value, grad", [
