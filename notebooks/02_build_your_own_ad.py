@@ -43,20 +43,25 @@ y, tape = trace(f, 2.0, 3.0, ctx=GradContext())
 print(tape)
 
 # %% [markdown]
-# Each primitive now takes three lines. `%4 = rrule(multiply, %3, %3)` calls the rule of
-# `multiply`, which returns a pair: the value `b * b` and its pullback. `%5 = getitem(%4, 0)`
-# reads the value (the next op uses `%5` where the plain trace used `%4`) and
-# `%6 = getitem(%4, 1)` reads the pullback, a function the sweep will call later. The context
-# remembers which pullback belongs to which value:
+# Each primitive now takes three lines. `rr%4 = rrule(multiply, %3, %3)` calls the rule of
+# `multiply`, which returns a pair: the value `b * b` and its pullback. `%4 = getitem(rr%4, 0)`
+# reads the value and `pb%4 = getitem(rr%4, 1)` reads the pullback, a function the sweep will
+# call later. The value keeps the name the plain trace gave it, `%4`: every view of a tape
+# (dumps, `explain`, pictures, generated source, the viewer) counts the *values* `%1, %2, ...`
+# and names the plumbing of a primitive after its value (`rr%4`, `pb%4`), with
+# `tapegrad.numbering.numbering(tape)`. (A Variable's own repr is its position on the tape,
+# which counts the plumbing too: print through the numbering to see the names of the dumps.)
+# The context remembers which pullback belongs to which value:
 
 # %% name="pullbacks"
-print(tape.ctx.pullbacks)   # value -> (rrule call, pullback)
+names = tapegrad.numbering.numbering(tape)
+print({names[v]: (names[call], names[pb]) for v, (call, pb) in tape.ctx.pullbacks.items()})  # value -> (rrule call, pullback)
 print(tapegrad.show.format_tape(tape, compact=True))
 
 # %% [markdown]
 # The compact dump folds each group of three into one line:
-# `%5, %6 = [%4] = rrule(multiply, %3, %3)` reads "call the rule, name the pair `%4` and its
-# two parts `%5` and `%6`".
+# `%4, pb%4 = rrule(multiply, %3, %3)` reads "call the rule of `multiply` and name its two
+# parts: the value `%4` and its pullback `pb%4`".
 #
 # ## Rules
 #
@@ -133,10 +138,10 @@ print("df/da =", derivs[a].op.val, "  df/db =", derivs[b].op.val)
 print(tapegrad.show.format_tape(tape, compact=True))
 
 # %% [markdown]
-# Read the backward half from the seed down. `%12(%13)` calls the pullback of `divide` on
-# the seed; it returns one tangent per argument of `divide`, read as `%15` (for `a`) and
-# `%16` (for `a + b*b`), and `_` marks the tangent of `divide` itself, which nobody reads.
-# Then the pullback of `add` runs on `%16`, and so on. `accum` appears where a value
+# Read the backward half from the seed down. `pb%6(%7)` calls the pullback of `divide` on
+# the seed `%7`; it returns one tangent per argument of `divide`, read as `%8` (for `a`) and
+# `%9` (for `a + b*b`), and `_` marks the tangent of `divide` itself, which nobody reads.
+# Then the pullback of `add` runs on `%9`, and so on. `accum` appears where a value
 # receives a second share of its derivative.
 #
 # Any other seed scales everything, because every pullback is linear in `dy`:
@@ -166,22 +171,44 @@ def g(x):
 y, tape = trace(g, 0.5, ctx=GradContext())
 forward_ops = list(tape.ops)
 derivs = {tape.result: tape.push(tapegrad.tape.Constant(1.0, note="seed"))}
-print("start:               ", derivs)
+
+def named(derivs):
+    """derivs with the names the dumps use (tapegrad.numbering)."""
+    names = tapegrad.numbering.numbering(tape)
+    return "{" + ", ".join(f"{names[v]}: {names[d]}" for v, d in derivs.items()) + "}"
+
+print("start:               ", named(derivs))
 for op in reversed(forward_ops):
     if op.var in derivs and op.var in tape.ctx.pullbacks:
         tapegrad.sweep.step_back(tape, op.var, derivs)
-        print(f"after step_back({op.var}):", derivs)
+        print(f"after step_back({tapegrad.numbering.numbering(tape)[op.var]}):", named(derivs))
 print(tapegrad.show.format_tape(tape, compact=True))
 
 # %% [markdown]
-# The first step, the pullback of the product `%7`, gives `x` (`%2`) its first derivative,
-# `%11 = sin(x)`: its share as the left factor of the product. It also gives `sin(x)` (`%4`)
-# its derivative `%12 = x`. The second step, the pullback of `sin`, finds a second share for
-# `x`, `%14 = x · cos(x)`. Instead of overwriting `%11` it pushes `%15 = accum(%11, %14)`.
+# The first step, the pullback of the product `%4`, gives `x` (`%2`) its first derivative,
+# `%6 = sin(x)`: its share as the left factor of the product. It also gives `sin(x)` (`%3`)
+# its derivative `%7 = x`. The second step, the pullback of `sin`, finds a second share for
+# `x`, `%8 = x · cos(x)`. Instead of overwriting `%6` it pushes `%9 = accum(%6, %8)`.
 #
 # That is **set-or-add**: the first share of a derivative is *set*, every further share is
 # *added*. `tapegrad.sweep.set_or_add_deriv(tape, derivs, var, dx)` is that rule as a function.
 #
+# ## Watching the sweep
+#
+# `tapegrad.show.viewer(g, 0.5)` plays the same sweep one step at a time. Step with the
+# buttons or the arrow keys (click into the page first): each step is one tangent of one
+# pullback, with its formula; the forward values the formula reads light up in the forward
+# program, and the table of derivatives fills as the sweep runs, green where a share is *set*
+# and red where it is *added*: at the last step you see `d%2` receive its second share. On
+# the right is the gradient tape as Python, with the same names (`v6` is `%6`).
+# `.save("sweep.html")` writes the page to a file that opens in any browser. (On a code host
+# that shows notebooks without running their scripts, the page below stays blank: open the
+# notebook in Jupyter, or save the page.)
+
+# %% name="viewer"
+tapegrad.show.viewer(g, 0.5, title="g(x) = x · sin(x) at x = 0.5: the reverse sweep")
+
+# %% [markdown]
 # ## Why add? A sweep that only sets
 #
 # To see what goes wrong without the add, here is the sweep written out in full: the same

@@ -83,7 +83,7 @@ back()
 print(tapegrad.show.format_tape(back.tape, compact=True))
 
 # %% [markdown]
-# Read the backward half: the pullbacks `%13`, `%10`, `%7` of the three multiplications run
+# Read the backward half: the pullbacks `pb%7`, `pb%6`, `pb%5` of the three multiplications run
 # last-first, and each hands a share of the derivative to `x` (`%2`), so `x` gets two
 # `accum`s: `dx = 4 + 4 + 4 = 12 = 3x²`. The first multiplication is `1.0 * x`; its
 # pullback's first tangent, for the constant `1.0`, is never read (`_`).

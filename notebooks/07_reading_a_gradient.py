@@ -53,10 +53,11 @@ print(tape)
 # %% [markdown]
 # ## The backward pass, worked by hand
 #
-# `explain` names every value `y1, y2, ...`, the constant array `X` `c1`, and writes each
-# adjoint `ȳk` with the formula that makes it. Three things to look for:
+# `explain` names every value as the tape above does (`%2` is `W1`, `%8` the hidden layer
+# `tanh(...)`), the constant array `X` `c1`, and writes each adjoint `d%k` (the derivative of
+# the loss with respect to `%k`) with the formula that makes it. Three things to look for:
 #
-# * the two matrix products: `ȳ7 = ȳ8 · y3ᵀ` and `ȳ3 = y7ᵀ · ȳ8`;
+# * the two matrix products: `d%8 = d%9 · %4ᵀ` and `d%4 = %8ᵀ · d%9`;
 # * `b1` was added to every row of a 4 × 3 matrix, so its adjoint is that matrix's adjoint
 #   *summed over axis 0*: the broadcast in the forward pass becomes a sum in the backward
 #   pass;

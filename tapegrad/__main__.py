@@ -25,6 +25,9 @@ def demo(out=sys.stdout):
     print(f"\nvalue    f(a, b) = {y!r}", file=out)
     print(f"gradient df/da   = {grads[1]!r}", file=out)
     print(f"         df/db   = {grads[2]!r}", file=out)
+    print("\nA value has one name in every view: the tapes above, explain, the pictures, the", file=out)
+    print("generated source (v4 is %4) and the viewer. Step through this sweep in a browser:", file=out)
+    print('  python -m tapegrad "a/(a + b*b)" a=2 b=3 --html sweep.html --svg tape.svg', file=out)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def test_every_public_name_has_an_entry_in_the_api_reference(built):
 def test_every_guide_page_is_built(built):
     """The guide has the pages the README promises, each built to HTML."""
     guide = {p.stem for p in (built / "guide").glob("*.html")}
-    assert guide == {"getting-started", "tape", "rules", "forward", "compiled", "refusals",
+    assert guide == {"getting-started", "tape", "viewer", "rules", "forward", "compiled", "refusals",
                      "autograd", "parallel"}
 
 

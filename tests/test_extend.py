@@ -71,8 +71,8 @@ def test_a_rule_written_with_extend_is_one_op_of_the_gradient_tape():
         "  inp %1::function loss\n"
         "  inp %2::float64[3]   # x\n"
         "  inp %3::float64      # s\n"
-        "  %5, %6 = [%4] = rrule(scaled_softplus, %2, %3)::float64[3]\n"
-        "  %8, %9 = [%7] = rrule(sum, %5)::float64"
+        "  %4, pb%4 = rrule(scaled_softplus, %2, %3)::float64[3]\n"
+        "  %5, pb%5 = rrule(sum, %4)::float64"
     )
 
 
@@ -93,7 +93,7 @@ def test_a_users_rule_is_declared_in_one_place():
         return twice(x), lambda dy: (NO_TANGENT, 2 * dy)
 
     try:
-        assert "  ȳ1 = ȳ2 · 2 = 2\n" in tapegrad.show.explain_text(twice, 1.5)
+        assert "  d%2 = d%3 · 2 = 2\n" in tapegrad.show.explain_text(twice, 1.5)
         assert tapegrad.jvp(twice, (1.5,), (1.0,)) == (3.0, 2.0)
         np.testing.assert_allclose(tapegrad.gradient(lambda z: np.real(twice(z) * np.conj(twice(z))), 1 + 2j)[0],
                                    8 - 16j)

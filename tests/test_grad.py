@@ -17,7 +17,7 @@ def test_grad_context_is_reusable_as_trace_context():
         "Tape\n"
         "  inp %1::function lambda\n"
         "  inp %2::float64   # x\n"
-        "  %4, %5 = [%3] = rrule(sin, %2)::float64"
+        "  %3, pb%3 = rrule(sin, %2)::float64"
     )
 
 

@@ -11,6 +11,7 @@ cell's id). Two notebooks are also run in this process with an optional dependen
 import ast
 import contextlib
 import functools
+import html
 import importlib.util
 import io
 import pathlib
@@ -207,18 +208,30 @@ def test_build_your_own_ad_notebook_runs_the_sweep_by_hand():
         "5.0625 13.5\n"
     )
     assert out["step-back"].splitlines()[:3] == [
-        "start:                {%7: %9}",
-        "after step_back(%7): {%7: %9, %2: %11, %4: %12}",
-        "after step_back(%4): {%7: %9, %2: %15, %4: %12}",
+        "start:                {%4: %5}",
+        "after step_back(%4): {%4: %5, %2: %6, %3: %7}",
+        "after step_back(%3): {%4: %5, %2: %9, %3: %7}",
     ]
-    assert out["step-back"].endswith("  %15 = accum(%11, %14)::float64   # accumulate d%2\n")
-    assert "  %24 = accum(%22, %23)::float64   # accumulate d%3\n" in out["back"]
+    assert out["step-back"].endswith("  %9 = accum(%6, %8)::float64   # accumulate d%2\n")
+    assert "  %15 = accum(%13, %14)::float64   # accumulate d%3\n" in out["back"]
     a, b = floats(out["back"].splitlines()[0])
     a2, b2 = floats(out["seed-2"])
     assert (a, b) == (0.0743801652892562, -0.09917355371900827) and (a2, b2) == (2 * a, 2 * b)
     set_only, set_or_add, by_hand = floats(out["set-only"])
     assert set_or_add == pytest.approx(np.sin(0.5) + 0.5 * np.cos(0.5), rel=1e-15) == by_hand
     assert set_only == pytest.approx(0.5 * np.cos(0.5), rel=1e-15)  # the share through sin only
+
+
+def test_build_your_own_ad_notebook_shows_the_viewer():
+    """Notebook 2 shows the step-through viewer of x · sin(x), its page in an iframe."""
+    cell = next(c for c in stored(NAMES[1]).cells if c.id == "viewer")
+    (result,) = cell.outputs
+    page = result["data"]["text/html"]
+    assert page.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    inner = html.unescape(page)
+    assert "<title>g(x) = x · sin(x) at x = 0.5: the reverse sweep</title>" in inner
+    assert '"kind": "add", "target": "%2", "adjoint": "d%2", "formula": "d%3 · cos(%2)"' in inner
+    assert result["data"]["text/plain"] == "<tapegrad viewer: g(x) = x · sin(x) at x = 0.5: the reverse sweep, 15 ops>"
 
 
 # --- 3. pullbacks and closures ---
@@ -236,15 +249,15 @@ def test_pullbacks_notebook_shows_the_loop_adjoint_and_finds_the_wrong_rule():
         "  inp %2::float64                  # x\n"
         "  inp %3::int64                    # n\n"
         "  guard index(%3) == 3             # cell line 3\n"
-        "  %6, %7 = [%5] = rrule(multiply, 1.0, %2)::float64\n"
-        "  %9, %10 = [%8] = rrule(multiply, %6, %2)::float64\n"
-        "  %12, %13 = [%11] = rrule(multiply, %9, %2)::float64\n"
-        "  const %14 = 1.0                  # seed\n"
-        "  _, %16, %17 = [%15] = %13(%14)   # pullback for %12\n"
-        "  _, %19, %20 = [%18] = %10(%16)   # pullback for %9\n"
-        "  %21 = accum(%17, %20)::float64   # accumulate d%2\n"
-        "  _, _, %23 = [%22] = %7(%19)      # pullback for %6\n"
-        "  %24 = accum(%21, %23)::float64   # accumulate d%2\n"
+        "  %5, pb%5 = rrule(multiply, 1.0, %2)::float64\n"
+        "  %6, pb%6 = rrule(multiply, %5, %2)::float64\n"
+        "  %7, pb%7 = rrule(multiply, %6, %2)::float64\n"
+        "  const %8 = 1.0                   # seed\n"
+        "  _, %9, %10 = pb%7(%8)            # pullback for %7\n"
+        "  _, %11, %12 = pb%6(%9)           # pullback for %6\n"
+        "  %13 = accum(%10, %12)::float64   # accumulate d%2\n"
+        "  _, _, %14 = pb%5(%11)            # pullback for %5\n"
+        "  %15 = accum(%13, %14)::float64   # accumulate d%2\n"
     )
     assert out["guard"].startswith("125.0\nGuardError: guard %4 (index(%3) == 3)")
     assert out["closure"].splitlines()[:2] == ["6.0 Tangent[function](a=2.0) 3.0", "2.0 {'a': 2.0}"]
@@ -319,7 +332,7 @@ def test_dual_numbers_notebook_agrees_three_ways():
 def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
     out = outputs(NAMES[5])
     assert "  %7 = multiply(1.0, %3)::float64\n" in out["traced-grad"]
-    assert out["explain"].endswith("Gradient: ∂f/∂m = ȳ1 = 3, ∂f/∂x = ȳ2 = 2, ∂f/∂b = ȳ3 = 1\n")
+    assert out["explain"].endswith("Gradient: ∂f/∂m = d%2 = 3, ∂f/∂x = d%3 = 2, ∂f/∂b = d%4 = 1\n")
     assert out["simplify-prune"] == (
         "def df(fn, m, x, b):\n"
         "    v5 = m * x\n"
@@ -359,9 +372,9 @@ def test_reading_a_gradient_notebook_reads_the_network_five_ways():
     out = outputs(NAMES[6])
     assert "  %6 = matmul(array(float64[4,2]), %2)::float64[4,3]\n" in out["tape"]
     explain = out["explain"]
-    for line in ["  c1 = constant [[ 0.13, -0.13],", "  ȳ7 = ȳ8 · y3ᵀ = ", "  ȳ3 = y7ᵀ · ȳ8 = ",
-                 "  ȳ1 = c1ᵀ · ȳ5 = ", "  ȳ2 = ȳ6, summed over axis 0, broadcast in the forward pass = ",
-                 "  ȳ4 = ȳ9, summed over axes 0, 1, broadcast in the forward pass = "]:
+    for line in ["  c1 = constant [[ 0.13, -0.13],", "  d%8 = d%9 · %4ᵀ = ", "  d%4 = %8ᵀ · d%9 = ",
+                 "  d%2 = c1ᵀ · d%6 = ", "  d%3 = d%7, summed over axis 0, broadcast in the forward pass = ",
+                 "  d%5 = d%10, summed over axes 0, 1, broadcast in the forward pass = "]:
         assert "\n" + line in explain
     draw = next(c for c in run(NAMES[6]).cells if c.id == "draw")
     shown = [o for o in draw.outputs if o.output_type == "execute_result"]
@@ -419,4 +432,4 @@ def test_drawing_notebook_shows_a_picture_without_graphviz(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
     text, shown = run_in_this_process(NAMES[5])
     assert "6 lines -> 2 lines" in text
-    assert len(shown) == 1 and shown[0][0] == "_repr_svg_" and ">%20 = accum</text>" in shown[0][1]
+    assert len(shown) == 1 and shown[0][0] == "_repr_svg_" and ">%12 = accum</text>" in shown[0][1]

@@ -24,8 +24,9 @@ import numpy as np
 from ..errors import qualified_name, short_name, ufunc_method
 from .guards import GUARDS
 from ..pytree import Spec, build, spec_leaves
+from ..numbering import named_note, numbering, source_name
 from ..tangents import NO_TANGENT, ZERO
-from ..tape import Call, Constant, Input, Variable, note_text
+from ..tape import Call, Constant, Input, Variable
 
 __all__ = ["to_source", "compile_tape"]
 
@@ -190,7 +191,8 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None, names=None
 
     A name bound to a large array (`FREE_BYTES`) is deleted after its last use, as the array
     would be freed in the user's own code. `names` ({Variable: name}) gives chosen names to
-    some values (``value``, ``da``); the others are ``v<id>``.
+    some values (``value``, ``da``); the others are named after `tapegrad.numbering`, as the
+    dumps name them: ``v4`` for ``%4``, ``pb4`` for ``pb%4``.
 
     Examples
     --------
@@ -204,19 +206,20 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None, names=None
         return v6
     """
     w = _writer or _Writer(tape)
+    shown = numbering(tape)
     params, lines = [], []
     dead_after = _last_uses(tape, set(outputs or ()) | {tape.result})
     packed = _final_build(tape) if outputs is None else None
     for i, op in enumerate(tape.ops):
         if op is packed:
             continue  # written as the return statement's literal
-        note = note_text(op.note)
+        note = named_note(op.note, shown)
         if type(op) is Input:
             pname = w.fresh(note if note else ("fn" if op.id == 1 else f"x{op.id}"))
             w.names[op.var] = pname
             params.append(pname)
             continue
-        vname = w.fresh((names or {}).get(op.var) or f"v{op.id}")
+        vname = w.fresh((names or {}).get(op.var) or source_name(shown[op.var]))
         w.names[op.var] = vname
         if type(op) is Constant:
             text = f"{vname} = {w.value(op.val)}"

@@ -25,6 +25,8 @@ from ..tracing import trace
 from .drawing import to_dot
 from .explain import explain_text
 from .printing import format_tape
+from .svg import to_svg
+from .viewer import to_html
 
 __all__ = ["main", "parse_expression", "FUNCTIONS"]
 
@@ -232,6 +234,12 @@ def main(argv=None, out=None) -> int:
                       help="the gradient program (forward and backward, simplified) as Python source")
     show.add_argument("--dot", action="store_true", help="the gradient tape as Graphviz DOT")
     show.add_argument("--explain", action="store_true", help="the backward pass worked by hand")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the step-through viewer of the reverse sweep to FILE (one HTML "
+                             "page, opens from disk in any browser)")
+    parser.add_argument("--svg", metavar="FILE",
+                        help="also write a picture of the gradient tape to FILE (SVG drawn by tapegrad; "
+                             "no Graphviz needed)")
     args = parser.parse_args(argv)
     try:
         with np.errstate(divide="raise", over="raise", invalid="raise"):  # one-line errors, not warnings
@@ -248,6 +256,19 @@ def main(argv=None, out=None) -> int:
         print("error: the expression is too large or nested too deeply to differentiate here",
               file=sys.stderr)
         return 2
+
+
+def _write_files(args, back, names, values, out):
+    """--html and --svg: the viewer's page and the picture of the gradient tape."""
+    at = ", ".join(f"{n} = {v if np.ndim(v) == 0 else list(np.ravel(v))}" for n, v in zip(names, values))
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(to_html(back, f"{args.expression} at {at}: the reverse sweep"))
+        print(f"wrote the viewer to {args.html}", file=out)
+    if args.svg:
+        with open(args.svg, "w", encoding="utf-8") as fh:
+            fh.write(to_svg(back.tape))
+        print(f"wrote the picture to {args.svg}", file=out)
 
 
 def _run(args, out) -> int:
@@ -274,11 +295,15 @@ def _run(args, out) -> int:
     f = parse_expression(args.expression, names)
     if args.explain:
         print(explain_text(f, *values), file=out)
-        return 0
+        if not (args.html or args.svg):
+            return 0
     _, tape = trace(f, *values)
     y, back = pullback(f, *values)
     seed = None if np.ndim(y) == 0 else np.ones_like(y)
     grads = back(seed)
+    if args.explain:
+        _write_files(args, back, names, values, out)
+        return 0
     if args.source:
         print(compiled_grad(f).source(*values, seed=seed), file=out)
     elif args.dot:
@@ -289,4 +314,5 @@ def _run(args, out) -> int:
     print(f"value = {y!r}", file=out)
     for name, g in zip(names, grads[1:]):
         print(f"d/d{name} = {g!r}", file=out)
+    _write_files(args, back, names, values, out)
     return 0

@@ -41,10 +41,10 @@ def to_dot(tape, values: bool = False, name: str = "tape") -> str:
     digraph tape {
       rankdir=TB;
       node [fontname="monospace", fontsize=10];
-      n1 [label="%1 f\\nfunction lambda", shape=ellipse, style=filled, fillcolor="#d9f2d9"];
-      n2 [label="%2 x\\nfloat64", shape=ellipse, style=filled, fillcolor="#d9f2d9"];
-      n3 [label="%3 = multiply(%2, 2.0)\\nfloat64", shape=box, style="rounded,filled", fillcolor="#dbe8fb"];
-      n2 -> n3;
+      v1 [label="%1 f\\nfunction lambda", shape=ellipse, style=filled, fillcolor="#d9f2d9"];
+      v2 [label="%2 x\\nfloat64", shape=ellipse, style=filled, fillcolor="#d9f2d9"];
+      v3 [label="%3 = multiply(%2, 2.0)\\nfloat64", shape=box, style="rounded,filled", fillcolor="#dbe8fb"];
+      v2 -> v3;
     }
     """
     nodes, edges = graph(tape, values)

@@ -12,9 +12,9 @@ Two kinds of formula:
 - `partials` (elementwise functions): the partial derivative of the result by each argument,
   ``ȳ · ∂y/∂x``; a partial ``"1"`` prints as ``ȳ`` alone. Where an argument was broadcast in
   the forward pass, explain adds the sum that undoes it ("summed over axis 0").
-- `whole`: the whole tangent, for everything else (``ȳ4 · y2ᵀ`` for a matrix product).
+- `whole`: the whole tangent, for everything else (``d%5 · %3ᵀ`` for a matrix product).
 
-A template may use ``{dy}`` (the result's adjoint, ``ȳ5``), ``{y}`` (the result, ``y5``),
+A template may use ``{dy}`` (the result's adjoint, ``d%5``), ``{y}`` (the result, ``%5``),
 ``{a[i]}`` (the i-th argument's name or value), ``{ix[i]}`` (the i-th argument written as an
 index, ``1:3, 0``) and ``{over}`` (the axes a reduction ran over: ``axis 1`` or ``every
 axis``). ``None`` stands for an argument that gets no tangent; an argument past the last
@@ -53,12 +53,12 @@ def explain_formula(fn, *templates, elementwise=False):
     >>> tapegrad.explain_formula(cube, "3·{a[0]}²", elementwise=True)
     >>> tapegrad.explain(cube, 2.0)
     Forward
-      y1 = x = 2
-      y2 = cube(y1) = 8
-    Backward: ȳk = ∂result/∂yk, from the seed back to the inputs
-      ȳ2 = 1   (seed)
-      ȳ1 = ȳ2 · 3·y1² = 12
-    Gradient: ∂f/∂x = ȳ1 = 12
+      %2 = x = 2
+      %3 = cube(%2) = 8
+    Backward: d%k = ∂result/∂%k, from the seed back to the inputs
+      d%3 = 1   (seed)
+      d%2 = d%3 · 3·%2² = 12
+    Gradient: ∂f/∂x = d%2 = 12
     """
     if not (len(templates) == 1 and callable(templates[0])):
         for template in templates:

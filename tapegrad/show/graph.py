@@ -9,48 +9,50 @@ import re
 
 from ..errors import type_str
 from ..program.guards import GUARDS
+from ..numbering import named_note, numbering, source_name
 from .printing import format_value, group_ops
 from ..tangents import accum
 from ..tape import Call, Constant, Input, note_text, vars_in
 
-__all__ = ["graph"]
+__all__ = ["graph", "node_text"]
 
 
 def graph(tape, values: bool = False):
     """The nodes and edges of a tape's picture: ``([(node, kind, label lines), ...], [(src, dst), ...])``.
 
     `kind` is one of input, forward, backward, accumulate, constant, guard; a node is named
-    ``n<id of its first op>``. Both pictures (DOT and the SVG drawn here) are made from this.
+    after its value in `tapegrad.numbering` (``v4`` for ``%4``, ``dx6`` for a pullback call). Both pictures (DOT and the SVG drawn here) are made from this.
     """
     backward_from = None
     for op in tape.ops:
         if type(op) is Constant and note_text(op.note) == "seed":
             backward_from = op.id
             break
+    names = numbering(tape)
     node_of = {}  # Variable -> node name
     nodes, edges = [], []
-    for kind, head, members, text in group_ops(tape.ops):
-        node = f"n{head.id}"
+    for kind, head, members, text in group_ops(tape.ops, names):
+        value_op = members[1] if kind == "rrule" else head
+        node = source_name(names[value_op.var])
         for m in members:
             node_of[m.var] = node
-        value_op = members[1] if kind == "rrule" else head
         if type(head) is Input:
             style = "input"
-            label = [f"{head.var} {note_text(head.note) or 'f'}", type_str(head.val)]
+            label = [f"{names[head.var]} {note_text(head.note) or 'f'}", type_str(head.val)]
         elif type(head) is Constant:
             style = "backward" if note_text(head.note) == "seed" else "constant"
-            label = [f"{head.var} = {format_value(head.val)}"] + ([note_text(head.note)] if head.note else [])
+            label = [f"{names[head.var]} = {format_value(head.val)}"] + ([note_text(head.note)] if head.note else [])
         elif type(head) is Call and head.fn in GUARDS:
             style = "guard"
             label = [text]
         elif type(head) is Call and head.fn is accum:
             style = "accumulate"
-            label = [f"{head.var} = accum", note_text(head.note)]
+            label = [f"{names[head.var]} = accum", named_note(head.note, names)]
         else:
             style = "backward" if backward_from is not None and head.id > backward_from else "forward"
-            label = [_readable(kind, text.split("::")[0])]
+            label = [node_text(kind, text.split("::")[0])]
             if kind == "pullback":
-                label.append(note_text(head.note))
+                label.append(named_note(head.note, names))
             else:
                 label.append(type_str(value_op.val))
         if values and kind == "pullback":
@@ -71,17 +73,14 @@ def graph(tape, values: bool = False):
     return nodes, edges
 
 
-_RRULE = re.compile(r"^(%\d+), %\d+ = \[%\d+\] = rrule\(([^,()]+)(?:, )?(.*)\)$")
-_PULLBACK = re.compile(r"^(.*) = \[%\d+\] = %\d+\((.*)\)$")
+_RRULE = re.compile(r"^(%\d+), pb%\d+ = rrule\(([^,()]+)(?:, )?(.*)\)$")
 
 
-def _readable(kind, text):
-    """A node's first line as the user's call reads: ``%5 = multiply(%3, %3)`` for the rrule call
-    ``%5, %6 = [%4] = rrule(multiply, %3, %3)``, ``_, %15 = pullback(%13)`` for a pullback call
-    (the pullback's own name is an edge into the node)."""
-    m = (_RRULE if kind == "rrule" else _PULLBACK).match(text)
+def node_text(kind, text):
+    """A node's first line as the user's call reads: ``%4 = multiply(%3, %3)`` for the rrule call
+    ``%4, pb%4 = rrule(multiply, %3, %3)``; a pullback call as the compact dump writes it,
+    ``_, %8, %9 = pb%6(%7)``."""
+    m = _RRULE.match(text) if kind == "rrule" else None
     if m is None:
         return text
-    if kind == "rrule":
-        return f"{m.group(1)} = {m.group(2)}({m.group(3)})"
-    return f"{m.group(1)} = pullback({m.group(2)})"
+    return f"{m.group(1)} = {m.group(2)}({m.group(3)})"

@@ -1,18 +1,20 @@
 """Tape dumps: the plain format (one op a line) and the compact one (rrules folded with their reads).
 
-Plain::
+Values are named with `tapegrad.numbering` (the value of a primitive keeps the number
+`trace` gives it; its rrule tuple, pullback and tangent tuple are ``rr%4``, ``pb%4``,
+``dx%4``). Plain::
 
-    %4 = rrule(multiply, %2, %3)::tuple
-    %5 = getitem(%4, 0)::float64
-    %6 = getitem(%4, 1)::function multiply_pullback
+    rr%4 = rrule(multiply, %2, %3)::tuple
+    %4 = getitem(rr%4, 0)::float64
+    pb%4 = getitem(rr%4, 1)::function multiply_pullback
 
 Compact, the same three ops::
 
-    %5, %6 = [%4] = rrule(multiply, %2, %3)::float64
+    %4, pb%4 = rrule(multiply, %2, %3)::float64
 
 and a pullback call with its reads, ``_`` for a tangent that is not read::
 
-    _, %15, %16 = [%14] = %12(%13)   # pullback for %11
+    _, %8, %9 = pb%6(%7)   # pullback for %6
 
 Notes (``# seed``, ``# pullback for %6``, ``# accumulate d%2``, an input's name) are aligned
 in one column.
@@ -28,15 +30,17 @@ from ..errors import short_name, type_str
 from ..program.guards import GUARDS, guard_text
 from ..registry import rrule
 from ..tangents import accum, getitem
-from ..tape import Call, Constant, Input, Tape, Variable, note_text
+from ..numbering import named_note, numbering
+from ..tape import Call, Constant, Input, Tape, Variable
 
 __all__ = ["format_tape", "format_value", "format_html", "group_ops", "summarize"]
 
 
-def format_value(v) -> str:
-    """A constant as dumps show it: numbers as Python prints them, small arrays in full."""
+def format_value(v, names=None) -> str:
+    """A constant as dumps show it: numbers as Python prints them, small arrays in full; a
+    Variable by its name in `names` (`tapegrad.numbering`), else as ``%id``."""
     if type(v) is Variable:
-        return repr(v)
+        return names.get(v, repr(v)) if names else repr(v)
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, (bool, int, float, complex, str)) or v is None:
@@ -46,15 +50,15 @@ def format_value(v) -> str:
             return np.array2string(v, separator=", ").replace("\n", "")
         return f"array({type_str(v)})"
     if isinstance(v, slice):
-        parts = ["" if p is None else format_value(p) for p in (v.start, v.stop, v.step)]
+        parts = ["" if p is None else format_value(p, names) for p in (v.start, v.stop, v.step)]
         return ":".join(parts[:2]) if v.step is None else ":".join(parts)
     if v is Ellipsis:
         return "..."
     if isinstance(v, tuple):
-        inner = ", ".join(format_value(x) for x in v)
+        inner = ", ".join(format_value(x, names) for x in v)
         return f"({inner},)" if len(v) == 1 else f"({inner})"
     if isinstance(v, list):
-        return "[" + ", ".join(format_value(x) for x in v) + "]"
+        return "[" + ", ".join(format_value(x, names) for x in v) + "]"
     if isinstance(v, np.dtype) or isinstance(v, type):
         return getattr(v, "__name__", str(v))
     if callable(v):
@@ -66,22 +70,22 @@ def format_value(v) -> str:
     return type(v).__name__
 
 
-def _call_text(op) -> str:
-    fn = repr(op.fn) if type(op.fn) is Variable else short_name(op.fn)
-    parts = [format_value(a) for a in op.args]
+def _call_text(op, names) -> str:
+    fn = format_value(op.fn, names) if type(op.fn) is Variable else short_name(op.fn)
+    parts = [format_value(a, names) for a in op.args]
     if op.kwargs:
-        parts += [f"{k}={format_value(v)}" for k, v in op.kwargs.items()]
+        parts += [f"{k}={format_value(v, names)}" for k, v in op.kwargs.items()]
     return f"{fn}({', '.join(parts)})"
 
 
-def _plain(op) -> str:
+def _plain(op, names) -> str:
     if type(op) is Call and op.fn in GUARDS:
-        return "guard " + guard_text(op, format_value)
+        return "guard " + guard_text(op, lambda v: format_value(v, names))
     if type(op) is Input:
-        return f"inp {op.var}::{type_str(op.val)}"
+        return f"inp {names[op.var]}::{type_str(op.val)}"
     if type(op) is Constant:
-        return f"const {op.var} = {format_value(op.val)}"
-    return f"{op.var} = {_call_text(op)}::{type_str(op.val)}"
+        return f"const {names[op.var]} = {format_value(op.val, names)}"
+    return f"{names[op.var]} = {_call_text(op, names)}::{type_str(op.val)}"
 
 
 def _reads_of(ops, i, var):
@@ -98,12 +102,15 @@ def _reads_of(ops, i, var):
     return reads
 
 
-def group_ops(ops):
+def group_ops(ops, names=None):
     """The ops in display groups: ``(kind, head, members, text)``.
 
     kind is "rrule" (an rrule call with its value and pullback reads), "pullback" (a pullback
-    call with its tangent reads) or "op" (anything else, alone); text is the compact line.
+    call with its tangent reads) or "op" (anything else, alone); text is the compact line,
+    written with `names` (`tapegrad.numbering`; made from `ops` when not given).
     """
+    if names is None:
+        names = numbering(_Ops(ops))
     i = 0
     while i < len(ops):
         op = ops[i]
@@ -111,27 +118,37 @@ def group_ops(ops):
             reads = _reads_of(ops, i, op.var)
             if op.fn is rrule and [k for k, _ in reads] == [0, 1]:
                 value_op = reads[0][1]
-                text = f"{value_op.var}, {reads[1][1].var} = [{op.var}] = {_call_text(op)}"
+                text = f"{names[value_op.var]}, {names[reads[1][1].var]} = {_call_text(op, names)}"
                 yield "rrule", op, [op, reads[0][1], reads[1][1]], f"{text}::{type_str(value_op.val)}"
                 i += 3
                 continue
             if type(op.fn) is Variable and reads and isinstance(op.val, tuple):
-                names = ["_"] * len(op.val)
+                shown = ["_"] * len(op.val)
                 for k, r in reads:
                     if isinstance(k, int) and 0 <= k < len(names):
-                        names[k] = repr(r.var)
-                text = f"{', '.join(names)} = [{op.var}] = {_call_text(op)}"
+                        shown[k] = names[r.var]
+                text = f"{', '.join(shown)} = {_call_text(op, names)}"
                 yield "pullback", op, [op] + [r for _, r in reads], text
                 i += 1 + len(reads)
                 continue
-        yield "op", op, [op], _plain(op)
+        yield "op", op, [op], _plain(op, names)
         i += 1
 
 
+class _Ops:
+    """A list of ops seen as a tape, for `numbering`."""
+
+    __slots__ = ("ops",)
+
+    def __init__(self, ops):
+        self.ops = ops
+
+
 def _lines(tape, compact):
+    names = numbering(tape)
     if compact:
-        return [(text, note_text(head.note)) for _, head, _, text in group_ops(tape.ops)]
-    return [(_plain(op), note_text(op.note)) for op in tape.ops]
+        return [(text, named_note(head.note, names)) for _, head, _, text in group_ops(tape.ops, names)]
+    return [(_plain(op, names), named_note(op.note, names)) for op in tape.ops]
 
 
 def format_tape(tape, compact: bool = False) -> str:

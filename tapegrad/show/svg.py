@@ -1,10 +1,9 @@
 """Pictures of tapes drawn as SVG by tapegrad itself: no Graphviz, no plotting library.
 
-The layout is layered, as Graphviz's `dot` would do it: a node sits one layer below the
-lowest of the nodes it reads from (a constant just above its first reader), and the nodes of
-a layer are ordered by the mean position of their sources, a few sweeps down, so that most
-edges run straight. Each node is a shape with its text in a monospace font, whose width is
-known from the number of characters.
+The layout is layered, as Graphviz's `dot` would do it (`tapegrad.show.layout`: layers,
+a dummy slot for each layer an edge crosses, barycentre ordering, routes that never run
+under a box). Each node is a shape with its text in a monospace font, whose width is known
+from the number of characters; a long line is wrapped, and elided past three lines.
 
 Why SVG written here rather than a matplotlib figure: it needs nothing beyond tapegrad's own
 dependencies, opens in any browser and notebook and on any code host, and is plain text, so
@@ -19,6 +18,7 @@ from __future__ import annotations
 from html import escape
 
 from .graph import graph
+from .layout import layered_layout
 
 __all__ = ["to_svg"]
 
@@ -48,60 +48,31 @@ def _size(kind, label):
     return w, h
 
 
-def _layers(nodes, edges):
-    """{node: layer}: below every source; a node without sources (a constant) just above its first reader."""
-    sources = {n: [] for n, _, _ in nodes}
-    readers = {n: [] for n, _, _ in nodes}
-    for a, b in edges:
-        sources[b].append(a)
-        readers[a].append(b)
-    layer = {}
-    for n, kind, _ in nodes:  # tape order: sources come first
-        layer[n] = 1 + max((layer[s] for s in sources[n]), default=-1)
-    for n, kind, _ in nodes:
-        if not sources[n] and kind != "input" and readers[n]:
-            layer[n] = max(0, min(layer[r] for r in readers[n]) - 1)
-    return layer, sources
+#: a label line longer than this is wrapped at a comma or space (a value line elided with …)
+WRAP = 48
+#: at most this many lines of one wrapped label line; the rest is elided
+MAX_LINES = 3
 
 
-def _place(nodes, edges):
-    """{node: (x centre, y top, width, height)} and the picture's size."""
-    sizes = {n: _size(k, label) for n, k, label in nodes}
-    layer, sources = _layers(nodes, edges)
-    rows = {}
-    for n, _, _ in nodes:
-        rows.setdefault(layer[n], []).append(n)
-    order = [rows[i] for i in sorted(rows)]
-    x = {}
+def _wrap(line: str, width: int = WRAP):
+    """`line` in lines of at most `width` characters, broken after ", " or " " where it can;
+    past `MAX_LINES` lines the text is elided with "…" (the node's tooltip has it whole)."""
+    out = []
+    rest = line
+    while len(rest) > width and len(out) < MAX_LINES - 1:
+        cut = max(rest.rfind(", ", 0, width - 1) + 2, rest.rfind(" ", 0, width) + 1)
+        if cut < width // 3:  # no good break: cut inside a word
+            cut = width
+        out.append(rest[:cut].rstrip())
+        rest = "  " + rest[cut:].lstrip()
+    if len(rest) > width:
+        rest = rest[:width - 1].rstrip() + "…"
+    out.append(rest)
+    return out
 
-    def pack(row):
-        """Lay `row` out left to right, each node as near its wanted centre as the ones before allow."""
-        left = 0.0
-        for n in row:
-            w = sizes[n][0]
-            centre = max(x.get(n, left + w / 2), left + w / 2)
-            x[n] = centre
-            left = centre + w / 2 + GAP_X
 
-    for _ in range(3):  # sweeps: order each row by the mean position of its nodes' sources
-        for row in order:
-            wanted = {n: sum(x[s] for s in sources[n] if s in x) / len([s for s in sources[n] if s in x])
-                      for n in row if any(s in x for s in sources[n])}
-            row.sort(key=lambda n: wanted.get(n, x.get(n, 0.0)))
-            for n in row:
-                if n in wanted:
-                    x[n] = wanted[n]
-            pack(row)
-    width = max(x[n] + sizes[n][0] / 2 for n in x) + 2 * MARGIN
-    legend_h = LINE + 2 * PAD_Y + GAP_Y / 2
-    y, boxes = MARGIN + legend_h, {}
-    for row in order:
-        h = max(sizes[n][1] for n in row)
-        for n in row:
-            w, hn = sizes[n]
-            boxes[n] = (x[n] + MARGIN, y + (h - hn) / 2, w, hn)
-        y += h + GAP_Y
-    return boxes, width, y - GAP_Y + MARGIN
+def _lines(label):
+    return [part for line in label for part in _wrap(line)]
 
 
 def _shape(kind, cx, top, w, h):
@@ -134,6 +105,10 @@ def _text(cx, top, h, label):
 def to_svg(tape, values: bool = True) -> str:
     """The tape as an SVG picture (text), laid out in layers; `values` shows each node's value.
 
+    The layout (`tapegrad.show.layout`) gives every edge that spans layers a slot of its own
+    in each layer it crosses, so no edge runs under a box; long labels are wrapped, and
+    elided past three lines (the node's tooltip, its ``<title>``, holds them whole).
+
     Examples
     --------
     >>> import tapegrad
@@ -144,8 +119,15 @@ def to_svg(tape, values: bool = True) -> str:
     2
     """
     nodes, edges = graph(tape, values)
-    boxes, width, height = _place(nodes, edges)
+    lines = {n: _lines(label) for n, _, label in nodes}
     kinds = {n: k for n, k, _ in nodes}
+    legend_h = LINE + 2 * PAD_Y + GAP_Y / 2
+    boxes, routes, width, height = layered_layout(
+        [(n, k, _size(k, lines[n])) for n, k, _ in nodes], edges, GAP_X, GAP_Y, top=MARGIN + legend_h)
+    legend_w = sum(len(name) * CHAR * (1.3 if kind == "accumulate" else 1) + 2 * PAD_X + GAP_X
+                   for kind, name in _LEGEND)
+    width = max(width, legend_w) + 2 * MARGIN
+    height = height + MARGIN
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" '
            f'font-size="{FONT}" text-anchor="middle">',
@@ -163,17 +145,22 @@ def to_svg(tape, values: bool = True) -> str:
         out.append(_shape(kind, left + w / 2, MARGIN, w, h))
         out.append(_text(left + w / 2, MARGIN, h, [name]))
         left += w + GAP_X
-    out.append("<g>")
+    out.append('<g class="edges" fill="none">')
     for a, b in edges:
-        ax, atop, _, ah = boxes[a]
-        bx, btop, _, _ = boxes[b]
         name = "backward" if kinds[b] in ("backward", "accumulate") else "forward"
-        out.append(f'<line x1="{ax:.1f}" y1="{atop + ah:.1f}" x2="{bx:.1f}" y2="{btop:.1f}" '
-                   f'stroke="{_EDGE[name]}" stroke-width="1" marker-end="url(#arrow-{name})"/>')
+        d = " ".join(f"{'M' if i == 0 else 'L'}{x + MARGIN:.1f},{y:.1f}" for i, (x, y) in enumerate(routes[(a, b)]))
+        out.append(f'<path class="edge" data-from="{a}" data-to="{b}" d="{d}" stroke="{_EDGE[name]}" '
+                   f'stroke-width="1" marker-end="url(#arrow-{name})"/>')
+    out.append("</g>")
+    out.append('<g class="nodes">')
     for n, kind, label in nodes:
         cx, top, w, h = boxes[n]
+        cx += MARGIN
+        out.append(f'<g class="node" data-name="{n}" data-box="{cx - w / 2:.1f} {top:.1f} {w:.1f} {h:.1f}">'
+                   f'<title>{escape(chr(10).join(label))}</title>')
         out.append(_shape(kind, cx, top, w, h))
-        out.append(_text(cx, top, h, label))
+        out.append(_text(cx, top, h, lines[n]))
+        out.append("</g>")
     out.append("</g>")
     out.append("</svg>")
     return "\n".join(line for line in out if line)

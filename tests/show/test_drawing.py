@@ -17,16 +17,17 @@ def test_dot_tells_forward_backward_and_accumulation_apart():
     assert dot.count('fillcolor="#dbe8fb"') == 3  # rrule calls
     assert dot.count('fillcolor="#fde3c8"') == 4  # seed and three pullbacks
     assert dot.count("shape=diamond") == 2  # accumulations of a and b
-    assert '= 0.0743801652892562"' in dot and "n20 [label=\"%20 = accum\\naccumulate d%2" in dot
+    assert '= 0.0743801652892562"' in dot and "v12 [label=\"%12 = accum\\naccumulate d%2" in dot
 
 
 def test_picture_labels_read_as_the_users_calls():
-    """An rrule node reads as the call (its pullback's name is an edge), a pullback node as pullback(dy)."""
+    """An rrule node reads as the call (its pullback's name is an edge), a pullback node as the
+    compact dump writes it, named as every view names it (tapegrad.numbering)."""
     _, back = tapegrad.pullback(lambda a, b: a / (a + b * b), 2.0, 3.0)
     back(1.0)
     dot = tapegrad.show.to_dot(back.tape)
-    assert '  n4 [label="%5 = multiply(%3, %3)\\nfloat64", ' in dot
-    assert '  n14 [label="_, %15, %16 = pullback(%13)\\npullback for %11", ' in dot
+    assert '  v4 [label="%4 = multiply(%3, %3)\\nfloat64", ' in dot
+    assert '  dx6 [label="_, %8, %9 = pb%6(%7)\\npullback for %6", ' in dot
     assert "rrule" not in dot and "[%" not in dot
 
 
@@ -63,8 +64,8 @@ def test_svg_picture_tells_forward_backward_and_accumulation_apart():
     assert svg.count('fill="#dbe8fb"') == 1 + 3  # legend, multiply, add, divide
     assert svg.count('stroke-dasharray="5,3"') == 1 + 4  # legend, the seed and three pullbacks
     assert svg.count("<polygon") == 1 + 2  # legend, the accumulations of d%2 and d%3
-    assert svg.count("<line") == len(tapegrad.show.graph.graph(tape)[1])
-    assert ">%20 = accum</text>" in svg and ">= 0.0743801652892562</text>" in svg
+    assert svg.count('<path class="edge"') == len(tapegrad.show.graph.graph(tape)[1])
+    assert ">%12 = accum</text>" in svg and ">= 0.0743801652892562</text>" in svg
     assert ">%3 b</text>" in svg and ">float64</text>" in svg
 
 
@@ -78,11 +79,12 @@ def test_svg_picture_shows_shapes_of_arrays_and_escapes_text():
 
 
 def test_svg_layout_puts_every_node_below_its_sources():
-    """In the layered layout each edge runs downwards: a node's top is below its sources' bottoms."""
+    """In the layered layout each edge runs downwards: every segment of its route goes down or
+    straight across, never up, and it ends lower than it starts."""
     tape = scalar_gradient_tape()
-    for x1, y1, x2, y2 in re.findall(r'<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"',
-                                     tapegrad.show.to_svg(tape)):
-        assert float(y2) > float(y1)
+    for d in re.findall(r'<path class="edge" [^>]* d="([^"]+)"', tapegrad.show.to_svg(tape)):
+        ys = [float(y) for y in re.findall(r"[ML][\d.]+,([\d.]+)", d)]
+        assert ys == sorted(ys) and ys[-1] > ys[0]
 
 
 def test_draw_without_graphviz_shows_and_saves_the_svg(monkeypatch, tmp_path):

@@ -63,11 +63,11 @@ def test_generic_text_is_what_a_rule_without_formula_gets():
         return twice(x), lambda dy: (tapegrad.NO_TANGENT, 2 * dy)
 
     text = explain_text(twice, 1.5)
-    assert f"  ȳ1 = {generic_formula(twice, 'ȳ2', 0)} = 2\n" in text
+    assert f"  d%2 = {generic_formula(twice, 'd%3', 0)} = 2\n" in text
     FORMULAS.pop(twice, None)
     tapegrad.explain_formula(twice, "2·{dy}")
     try:
-        assert "  ȳ1 = 2·ȳ2 = 2\n" in explain_text(twice, 1.5)
+        assert "  d%2 = 2·d%3 = 2\n" in explain_text(twice, 1.5)
     finally:
         FORMULAS.pop(twice, None)
         RULES.pop(twice, None)
@@ -90,38 +90,38 @@ def test_explain_of_array_code_names_keywords_broadcasts_matmul_and_getitem():
     text = explain_text(layer, W, B, X)
     lines = [line.split(" = [")[0] if " = [" in line else line for line in text.splitlines()]
     assert lines[4:12] == [
-        "  y4 = matmul(y3, y1)",
-        "  y5 = subtract(y4, y2)",
-        "  y6 = tanh(y5)",
-        "  y7 = max(y6, axis=1, keepdims=True)",
-        "  y8 = y6[:, 1:]",
-        "  y9 = subtract(y8, y7)",
-        f"  y10 = sum(y9) = {layer(W, B, X):.10g}",
-        "Backward: ȳk = ∂result/∂yk, from the seed back to the inputs",
+        "  %5 = matmul(%4, %2)",
+        "  %6 = subtract(%5, %3)",
+        "  %7 = tanh(%6)",
+        "  %8 = max(%7, axis=1, keepdims=True)",
+        "  %9 = %7[:, 1:]",
+        "  %10 = subtract(%9, %8)",
+        f"  %11 = sum(%10) = {layer(W, B, X):.10g}",
+        "Backward: d%k = ∂result/∂%k, from the seed back to the inputs",
     ]
     assert lines[12:] == [
-        "  ȳ10 = 1   (seed)",
-        "  ȳ9 = ȳ10 broadcast back over every axis",
-        "  ȳ8 = ȳ9",
-        "  ȳ7 = -ȳ9, summed over axis 1, broadcast in the forward pass",
-        "  ȳ6 = ȳ8 scattered into zeros shaped like y6 at [:, 1:]",
-        "  ȳ6 += ȳ7 sent to where y6 is largest over axis 1 (shared at a tie)",
-        "  ȳ5 = ȳ6 · (1 - y6²)",
-        "  ȳ4 = ȳ5",
-        "  ȳ2 = -ȳ5, summed over axis 0, broadcast in the forward pass",
-        "  ȳ3 = ȳ4 · y1ᵀ",
-        "  ȳ1 = y3ᵀ · ȳ4",
-        "Gradient: ∂f/∂W = ȳ1",
+        "  d%11 = 1   (seed)",
+        "  d%10 = d%11 broadcast back over every axis",
+        "  d%9 = d%10",
+        "  d%8 = -d%10, summed over axis 1, broadcast in the forward pass",
+        "  d%7 = d%9 scattered into zeros shaped like %7 at [:, 1:]",
+        "  d%7 += d%8 sent to where %7 is largest over axis 1 (shared at a tie)",
+        "  d%6 = d%7 · (1 - %7²)",
+        "  d%5 = d%6",
+        "  d%3 = -d%6, summed over axis 0, broadcast in the forward pass",
+        "  d%4 = d%5 · %2ᵀ",
+        "  d%2 = %4ᵀ · d%5",
+        "Gradient: ∂f/∂W = d%2",
     ]
     _, (_, dW, db, dx) = tapegrad.grad(layer, W, B, X)
-    assert f"∂f/∂b = ȳ2 = {np.array2string(db, precision=6, separator=', ')}" in text
+    assert f"∂f/∂b = d%3 = {np.array2string(db, precision=6, separator=', ')}" in text
     tapegrad.check_grad(layer, W, B, X)
 
 
 def test_the_numbers_of_a_broadcast_sum_are_the_sums():
     """ȳ of a row vector added to each row of a matrix is the column sum of ȳ of the result."""
     text = explain_text(lambda a, v: np.sum((a + v) * a), np.arange(6.0).reshape(3, 2), np.array([1.0, 2.0]))
-    assert "  ȳ2 = ȳ3, summed over axis 0, broadcast in the forward pass = [6., 9.]\n" in text
+    assert "  d%3 = d%4, summed over axis 0, broadcast in the forward pass = [6., 9.]\n" in text
 
 
 C = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -133,17 +133,17 @@ def test_a_constant_array_is_named_once_and_used_by_name():
     values would be inputs)."""
     assert explain_text(lambda W: np.sum(C @ W + C), np.eye(2)) == (
         "Forward\n"
-        "  y1 = W = [[1., 0.], [0., 1.]]\n"
+        "  %2 = W = [[1., 0.], [0., 1.]]\n"
         "  c1 = constant [[1., 2.], [3., 4.]]\n"
-        "  y2 = matmul(c1, y1) = [[1., 2.], [3., 4.]]\n"
-        "  y3 = add(y2, c1) = [[2., 4.], [6., 8.]]\n"
-        "  y4 = sum(y3) = 20\n"
-        "Backward: ȳk = ∂result/∂yk, from the seed back to the inputs\n"
-        "  ȳ4 = 1   (seed)\n"
-        "  ȳ3 = ȳ4 broadcast back over every axis = [[1., 1.], [1., 1.]]\n"
-        "  ȳ2 = ȳ3 = [[1., 1.], [1., 1.]]\n"
-        "  ȳ1 = c1ᵀ · ȳ2 = [[4., 4.], [6., 6.]]\n"
-        "Gradient: ∂f/∂W = ȳ1 = [[4., 4.], [6., 6.]]"
+        "  %3 = matmul(c1, %2) = [[1., 2.], [3., 4.]]\n"
+        "  %4 = add(%3, c1) = [[2., 4.], [6., 8.]]\n"
+        "  %5 = sum(%4) = 20\n"
+        "Backward: d%k = ∂result/∂%k, from the seed back to the inputs\n"
+        "  d%5 = 1   (seed)\n"
+        "  d%4 = d%5 broadcast back over every axis = [[1., 1.], [1., 1.]]\n"
+        "  d%3 = d%4 = [[1., 1.], [1., 1.]]\n"
+        "  d%2 = c1ᵀ · d%3 = [[4., 4.], [6., 6.]]\n"
+        "Gradient: ∂f/∂W = d%2 = [[4., 4.], [6., 6.]]"
     )
     np.testing.assert_array_equal(tapegrad.gradient(lambda W: np.sum(C @ W + C), np.eye(2))[0],
                                   C.T @ np.ones((2, 2)))
