@@ -31,6 +31,7 @@ from . import (  # noqa: F401
     signal,
     convolution,
     integrate,
+    implicit,
     interpolation,
     stats,
     statistics,

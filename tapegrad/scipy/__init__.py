@@ -6,34 +6,31 @@ is recorded as one primitive. ``tapegrad.scipy.stats`` holds scipy.stats' distri
 written with differentiable numpy and scipy.special calls (and scipy's own other methods),
 and ``tapegrad.scipy.integrate`` odeint with gradients by the adjoint method.
 
-scipy.optimize's solvers are not differentiated yet: given a traced value (a parameter the
-function they solve captures), they raise an error naming the call, the line and the way to
-differentiate a root or a minimum, by the implicit function theorem in a rule of your own.
+``tapegrad.scipy.optimize`` has scipy.optimize's root finders (more solvers come by family), their
+solutions differentiated by the implicit function theorem; scipy's own, given a traced value,
+raise an error that names the replacement.
 """
 import scipy.optimize as _so
 
-from . import integrate, linalg, signal, special, stats
+from . import integrate, linalg, optimize, signal, special, stats
 from .integrate import register_solver_advice
 
-__all__ = ["integrate", "linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]
 
-# --- scipy.optimize: not differentiated; the error says how to differentiate a root or a minimum ---
+# --- scipy.optimize: scipy's own solvers cannot see traced values; the error names tapegrad's ---
 
-_ROOT = ("the implicit function theorem (scipy's root finders are not differentiated, and tapegrad has "
-         "none of its own yet): find the root on plain values in a function marked "
-         "@tapegrad.primitive(traceable=False) and give it a rule (@tapegrad.rrule) with "
-         "dx/dθ = {} at the root of f(x, θ) = 0 (the guide's page \"What tapegrad refuses\" shows one)")
 _MINIMUM = ("the implicit function theorem on ∇ₓf(x, θ) = 0 (scipy's minimizers are not differentiated, "
             "and tapegrad has none of its own yet): minimize on plain values in a function marked "
             "@tapegrad.primitive(traceable=False) and give it a rule (@tapegrad.rrule) with "
             "dx/dθ = -(∇ₓ²f)⁻¹ ∂(∇ₓf)/∂θ at the minimum; the minimum's value f(x(θ), θ) has derivative "
             "∂f/∂θ there")
 
-
-for _fn in (_so.brentq, _so.brenth, _so.ridder, _so.bisect, _so.toms748, _so.newton, _so.root_scalar):
-    register_solver_advice(_fn, _ROOT.format("-(∂f/∂θ)/(∂f/∂x)"))
-for _fn in (_so.root, _so.fsolve):
-    register_solver_advice(_fn, _ROOT.format("-(∂f/∂x)⁻¹ ∂f/∂θ (a solve with the Jacobian)"))
+for _name in optimize.__all__:
+    if hasattr(_so, _name) and callable(getattr(_so, _name)):
+        register_solver_advice(getattr(_so, _name), (
+            f"tapegrad.scipy.optimize.{_name} (tapegrad.scipy.optimize has scipy.optimize's solvers under their "
+            f"names, with the same arguments, and differentiates their solutions by the implicit function theorem)"))
 for _fn in (_so.minimize, _so.minimize_scalar, _so.least_squares, _so.curve_fit):
-    register_solver_advice(_fn, _MINIMUM)
-del _fn
+    if _fn.__name__ not in optimize.__all__:
+        register_solver_advice(_fn, _MINIMUM)
+del _fn, _name
