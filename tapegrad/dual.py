@@ -95,8 +95,8 @@ class Dual(ArrayLike):
             if kind in "fc":
                 raise scalar_cast_error(f"the dual value {type_str(self._val)}", dtype)
         hint = numpy_call_hint("dual")
-        raise ConcreteValueError(
-            f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
+        raise ConcreteValueError(  # (inside a scipy function, the hint names tapegrad's replacement)
+            f"{foreign_function_hint()}numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
             f"{user_location()}, which would drop its variation"
             + (f". {hint}" if hint else "; build arrays with np.stack / np.concatenate and use numpy "
                                         "functions rather than math or other libraries"))

@@ -2,6 +2,8 @@
 root differentiated by the implicit function theorem, dx/dθ = -(∂f/∂θ)/(∂f/∂x) at the root."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.optimize as _so
 
@@ -128,7 +130,9 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=Non
 
     def call(objs, start):
         f_, fp, fp2, args_ = objs
-        with np.errstate(all="ignore") if np.ndim(start) else _nothing():
+        with warnings.catch_warnings():
+            if np.ndim(start):  # (its warning of entries that failed: the flags are checked, and raise)
+                warnings.simplefilter("ignore", RuntimeWarning)
             out = _so.newton(f_, start, fprime=fp, args=args_, tol=tol, maxiter=maxiter, fprime2=fp2, x1=x1,
                              rtol=rtol, full_output=True, disp=disp)
         if np.ndim(start):  # vectorized: (root, converged, zero_der)
@@ -138,14 +142,6 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=Non
 
     x, info = _run("newton", call, func, (fprime, fprime2), as_args(args), x0, diagonal=np.ndim(x0) > 0)
     return (x, info) if full_output else x
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 # --- root_scalar: every method ---
