@@ -52,15 +52,22 @@ class Captured:
 
     def __init__(self, objs):
         spec, leaves = flatten(objs, argument=True)
-        self.traced = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Boxed)]
-        self.leaves = tuple(leaves[i] for i in self.traced)
         self.objs = objs
-        if self.traced:
-            # the spec holds the values it was made of: made again of placeholders (distinct
-            # 0-d arrays, so that a shared leaf stays one), it holds the structure alone
-            placeholders = [np.zeros(()) for _ in leaves]
-            self.spec = flatten(unflatten(spec, placeholders), argument=True)[0]
-            self.fixed = [None if isinstance(leaf, Boxed) else leaf for leaf in leaves]
+        self.traced = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Boxed)]
+        if not self.traced:
+            self.leaves = ()
+            return
+        # the spec holds the values it was made of: made again of placeholders, it holds the
+        # structure alone. One placeholder per distinct value, so that a value two closures
+        # capture (the objective's and the gradient's θ) is one leaf, which gets one share
+        shared = {}
+        placeholders = [shared.setdefault(id(leaf), np.zeros(())) for leaf in leaves]
+        value_of = {id(p): leaf for p, leaf in zip(placeholders, leaves)}
+        self.spec, unique = flatten(unflatten(spec, placeholders), argument=True)
+        values = [value_of[id(p)] for p in unique]
+        self.traced = [i for i, v in enumerate(values) if isinstance(v, Boxed)]
+        self.leaves = tuple(values[i] for i in self.traced)
+        self.fixed = [None if isinstance(v, Boxed) else v for v in values]
 
     def bind(self, leaves):
         """The objects with `leaves` (one per traced leaf, in order) in the traced values' places."""

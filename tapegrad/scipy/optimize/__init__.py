@@ -13,5 +13,8 @@ singular Hessian at a minimum), raises `SolverError` naming the call's line and 
 """
 from .._implicit import SolverError
 from ._roots import bisect, brenth, brentq, newton, ridder, root_scalar, toms748
+from ._vector import fixed_point, fsolve, root
+from ._minimize import least_squares, minimize, minimize_scalar
 
-__all__ = ["root_scalar", "brentq", "brenth", "bisect", "ridder", "toms748", "newton", "SolverError"]
+__all__ = ["root_scalar", "brentq", "brenth", "bisect", "ridder", "toms748", "newton", "root", "fsolve",
+           "fixed_point", "minimize", "minimize_scalar", "least_squares", "SolverError"]
