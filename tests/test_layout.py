@@ -90,7 +90,7 @@ def test_imports_resolve_as_python_resolves_them():
     assert resolve("tapegrad.__main__", "from tapegrad.show.cli import main") == "tapegrad.show.cli"
     assert resolve("tapegrad.tape", "from collections import Counter") is None
     assert dependencies("tapegrad.scipy") == {f"tapegrad.scipy.{m}" for m in
-                                              ("integrate", "linalg", "signal", "special", "stats")}
+                                              ("integrate", "linalg", "optimize", "signal", "special", "stats")}
 
 
 def test_cycles_finds_a_cycle_and_only_that():

@@ -79,6 +79,16 @@ class _ActiveSet:
         return g * (1.0 - m) + (x - self.at.reshape(np.shape(g))) * m
 
 
+def _stationary(res, g, active):
+    """A minimization scipy reports as failed only because its line search could not improve on a
+    point where the gradient already vanishes to roundoff (BFGS's "precision loss" at a tight
+    gtol): the point is the minimizer, and its derivative is as good as any."""
+    if active.bounds is not None:
+        return False
+    scale = 1.0 + abs(float(np.real(res.fun)))
+    return bool(np.max(np.abs(g), initial=0.0) <= 1e-8 * scale) and "precision" in str(res.message)
+
+
 def _traced_result(res, x, value):
     res.x = x
     res.fun = value
@@ -119,9 +129,11 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
         fun_, jac_, hess_, hessp_, args_ = objs
         res = _so.minimize(fun_, start, args=args_, method=method, jac=jac_, hess=hess_, hessp=hessp_,
                            bounds=bounds, constraints=constraints, tol=tol, callback=callback, options=options)
-        if res.success:
-            active.find(f"minimize ({res.get('method', method)})", res.x, _gradient(objective, res.x, objs))
-        return res.x, res, res.success, res.message
+        g = _gradient(objective, res.x, objs)
+        success = res.success or _stationary(res, g, active)
+        if success:
+            active.find(f"minimize ({method or 'default'})", res.x, g)
+        return res.x, res, success, f"{res.message}; the gradient there is {np.max(np.abs(g)):.3g} at most"
 
     def residual(x, objs):
         return active.residual(x, _gradient(objective, x, objs))
