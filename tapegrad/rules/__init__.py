@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     convolution,
     integrate,
     implicit,
+    ivp,
     interpolation,
     stats,
     statistics,
