@@ -144,6 +144,16 @@ class _Adjoint:
     def __call__(self, t, state):
         return -self.vjp(self.dense(t), state[:self.n], float(t))
 
+    def jacobian(self, t, state):
+        """∂/∂(λ, θ̄) of the dynamics, for the implicit methods: -(∂f/∂y)ᵀ and -(∂f/∂θ)ᵀ in λ's
+        columns, from n vjps with the unit vectors (exact, where scipy would take differences of
+        an interpolant that is smooth only piecewise)."""
+        n, y = self.n, self.dense(t)
+        rows = np.stack([self.vjp(y, e, float(t)) for e in np.eye(n)])  # row i: (∂f_i/∂y, ∂f_i/∂θ)
+        out = np.zeros((state.size, state.size))
+        out[:, :n] = -rows.T
+        return out
+
 
 def _weighted(problem, like):
     """λ·f(t, y, θ), θ one flat vector: its gradient in y and θ is the vector-Jacobian product
@@ -162,17 +172,26 @@ def _weighted(problem, like):
     return weighted
 
 
-def _adjoint(problem, times, dense, y0, leaves, g):
+#: the methods that take a Jacobian of the dynamics
+_IMPLICIT = ("Radau", "BDF", "LSODA")
+
+
+def adjoint(problem, times, dense, y0, leaves, g):
     """(ȳ₀, θ̄ flat): λ integrated backward from the last output time, taking each output's jump."""
     n, T = int(np.size(y0)), len(times)
     p = sum(int(np.size(v)) for v in leaves)
     leaves = tuple(plain(v) for v in leaves)
     dynamics = _Adjoint(problem, dense, leaves, n)
-    options = {k: v for k, v in problem.options.items() if k not in ("vectorized", "first_step", "atol")}
-    # λ and θ̄ have units of their own: the tightest of the user's absolute tolerances for all
-    options["atol"] = float(np.min(problem.options.get("atol", 1e-6)))
+    options = {k: v for k, v in problem.options.items() if k not in ("vectorized", "first_step", "atol", "jac",
+                                                                     "jac_sparsity", "lband", "uband")}
+    # λ and θ̄ have units of their own: the tightest of the user's absolute tolerances for all,
+    # but no tighter than 1% of rtol (a tiny atol for a state near zero, Robertson's 1e-14, stalls
+    # the adjoint's first step, whose θ̄ starts at zero)
+    options["atol"] = max(float(np.min(problem.options.get("atol", 1e-6))), 1e-2 * problem.options.get("rtol", 1e-3))
     state = np.zeros(n + p)
     t0 = problem.t_span[0]
+    if problem.method in _IMPLICIT:
+        options["jac"] = dynamics.jacobian
     for k in range(T - 1, -1, -1):
         state[:n] += g[:, k]
         lower = times[k - 1] if k > 0 else t0
@@ -213,7 +232,7 @@ def ivp_solution_rrule(problem, y0, *leaves):
             dy0, dtheta = cot[:n], cot[n:]
         else:
             g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
-            dy0, dtheta = _adjoint(problem, times, dense, y0, leaves, g)
+            dy0, dtheta = adjoint(problem, times, dense, y0, leaves, g)
         dy0 = np.reshape(dy0, np.shape(y0)) if np.ndim(y0) else dy0[0]
         return (NO_TANGENT, NO_TANGENT, dy0, *_split(dtheta, leaves))
 

@@ -25,6 +25,8 @@ Examples
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.integrate as _si
 
@@ -44,8 +46,20 @@ _DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
 @primitive(traceable=False)
 def odeint_op(func, y0, t, args, **kwargs):
-    """What `odeint` records: scipy's odeint with `args` by position, so that it gets a gradient."""
-    return _si.odeint(func, y0, t, args=tuple(args), **kwargs)
+    """What `odeint` records: scipy's odeint with `args` by position, so that it gets a gradient.
+    A failed integration (odepack's "Excess work done", an illegal input) raises `SolverError`
+    rather than returning the values odepack reached with a warning."""
+    if kwargs.get("full_output"):
+        return _si.odeint(func, y0, t, args=tuple(args), **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _si.ODEintWarning)
+        y, info = _si.odeint(func, y0, t, args=tuple(args), full_output=True, **kwargs)
+    if info["message"] != "Integration successful.":
+        raise SolverError(
+            f"odeint at {user_location()} failed: {info['message']} (odepack's istate {info.get('istate')}); "
+            f"raise mxstep, loosen rtol/atol, or shorten the time span: a solution that was not computed has "
+            f"no derivative")
+    return y
 
 
 # the tape, errors and the rule listing name it as the function the user calls
