@@ -190,13 +190,16 @@ def adjoint(problem, times, dense, y0, leaves, g):
     options["atol"] = max(float(np.min(problem.options.get("atol", 1e-6))), 1e-2 * problem.options.get("rtol", 1e-3))
     state = np.zeros(n + p)
     t0 = problem.t_span[0]
-    if problem.method in _IMPLICIT:
+    # BDF's steps stall on the adjoint at tight tolerances (its dynamics read the forward
+    # solution's interpolant, smooth only piecewise): Radau, of higher order, integrates it
+    method = "Radau" if problem.method == "BDF" else problem.method
+    if method in _IMPLICIT:
         options["jac"] = dynamics.jacobian
     for k in range(T - 1, -1, -1):
         state[:n] += g[:, k]
         lower = times[k - 1] if k > 0 else t0
         if lower != times[k]:
-            res = _si.solve_ivp(dynamics, (times[k], lower), state, method=problem.method, **options)
+            res = _si.solve_ivp(dynamics, (times[k], lower), state, method=method, **options)
             if not res.success:
                 raise problem.fail(f"the adjoint's backward solve failed ({res.message})",
                                    "tighten rtol/atol of the forward solve, or use forward mode (jvp)")

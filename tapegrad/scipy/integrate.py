@@ -56,7 +56,7 @@ def odeint_op(func, y0, t, args, **kwargs):
         y, info = _si.odeint(func, y0, t, args=tuple(args), full_output=True, **kwargs)
     if info["message"] != "Integration successful.":
         raise SolverError(
-            f"odeint at {user_location()} failed: {info['message']} (odepack's istate {info.get('istate')}); "
+            f"odeint at {user_location()} failed: {info['message']}; "
             f"raise mxstep, loosen rtol/atol, or shorten the time span: a solution that was not computed has "
             f"no derivative")
     return y
@@ -178,7 +178,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     """
     args = () if args is None else tuple(args) if isinstance(args, (tuple, list)) else (args,)
     captured = Captured((fun, args))
-    if not captured.leaves and not any_nested([y0], lambda v: isinstance(v, Boxed)):
+    if not captured.leaves and not any_nested([y0, t_span, t_eval], lambda v: isinstance(v, Boxed)):
         return _si.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval, dense_output=dense_output,
                              events=events, vectorized=vectorized, args=args or None, **options)
     refused = ("t_span or t_eval holds a traced value: the output times have no derivative here; differentiate "
