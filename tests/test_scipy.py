@@ -180,8 +180,7 @@ def OPTIMIZE_FIX(name):
 
 MINIMUM_FIX = "use the implicit function theorem on ∇ₓf(x, θ) = 0 (scipy's minimizers are not differentiated"
 QUAD_FIX = "use scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy"
-ODEINT_FIX = ("use tapegrad.scipy.integrate.odeint, differentiated by the adjoint method, with fun(t, y) as solve_ivp "
-          "calls it: odeint(fun, y0, t, args=args, tfirst=True) with t = np.concatenate([[t0], t_eval])")
+ODEINT_FIX = "use tapegrad.scipy.integrate.solve_ivp (same arguments), differentiated by the adjoint method"
 
 
 def cube(t, a):

@@ -213,12 +213,9 @@ def register_solver_advice(fn, advice):
 
 
 register_solver_advice(_si.odeint, "tapegrad.scipy.integrate.odeint")
-# not differentiated yet: the error names the way that is
 register_solver_advice(_si.solve_ivp, (
-    "tapegrad.scipy.integrate.odeint, differentiated by the adjoint method, with fun(t, y) as "
-    "solve_ivp calls it: odeint(fun, y0, t, args=args, tfirst=True) with t = np.concatenate([[t0], t_eval]) "
-    "(odeint starts at t[0] and returns that row too) and the parameters to differentiate passed in args, "
-    "not captured by fun; its result is solve_ivp's sol.y transposed (time along the first axis)"))
+    "tapegrad.scipy.integrate.solve_ivp (same arguments), differentiated by the adjoint method and forward "
+    "sensitivities"))
 for _quad in (_si.quad, _si.dblquad, _si.tplquad, _si.nquad):
     register_solver_advice(_quad, (
         "scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy, which "
