@@ -173,7 +173,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     >>> def final(k):  # y' = -k y, y(0) = 2: y(1) = 2 e^(-k)
     ...     sol = solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.array([2.0]), rtol=1e-10, atol=1e-12)
     ...     return sol.y[0, -1]
-    >>> round(tapegrad.gradient(final, 0.5)[0], 8), round(-2 * np.exp(-0.5), 8)
+    >>> round(tapegrad.gradient(final, 0.5)[0], 8), round(-2 * float(np.exp(-0.5)), 8)
     (-1.21306132, -1.21306132)
     """
     args = () if args is None else tuple(args) if isinstance(args, (tuple, list)) else (args,)

@@ -54,7 +54,7 @@ def _run(name, call, f, extra, args, start, returns_derivatives=False, diagonal=
     problem = ImplicitProblem(captured, name, find, _scalar_residual(returns_derivatives), diagonal=diagonal)
     x = implicit_solution(problem, start, *captured.leaves)
     info = problem.result
-    if isinstance(info, tuple) and hasattr(info, "_fields"):  # vectorized newton's namedtuple
+    if diagonal:  # vectorized newton's (root, converged, zero_der), a NamedTuple
         info = info._replace(root=x)
     elif hasattr(info, "root"):
         info.root = x

@@ -116,7 +116,7 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
     >>> from tapegrad.scipy.optimize import fixed_point
     >>> def sqrt(a):  # Babylon's iteration x -> (x + a/x)/2
     ...     return fixed_point(lambda x: 0.5 * (x + a / x), 1.0)
-    >>> round(float(tapegrad.gradient(sqrt, 2.0)[0]), 12), round(0.5 / np.sqrt(2.0), 12)
+    >>> round(float(tapegrad.gradient(sqrt, 2.0)[0]), 12), round(0.5 / float(np.sqrt(2.0)), 12)
     (0.353553390593, 0.353553390593)
     """
     args = as_args(args)
