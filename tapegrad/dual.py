@@ -38,7 +38,7 @@ from .errors import (
     ufunc_method_hint,
     user_location,
 )
-from .hints import filler_hint, numpy_call_hint
+from .hints import filler_hint, foreign_function_hint, numpy_call_hint
 from .pytree import any_nested, map_nested, nested
 from .registry import COMPLEX, FRULES, NONDIFF, RULES
 from .structures import replace_items
@@ -95,8 +95,8 @@ class Dual(ArrayLike):
             if kind in "fc":
                 raise scalar_cast_error(f"the dual value {type_str(self._val)}", dtype)
         hint = numpy_call_hint("dual")
-        raise ConcreteValueError(
-            f"numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
+        raise ConcreteValueError(  # (inside a scipy function, the hint names tapegrad's replacement)
+            f"{foreign_function_hint()}numpy tried to turn a dual value ({type_str(self._val)}) into a plain array at "
             f"{user_location()}, which would drop its variation"
             + (f". {hint}" if hint else "; build arrays with np.stack / np.concatenate and use numpy "
                                         "functions rather than math or other libraries"))
@@ -114,8 +114,8 @@ class Dual(ArrayLike):
         return round(self._val) if ndigits is None else np.round(self, ndigits)
 
     def __float__(self):
-        raise ConcreteValueError(
-            f"float() of a dual value at {user_location()} would drop its variation; use numpy "
+        raise ConcreteValueError(  # (inside a scipy function, the hint names tapegrad's replacement)
+            f"{foreign_function_hint()}float() of a dual value at {user_location()} would drop its variation; use numpy "
             f"functions (np.sin, np.exp, ...) on it instead"
         )
 

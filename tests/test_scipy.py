@@ -173,13 +173,14 @@ def test_compiled_gradient_through_replacement(module, name, call, make, rng):
 
 # --- scipy's solvers: refused, naming the call, the line and the way to a derivative ---
 
-ROOT_FIX = ("use the implicit function theorem (scipy's root finders are not differentiated, and tapegrad has none "
-        "of its own yet): find the root on plain values in a function marked @tapegrad.primitive(traceable=False) "
-        "and give it a rule (@tapegrad.rrule) with dx/dθ = -(∂f/∂θ)/(∂f/∂x) at the root of f(x, θ) = 0")
-MINIMUM_FIX = "use the implicit function theorem on ∇ₓf(x, θ) = 0 (scipy's minimizers are not differentiated"
+def OPTIMIZE_FIX(name):
+    return (f"use tapegrad.scipy.optimize.{name} (tapegrad.scipy.optimize has scipy.optimize's solvers under their "
+            f"names, with the same arguments, and differentiates their solutions by the implicit function theorem)")
+
+
+MINIMUM_FIX = "use tapegrad.scipy.optimize.least_squares of the residuals (scipy's curve_fit is not differentiated"
 QUAD_FIX = "use scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy"
-ODEINT_FIX = ("use tapegrad.scipy.integrate.odeint, differentiated by the adjoint method, with fun(t, y) as solve_ivp "
-          "calls it: odeint(fun, y0, t, args=args, tfirst=True) with t = np.concatenate([[t0], t_eval])")
+ODEINT_FIX = "use tapegrad.scipy.integrate.solve_ivp (same arguments), differentiated by the adjoint method"
 
 
 def cube(t, a):
@@ -188,19 +189,20 @@ def cube(t, a):
 
 #: (what the error names, the call of a traced a, the fix it names); each calls the solver with a traced value
 SOLVERS = [
-    ("scipy.optimize.brentq", lambda a: scipy.optimize.brentq(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
-    ("scipy.optimize.brentq", lambda a: scipy.optimize.brentq(cube, 0, 5, args=(a,)), ROOT_FIX),
-    ("scipy.optimize.brenth", lambda a: scipy.optimize.brenth(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
-    ("scipy.optimize.ridder", lambda a: scipy.optimize.ridder(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
-    ("scipy.optimize.bisect", lambda a: scipy.optimize.bisect(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
-    ("scipy.optimize.toms748", lambda a: scipy.optimize.toms748(lambda t: t ** 3 - a, 0, 5), ROOT_FIX),
-    ("scipy.optimize.newton", lambda a: scipy.optimize.newton(lambda t: t ** 3 - 2, a), ROOT_FIX),
-    ("scipy.optimize.brentq", lambda a: scipy.optimize.root_scalar(lambda t: t ** 3 - a, bracket=(0, 5)).root, ROOT_FIX),
+    ("scipy.optimize.brentq", lambda a: scipy.optimize.brentq(lambda t: t ** 3 - a, 0, 5), OPTIMIZE_FIX("brentq")),
+    ("scipy.optimize.brentq", lambda a: scipy.optimize.brentq(cube, 0, 5, args=(a,)), OPTIMIZE_FIX("brentq")),
+    ("scipy.optimize.brenth", lambda a: scipy.optimize.brenth(lambda t: t ** 3 - a, 0, 5), OPTIMIZE_FIX("brenth")),
+    ("scipy.optimize.ridder", lambda a: scipy.optimize.ridder(lambda t: t ** 3 - a, 0, 5), OPTIMIZE_FIX("ridder")),
+    ("scipy.optimize.bisect", lambda a: scipy.optimize.bisect(lambda t: t ** 3 - a, 0, 5), OPTIMIZE_FIX("bisect")),
+    ("scipy.optimize.toms748", lambda a: scipy.optimize.toms748(lambda t: t ** 3 - a, 0, 5), OPTIMIZE_FIX("toms748")),
+    ("scipy.optimize.newton", lambda a: scipy.optimize.newton(lambda t: t ** 3 - 2, a), OPTIMIZE_FIX("newton")),
+    ("scipy.optimize.brentq", lambda a: scipy.optimize.root_scalar(lambda t: t ** 3 - a, bracket=(0, 5)).root, OPTIMIZE_FIX("brentq")),
     ("scipy.optimize.fsolve", lambda a: scipy.optimize.fsolve(lambda t: t ** 3 - 2, np.stack([a]))[0],
-     ROOT_FIX.replace("-(∂f/∂θ)/(∂f/∂x)", "-(∂f/∂x)⁻¹ ∂f/∂θ (a solve with the Jacobian)")),
+     OPTIMIZE_FIX("fsolve")),
     ("scipy.optimize.minimize", lambda a: scipy.optimize.minimize(lambda t: np.sum((t - 1) ** 2), np.stack([a])).x[0],
-     MINIMUM_FIX),
-    ("scipy.optimize.minimize_scalar", lambda a: scipy.optimize.minimize_scalar(lambda t: (t - a) ** 2).x, MINIMUM_FIX),
+     OPTIMIZE_FIX("minimize")),
+    ("scipy.optimize.minimize_scalar", lambda a: scipy.optimize.minimize_scalar(lambda t: (t - a) ** 2).x,
+     OPTIMIZE_FIX("minimize_scalar")),
     ("scipy.optimize.curve_fit", lambda a: scipy.optimize.curve_fit(lambda x, p: p * x, np.arange(3.0),
                                                                     a * np.arange(3.0))[0][0], MINIMUM_FIX),
     ("scipy.integrate.quad", lambda a: scipy.integrate.quad(lambda t: np.sin(a * t), 0, 1)[0], QUAD_FIX),
@@ -235,10 +237,10 @@ def test_minimize_and_fsolve_of_a_traced_objective_raise_the_refusal_they_caught
     with pytest.raises(ConcreteValueError, match=r"this was caught and <lambda> went on, then raised "
                                                  r"ValueError: .*must return a scalar") as info:
         gradient(lambda a: scipy.optimize.minimize(lambda t: np.sum((t - a) ** 2), np.zeros(2)).x[0], 2.0)
-    assert f"scipy.optimize.minimize cannot see traced values: {MINIMUM_FIX}" in str(info.value)
+    assert f"scipy.optimize.minimize cannot see traced values: {OPTIMIZE_FIX('minimize')}" in str(info.value)
     with pytest.raises(ConcreteValueError, match=r"not a proper array of floats") as info:
         gradient(lambda a: scipy.optimize.fsolve(lambda t: t ** 3 - a, np.ones(1))[0], 2.0)
-    assert "scipy.optimize.fsolve cannot see traced values: use the implicit function theorem" in str(info.value)
+    assert "scipy.optimize.fsolve cannot see traced values: use tapegrad.scipy.optimize.fsolve" in str(info.value)
 
 
 def test_solve_ivp_problem_through_odeint_as_the_error_says():

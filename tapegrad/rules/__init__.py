@@ -7,7 +7,7 @@ The decorator is the primitive's whole declaration: its formula for explain, its
 rule, complex support, view facts (see `tapegrad.registry`).
 
 The families keyed on scipy's functions (scipy.special's ufuncs, the replacements in
-`tapegrad.scipy` for scipy.signal, scipy.stats, scipy.integrate) are registered when the
+`tapegrad.scipy` for scipy.signal, scipy.stats, scipy.integrate, scipy.optimize) are registered when the
 program imports scipy's module (`family`, `tapegrad.onimport`); `load_all` registers them all.
 """
 import importlib
@@ -66,7 +66,8 @@ def family(*names):
 # costs more than all of tapegrad, which a program that never calls them need not pay.
 when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete"))
 when_imported("scipy.signal", family("signal"))
-when_imported("scipy.integrate", family("integrate"))
+when_imported("scipy.integrate", family("integrate", "ivp"))
+when_imported("scipy.optimize", family("implicit"))
 when_imported("scipy.stats", family("stats"))
 
 

@@ -23,10 +23,14 @@ import numpy as np
 from ..forward import jvp
 from ..grad import gradient, pullback
 from ..registry import frule, rrule, whole
+from ..scipy._ivp import IvpProblem
 from ..scipy.integrate import odeint_op
 from ..structures import Boxed, replace_items
 from ..tangents import NO_TANGENT, ZERO, getitem
 from ._shapes import cast_like
+from .ivp import adjoint
+
+_DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
 
 def _is_count(a) -> bool:
@@ -95,6 +99,20 @@ def _untfirst(func, kwargs):
     return f, {k: v for k, v in kwargs.items() if k != "tfirst"}
 
 
+def _tolerances(rest, d, size, tangent):
+    """The keyword arguments for an odeint of a longer state (`size` entries, the first d the
+    state's): a per-component rtol or atol of the state is tiled over the tangent's copy of it
+    (`tangent`), or for the adjoint's state, whose entries have units of their own, its tightest
+    value taken for all (odepack refuses an array of another length)."""
+    out = dict(rest)
+    for key in ("rtol", "atol"):
+        v = out.get(key)
+        if v is not None and np.ndim(v):
+            v = np.broadcast_to(np.asarray(v, dtype=float), (d,))
+            out[key] = np.tile(v, size // d) if tangent else float(np.min(v))
+    return out
+
+
 def _vjp(f, y, tt, params, cot):
     """f(y, t, *params) and the gradient of cotᵀ f with respect to (f, y, t, *params).
 
@@ -157,8 +175,11 @@ def odeint_rrule(func, y0, t, args, **kwargs):
     shape = np.shape(y0)
     p = sum(np.size(a) for a in args)
     dynamics = _AdjointDynamics(f, shape)
+    adjoint_options = _tolerances(rest, d, 2 * d + 1 + p, tangent=False)
 
     def odeint_pullback(g):
+        if not any(isinstance(v, Boxed) for v in (g, y0, t, *args)):
+            return _checkpointed_pullback(f, rest, y0, t, args, yt, g)
         g = np.astype(np.reshape(g, (n, d)), np.float64)  # the adjoint runs in float64
         states = np.astype(np.reshape(yt, (n, d)), np.float64)
         lam, t0bar, thetabar = g[-1], np.zeros(1), np.zeros(p)
@@ -168,7 +189,7 @@ def odeint_rrule(func, y0, t, args, **kwargs):
             tbar[i] = g[i] @ np.ravel(f(np.reshape(states[i], shape), t[i], *args))
             t0bar = t0bar - tbar[i]
             start = np.concatenate([states[i], lam, t0bar, thetabar])
-            end = odeint_op(dynamics, start, np.stack([t[i], t[i - 1]]), params, **rest)[1]
+            end = odeint_op(dynamics, start, np.stack([t[i], t[i - 1]]), params, **adjoint_options)[1]
             lam, t0bar, thetabar = end[d:2 * d] + g[i - 1], end[2 * d:2 * d + 1], end[2 * d + 1:]
         tbar[0] = t0bar[0]
         dy0 = cast_like(np.reshape(lam, shape), y0) if np.ndim(y0) or hasattr(y0, "dtype") else _as_number(lam[0])
@@ -224,7 +245,51 @@ def odeint_frule(dargs, func, y0, t, args, **kwargs):
 
     yt = odeint_op(func, y0, t, args, **kwargs)
     start = np.concatenate([np.ravel(y0), dy0 - f_flat(y0, t[0]) * dt[0]])
-    both = odeint_op(_TangentDynamics(f, shape, len(args)), start, t, _float64((*args, *dparams)), **rest)
+    both = odeint_op(_TangentDynamics(f, shape, len(args)), start, t, _float64((*args, *dparams)),
+                     **_tolerances(rest, d, 2 * d, tangent=True))
     ends = np.stack([f_flat(yi, ti) for yi, ti in zip(np.reshape(yt, (len(t), d)), t)])
     tangent = both[:, d:] + ends * np.reshape(dt, (len(t), 1))
     return yt, cast_like(np.reshape(tangent, np.shape(yt)), yt)
+
+
+# --- first order on plain values: the adjoint on a checkpointed forward solution ---
+
+
+class _OdeintCaptured:
+    """odeint's f(y, t, *args) as solve_ivp's fun(t, y), its float args the leaves (ints, counts, stay)."""
+
+    def __init__(self, f, shape, args):
+        self.f, self.shape, self.args = f, shape, args
+
+    def bind(self, leaves):
+        it = iter(leaves)
+        args = tuple(a if _is_count(a) else next(it) for a in self.args)
+        return (lambda tt, y: np.ravel(self.f(np.reshape(y, self.shape), tt, *args))), ()
+
+
+def _checkpointed_pullback(f, rest, y0, t, args, yt, g):
+    """The gradient on plain values by the adjoint method of ``tapegrad.rules.ivp``: λ integrated
+    backward by scipy's LSODA (odeint's method) on a dense forward solution at odeint's tolerances,
+    never the state integrated backward (which overflows on a stiff problem, Robertson's). The time
+    points: t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for i > 0 and t̄₀ = -λ(t₀⁺)·f(y₀, t₀)."""
+    times = np.asarray(t, dtype=float)
+    n, d, shape = len(times), int(np.size(y0)), np.shape(y0)
+    g = np.reshape(np.asarray(g, dtype=float), (n, d))
+    leaves = tuple(a for a in args if not _is_count(a))
+    options = {k: _DEFAULT_TOL if rest.get(k) is None else rest[k] for k in ("rtol", "atol")}
+    if rest.get("hmax"):
+        options["max_step"] = rest["hmax"]
+    options["rtol"] = float(np.min(options["rtol"]))  # (solve_ivp takes a scalar rtol)
+    problem = IvpProblem(_OdeintCaptured(f, shape, args), (float(times[0]), float(times[-1])), times, "LSODA",
+                         options)
+    res = problem.solve(y0, leaves)
+    dy0, dtheta = adjoint(problem, times, res.sol, y0, leaves, g.T)
+    slopes = np.stack([np.ravel(f(np.reshape(yi, shape), ti, *args)) for yi, ti in zip(np.reshape(yt, (n, d)), times)])
+    tbar = np.sum(g * slopes, axis=1)
+    tbar[0] = -(dy0 - g[0]) @ slopes[0]
+    flat, pieces = [], iter(np.split(dtheta, np.cumsum([np.size(a) for a in leaves])[:-1]) if leaves else ())
+    for a in args:
+        flat.append(np.zeros(1) if _is_count(a) else next(pieces))
+    dy0 = cast_like(np.reshape(dy0, shape), y0) if np.ndim(y0) or hasattr(y0, "dtype") else float(dy0[0])
+    dt = cast_like(np.reshape(tbar, np.shape(t)), t) if isinstance(t, np.ndarray) else type(t)(tbar)
+    return NO_TANGENT, NO_TANGENT, dy0, dt, _unflatten(np.concatenate(flat) if flat else np.zeros(0), args)

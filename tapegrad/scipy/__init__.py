@@ -6,9 +6,10 @@ is recorded as one primitive. ``tapegrad.scipy.stats`` holds scipy.stats' distri
 written with differentiable numpy and scipy.special calls (and scipy's own other methods),
 and ``tapegrad.scipy.integrate`` odeint with gradients by the adjoint method.
 
-scipy.optimize's solvers are not differentiated yet: given a traced value (a parameter the
-function they solve captures), they raise an error naming the call, the line and the way to
-differentiate a root or a minimum, by the implicit function theorem in a rule of your own.
+``tapegrad.scipy.optimize`` has scipy.optimize's solvers under their names, their solutions
+differentiated by the implicit function theorem, and ``tapegrad.scipy.integrate`` has
+``solve_ivp`` (the adjoint method); scipy's own, given a traced value, raise an error that
+names the replacement.
 
 Each submodule is imported when first used (``tapegrad.scipy.stats`` imports scipy.stats, which
 takes longer than all of tapegrad): ``import tapegrad`` imports no part of scipy.
@@ -18,7 +19,7 @@ import sys
 
 from ..onimport import when_imported
 
-__all__ = ["integrate", "linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]
 
 
 def __getattr__(name):
@@ -27,31 +28,27 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-# --- scipy.optimize: not differentiated; the error says how to differentiate a root or a minimum ---
+# --- scipy.optimize: scipy's own solvers cannot see traced values; the error names tapegrad's ---
 
-_ROOT = ("the implicit function theorem (scipy's root finders are not differentiated, and tapegrad has "
-         "none of its own yet): find the root on plain values in a function marked "
-         "@tapegrad.primitive(traceable=False) and give it a rule (@tapegrad.rrule) with "
-         "dx/dθ = {} at the root of f(x, θ) = 0 (the guide's page \"What tapegrad refuses\" shows one)")
-_MINIMUM = ("the implicit function theorem on ∇ₓf(x, θ) = 0 (scipy's minimizers are not differentiated, "
-            "and tapegrad has none of its own yet): minimize on plain values in a function marked "
-            "@tapegrad.primitive(traceable=False) and give it a rule (@tapegrad.rrule) with "
-            "dx/dθ = -(∇ₓ²f)⁻¹ ∂(∇ₓf)/∂θ at the minimum; the minimum's value f(x(θ), θ) has derivative "
-            "∂f/∂θ there")
-
-
+_CURVE_FIT = ("tapegrad.scipy.optimize.least_squares of the residuals (scipy's curve_fit is not "
+              "differentiated: least_squares(lambda p: model(x, *p) - y, p0) fits the same parameters, "
+              "and tapegrad differentiates the fit by the implicit function theorem on its optimality "
+              "condition)")
 
 
 def _advise_on_optimize():
-    """Name the way to differentiate a root or a minimum in the error scipy.optimize's solvers
-    give a traced value: once the program imports scipy.optimize (it must, to call them)."""
-    so, advise = sys.modules["scipy.optimize"], importlib.import_module(f"{__name__}.integrate").register_solver_advice
-    for fn in (so.brentq, so.brenth, so.ridder, so.bisect, so.toms748, so.newton, so.root_scalar):
-        advise(fn, _ROOT.format("-(∂f/∂θ)/(∂f/∂x)"))
-    for fn in (so.root, so.fsolve):
-        advise(fn, _ROOT.format("-(∂f/∂x)⁻¹ ∂f/∂θ (a solve with the Jacobian)"))
-    for fn in (so.minimize, so.minimize_scalar, so.least_squares, so.curve_fit):
-        advise(fn, _MINIMUM)
+    """Name tapegrad's replacement in the error scipy.optimize's solvers give a traced value:
+    once the program imports scipy.optimize (it must, to call them)."""
+    so = sys.modules["scipy.optimize"]
+    advise = importlib.import_module(f"{__name__}.integrate").register_solver_advice
+    ours = importlib.import_module(f"{__name__}.optimize").__all__
+    for name in ours:
+        if callable(getattr(so, name, None)):
+            advise(getattr(so, name), (
+                f"tapegrad.scipy.optimize.{name} (tapegrad.scipy.optimize has scipy.optimize's solvers "
+                f"under their names, with the same arguments, and differentiates their solutions by the "
+                f"implicit function theorem)"))
+    advise(so.curve_fit, _CURVE_FIT)
 
 
 when_imported("scipy.optimize", _advise_on_optimize)

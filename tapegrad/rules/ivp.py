@@ -1,0 +1,248 @@
+"""The rules of ``tapegrad.scipy._ivp.ivp_solution`` (what ``tapegrad.scipy.integrate.solve_ivp``
+records): the adjoint method in reverse mode, forward sensitivities in forward mode.
+
+For dy/dt = f(t, y, θ) observed at t₁ ≤ ... ≤ t_T with cotangents gₖ, the adjoint λ runs backward
+from t_T: between observations dλ/dt = -(∂f/∂y)ᵀλ and dθ̄/dt = -(∂f/∂θ)ᵀλ, at each tₖ it takes the
+jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward, with the
+forward method and tolerances, reading y(t) from the forward solve's dense output (the forward
+solution interpolated, never integrated backward: that is unstable where the problem is stiff);
+the vector-Jacobian products of f are one compiled tapegrad gradient, traced once per pullback.
+
+Forward mode integrates the tangent v alongside y: dv/dt = ∂f/∂y v + ∂f/∂θ dθ from v(t₀) = dy₀,
+as one more `ivp_solution` of the state (y, v) whose dynamics take θ and dθ as its captured
+values. Being an `ivp_solution` itself, it is differentiated by these same rules: so are second
+derivatives. A pullback whose cotangent or point is traced (a second derivative in reverse mode)
+is computed by forward sensitivities too, one tangent solve per input direction, since the dense
+output the adjoint reads is a plain interpolant.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.integrate as _si
+
+from ..forward import jvp
+from ..grad import grad
+from ..program.codegen import compile_tape
+from ..program.guards import GuardError
+from ..program.passes import optimize
+from ..tracing import trace
+from ..registry import frule, rrule, whole
+from ..scipy._implicit import plain
+from ..scipy._ivp import IvpProblem, ivp_solution
+from ..structures import Boxed
+from ..tangents import NO_TANGENT, ZERO
+
+
+def _flat(t, like):
+    """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
+    if t is ZERO or t is NO_TANGENT:
+        return np.zeros(np.size(like))
+    return np.ravel(t)
+
+
+def _zeros_like(v):
+    return np.zeros(np.shape(v)) if np.ndim(v) else 0.0
+
+
+def _split(flat, leaves):
+    """A flat vector split into one piece per leaf, each of its leaf's shape (a float for a number)."""
+    out, start = [], 0
+    for v in leaves:
+        n = int(np.size(v))
+        piece = flat[start:start + n]
+        start += n
+        out.append(np.reshape(piece, np.shape(v)) if isinstance(plain(v), np.ndarray) else piece[0])
+    return out
+
+
+class _TangentCaptured:
+    """The captured values of the tangent problem: the base problem's θ, then their tangents dθ."""
+
+    def __init__(self, base, n, m):
+        self.base, self.n, self.m = base, n, m
+
+    def bind(self, leaves):
+        return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:]), ()
+
+
+class _TangentDynamics:
+    """(y, v) -> (f, ∂f/∂y v + ∂f/∂θ dθ), by one jvp of f."""
+
+    def __init__(self, base, n, theta, dtheta):
+        self.base, self.n, self.theta, self.dtheta = base, n, theta, dtheta
+
+    def __call__(self, t, z):
+        n = self.n
+
+        def f(y, *theta):
+            return np.ravel(self.base.rhs(theta)(t, y))
+
+        value, tangent = jvp(f, (z[:n], *_distinct(self.theta)), (z[n:], *self.dtheta))
+        return np.concatenate([value, _flat(tangent, value)])
+
+
+def _distinct(leaves) -> tuple:
+    """The leaves as distinct objects (one array given twice would be one value to jvp)."""
+    seen, out = set(), []
+    for v in leaves:
+        if isinstance(v, np.ndarray) and id(v) in seen:
+            v = v.view()
+        seen.add(id(v))
+        out.append(v)
+    return tuple(out)
+
+
+def _options_for(problem, n, copies):
+    """The forward solve's options for a state of `copies` blocks of n: atol per component tiled."""
+    options = {k: v for k, v in problem.options.items() if k != "vectorized"}
+    if np.ndim(options.get("atol", 0.0)):
+        options["atol"] = np.tile(np.broadcast_to(np.asarray(options["atol"], float), (n,)), copies)
+    return options
+
+
+def _tangent_solve(problem, times, y0, leaves, dy0, dleaves):
+    """The tangent v (n, T) at the output times, as one `ivp_solution` of (y, v): traceable."""
+    n = int(np.size(y0))
+    tangent = IvpProblem(_TangentCaptured(problem, n, len(leaves)), problem.t_span, times, problem.method,
+                         _options_for(problem, n, 2))
+    tangent.where = problem.where
+    start = np.concatenate([np.ravel(y0), _flat(dy0, y0)])
+    dleaves = tuple(_zeros_like(v) if d is ZERO or d is NO_TANGENT else d for v, d in zip(leaves, dleaves))
+    both = ivp_solution(tangent, start, *leaves, *dleaves)
+    return both[n:]
+
+
+class _Adjoint:
+    """The backward dynamics of (λ, θ̄): (-(∂f/∂y)ᵀλ, -(∂f/∂θ)ᵀλ) at y(t) from the dense output.
+
+    The vjp is the gradient program of λ·f (θ packed in one flat vector), traced once on the
+    first evaluation and compiled to Python (`tapegrad.program.compile_tape`): each later
+    evaluation runs the program alone. A guard of the program failing (f took another branch at
+    this y or t) is answered by an eager gradient."""
+
+    def __init__(self, problem, dense, leaves, n):
+        self.dense, self.n = dense, n
+        self.theta = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in leaves] or [np.zeros(0)])
+        self.weighted = _weighted(problem, leaves)
+        self.program = None
+
+    def vjp(self, y, lam, t):
+        """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, one flat vector."""
+        both = (y, lam, t, self.theta)
+        if self.program is None:
+            _, tape = trace(self.products, *both)
+            self.program = compile_tape(optimize(tape))
+        try:
+            return self.program(None, *both)
+        except GuardError:
+            return self.products(*both)
+
+    def products(self, y, lam, t, theta):
+        grads = grad(self.weighted, y, lam, t, theta, wrt=(0, 3))[1]
+        return np.concatenate([_flat(grads[1], y), _flat(grads[4], theta)])
+
+    def __call__(self, t, state):
+        return -self.vjp(self.dense(t), state[:self.n], float(t))
+
+    def jacobian(self, t, state):
+        """∂/∂(λ, θ̄) of the dynamics, for the implicit methods: -(∂f/∂y)ᵀ and -(∂f/∂θ)ᵀ in λ's
+        columns, from n vjps with the unit vectors (exact, where scipy would take differences of
+        an interpolant that is smooth only piecewise)."""
+        n, y = self.n, self.dense(t)
+        rows = np.stack([self.vjp(y, e, float(t)) for e in np.eye(n)])  # row i: (∂f_i/∂y, ∂f_i/∂θ)
+        out = np.zeros((state.size, state.size))
+        out[:, :n] = -rows.T
+        return out
+
+
+def _weighted(problem, like):
+    """λ·f(t, y, θ), θ one flat vector: its gradient in y and θ is the vector-Jacobian product
+    the adjoint needs. A closure of non-differentiable values only (the problem, the leaves'
+    shapes), which compiled_grad keys without walking them."""
+    shapes = tuple(np.shape(v) if isinstance(v, np.ndarray) else None for v in like)
+
+    def weighted(y, lam, t, theta):
+        leaves, start = [], 0
+        for shape in shapes:
+            n = 1 if shape is None else int(np.prod(shape))
+            leaves.append(theta[start] if shape is None else np.reshape(theta[start:start + n], shape))
+            start += n
+        return np.sum(lam * np.ravel(problem.rhs(leaves)(t, y)))
+
+    return weighted
+
+
+#: the methods that take a Jacobian of the dynamics
+_IMPLICIT = ("Radau", "BDF", "LSODA")
+
+
+def adjoint(problem, times, dense, y0, leaves, g):
+    """(ȳ₀, θ̄ flat): λ integrated backward from the last output time, taking each output's jump."""
+    n, T = int(np.size(y0)), len(times)
+    p = sum(int(np.size(v)) for v in leaves)
+    leaves = tuple(plain(v) for v in leaves)
+    dynamics = _Adjoint(problem, dense, leaves, n)
+    options = {k: v for k, v in problem.options.items() if k not in ("vectorized", "first_step", "atol", "jac",
+                                                                     "jac_sparsity", "lband", "uband")}
+    # λ and θ̄ have units of their own: the tightest of the user's absolute tolerances for all,
+    # but no tighter than 1% of rtol (a tiny atol for a state near zero, Robertson's 1e-14, stalls
+    # the adjoint's first step, whose θ̄ starts at zero)
+    options["atol"] = max(float(np.min(problem.options.get("atol", 1e-6))), 1e-2 * problem.options.get("rtol", 1e-3))
+    state = np.zeros(n + p)
+    t0 = problem.t_span[0]
+    # BDF's steps stall on the adjoint at tight tolerances (its dynamics read the forward
+    # solution's interpolant, smooth only piecewise): Radau, of higher order, integrates it
+    method = "Radau" if problem.method == "BDF" else problem.method
+    if method in _IMPLICIT:
+        options["jac"] = dynamics.jacobian
+    for k in range(T - 1, -1, -1):
+        state[:n] += g[:, k]
+        lower = times[k - 1] if k > 0 else t0
+        if lower != times[k]:
+            res = _si.solve_ivp(dynamics, (times[k], lower), state, method=method, **options)
+            if not res.success:
+                raise problem.fail(f"the adjoint's backward solve failed ({res.message})",
+                                   "tighten rtol/atol of the forward solve, or use forward mode (jvp)")
+            state = res.y[:, -1].copy()
+    return state[:n], state[n:]
+
+
+def _traced(*values) -> bool:
+    return any(isinstance(v, Boxed) for v in values)
+
+
+@rrule(ivp_solution, formula=whole(lambda names, values, kwargs: [
+    None, "λ(t₀): the adjoint λ integrated back from the last output time, dλ/dt = -(∂f/∂y)ᵀ·λ, "
+          "taking the jump {dy}ₖ at each output time"] + [
+    "∫ (∂f/∂θ)ᵀ·λ dt from t₀ to the last output time (θ the values f captures)"] * (len(values) - 2)))
+def ivp_solution_rrule(problem, y0, *leaves):
+    Y = ivp_solution(problem, y0, *leaves)
+    times, dense = problem.times, problem.dense
+    n = int(np.size(y0))
+
+    def ivp_solution_pullback(dY):
+        if _traced(dY, y0, *leaves):
+            # a second derivative: the tangent solve of each input direction, traceable
+            dY = np.reshape(dY, (n, len(times)))
+            directions = [(e, [_zeros_like(v) for v in leaves]) for e in np.eye(n)]
+            for i, v in enumerate(leaves):
+                for e in np.eye(int(np.size(v))):
+                    d = [_zeros_like(u) for u in leaves]
+                    d[i] = np.reshape(e, np.shape(v)) if np.ndim(v) else float(e[0])
+                    directions.append((np.zeros(n), d))
+            cot = np.stack([np.sum(dY * _tangent_solve(problem, times, y0, leaves, dy, dl))
+                            for dy, dl in directions])
+            dy0, dtheta = cot[:n], cot[n:]
+        else:
+            g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
+            dy0, dtheta = adjoint(problem, times, dense, y0, leaves, g)
+        dy0 = np.reshape(dy0, np.shape(y0)) if np.ndim(y0) else dy0[0]
+        return (NO_TANGENT, NO_TANGENT, dy0, *_split(dtheta, leaves))
+
+    return Y, ivp_solution_pullback
+
+
+@frule(ivp_solution)
+def ivp_solution_frule(dargs, problem, y0, *leaves):
+    Y = ivp_solution(problem, y0, *leaves)
+    return Y, _tangent_solve(problem, problem.times, y0, leaves, dargs[1], dargs[2:])

@@ -1,0 +1,184 @@
+"""tapegrad.scipy.integrate.solve_ivp: the adjoint method in reverse mode (on the forward solve's
+dense output), forward sensitivities in forward mode and at second order, every method; and
+odeint on the same adjoint: per-component tolerances, the stiff Robertson problem, failures."""
+import numpy as np
+import pytest
+import scipy.integrate
+
+import tapegrad
+from tapegrad import check_grad, gradient, hessian, jvp
+from tapegrad.scipy._ivp import ivp_solution
+from tapegrad.scipy.integrate import SolverError, odeint, solve_ivp
+
+EXERCISED = {ivp_solution}
+
+METHODS = ["RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"]
+TIGHT = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def lotka_volterra(t, y, a, b, c, d):
+    return np.stack([a * y[0] - b * y[0] * y[1], d * y[0] * y[1] - c * y[1]])
+
+
+def _decay_at_one(k, y0):
+    """y' = -k y from y0: y(1) = y0 e^(-k), captured k."""
+    return solve_ivp(lambda t, y: -k * y, (0.0, 1.0), y0, t_eval=np.array([0.5, 1.0]), **TIGHT).y
+
+
+def _predator_prey(theta):
+    sol = solve_ivp(lotka_volterra, (0.0, 2.0), np.array([1.0, 0.5]), t_eval=np.array([1.0, 2.0]),
+                    args=tuple(theta[i] for i in range(4)), **TIGHT)
+    return sol.y
+
+
+ORDER2 = [
+    (ivp_solution, _decay_at_one, (0.7, np.array([2.0, 1.0]))),
+    (ivp_solution, _predator_prey, (np.array([1.0, 0.8, 0.9, 0.6]),)),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_exponential_decay_closed_form(method):
+    """y' = -k y, y(0) = y0: y(t) = y0 e^(-kt); ∂y(1)/∂k = -y0 e^(-k), ∂y(1)/∂y0 = e^(-k), ∂²y(1)/∂k² = y0 e^(-k)."""
+    def final(k, y0):
+        return solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.array([y0]), method=method, **TIGHT).y[0, -1]
+
+    k, y0 = 0.5, 2.0
+    e = np.exp(-k)
+    dk, dy0 = gradient(final, k, y0)
+    assert dk == pytest.approx(-y0 * e, rel=1e-6) and dy0 == pytest.approx(e, rel=1e-6)
+    assert jvp(final, (k, y0), (1.0, 0.0))[1] == pytest.approx(-y0 * e, rel=1e-6)
+    assert float(hessian(lambda k: final(k, y0), k)) == pytest.approx(y0 * e, rel=1e-5)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_lotka_volterra_parameter_gradient(method):
+    """The Lotka–Volterra parameters' gradient of a loss over t_eval matches central differences,
+    in reverse (adjoint) and forward (sensitivities) mode, for every method."""
+    def loss(theta):
+        sol = solve_ivp(lotka_volterra, (0.0, 5.0), np.array([1.0, 0.5]), method=method,
+                        t_eval=np.linspace(0.0, 5.0, 6), args=tuple(theta[i] for i in range(4)), **TIGHT)
+        return np.sum(sol.y ** 2)
+
+    theta = np.array([1.0, 0.8, 0.9, 0.6])
+    g = gradient(loss, theta)[0]
+    h = 1e-5
+    numeric = np.array([(loss(theta + h * e) - loss(theta - h * e)) / (2 * h) for e in np.eye(4)])
+    np.testing.assert_allclose(g, numeric, rtol=1e-5)
+    np.testing.assert_allclose(tapegrad.jacobian(loss, theta, mode="fwd"), numeric, rtol=1e-5)
+
+
+def test_robertson_with_bdf_and_radau():
+    """The stiff Robertson problem: the rate constants' gradient matches central differences at
+    tight tolerances with BDF and Radau (the adjoint reads the forward solution, never integrates
+    the state backward)."""
+    def robertson(t, y, k1, k2, k3):
+        return np.stack([-k1 * y[0] + k3 * y[1] * y[2], k1 * y[0] - k2 * y[1] ** 2 - k3 * y[1] * y[2],
+                         k2 * y[1] ** 2])
+
+    def loss(k, method):
+        y = solve_ivp(robertson, (0.0, 100.0), np.array([1.0, 0.0, 0.0]), method=method,
+                      t_eval=np.array([1.0, 10.0, 100.0]), args=(k[0], k[1], k[2]), rtol=1e-10,
+                      atol=np.array([1e-12, 1e-16, 1e-12])).y
+        return np.sum(y[:, -1] * np.array([1.0, 1e4, 1.0]))
+
+    k = np.array([0.04, 3e7, 1e4])
+    for method, rtol in (("Radau", 1e-6), ("BDF", 1e-5)):
+        g = gradient(lambda k: loss(k, method), k)[0]
+        numeric = np.array([(loss(k * (1 + 1e-4 * e), method) - loss(k * (1 - 1e-4 * e), method)) / (2e-4 * k @ e)
+                            for e in np.eye(3)])
+        np.testing.assert_allclose(g, numeric, rtol=rtol)
+
+
+def test_captured_values_args_and_y0_together():
+    """A parameter captured, one in args and y0: each gets its share, as central differences say."""
+    def final(a, b, y0):
+        sol = solve_ivp(lambda t, y, b: np.stack([-a * y[0] + b * y[1], -b * y[1]]), (0.0, 1.5), y0, args=(b,),
+                        **TIGHT)
+        return np.sum(sol.y[:, -1] ** 2)
+
+    check_grad(final, 0.4, 0.7, np.array([1.0, 0.5]), rtol=1e-5)
+
+
+def test_per_component_atol():
+    """atol given per component reaches the solves of the adjoint and the tangent at their sizes."""
+    def final(k):
+        return solve_ivp(lotka_volterra, (0.0, 1.0), np.array([1.0, 0.5]), args=(k, 0.8, 0.9, 0.6),
+                         method="Radau", rtol=1e-10, atol=np.array([1e-12, 1e-11])).y[0, -1]
+
+    check_grad(final, 1.0, rtol=1e-5)
+
+
+def test_result_is_scipys_with_y_traced():
+    """The OdeResult is scipy's: t, nfev, status, message; y traced; plain values are scipy's call."""
+    ours = solve_ivp(lambda t, y: -y, (0.0, 1.0), np.array([1.0]))
+    theirs = scipy.integrate.solve_ivp(lambda t, y: -y, (0.0, 1.0), np.array([1.0]))
+    np.testing.assert_array_equal(ours.y, theirs.y)
+
+    def read(k):
+        sol = solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.array([1.0]), t_eval=np.array([0.25, 1.0]), **TIGHT)
+        assert sol.success and sol.status == 0 and sol.nfev > 0 and sol.sol is None
+        np.testing.assert_array_equal(sol.t, [0.25, 1.0])
+        return sol.y[0, 1]
+
+    assert gradient(read, 0.5)[0] == pytest.approx(-np.exp(-0.5), rel=1e-7)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(dense_output=True), "dense_output=True has no derivative"),
+    (dict(events=lambda t, y: y[0] - 0.5), "events have no derivative"),
+])
+def test_refused_options_name_themselves(kwargs, match):
+    """dense_output and events, when the solution is differentiated: a SolverError with the line."""
+    with pytest.raises(SolverError, match=rf"^solve_ivp at test_solve_ivp\.py:\d+: {match}"):
+        gradient(lambda k: solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.array([1.0]), **kwargs).y[0, -1], 0.5)
+
+
+def test_traced_times_are_refused():
+    """A traced end time: the output times have no derivative here, said with the line."""
+    with pytest.raises(SolverError, match=r"t_span or t_eval holds a traced value"):
+        gradient(lambda T: solve_ivp(lambda t, y: -y, (0.0, T), np.array([1.0])).y[0, -1], 1.0)
+
+
+def test_a_failed_solve_raises():
+    """A blow-up (y' = y², y(0) = 1 explodes at t = 1): scipy's failure is a SolverError naming the fix."""
+    with pytest.raises(SolverError, match=r"solve_ivp at test_solve_ivp\.py:\d+: scipy's solve_ivp \(RK45\) failed"):
+        gradient(lambda a: solve_ivp(lambda t, y: a * y ** 2, (0.0, 2.0), np.array([1.0])).y[0, -1], 1.0)
+
+
+# --- odeint on the same adjoint ---
+
+
+def robertson_odeint(y, t, k1, k2, k3):
+    return np.stack([-k1 * y[0] + k3 * y[1] * y[2], k1 * y[0] - k2 * y[1] ** 2 - k3 * y[1] * y[2], k2 * y[1] ** 2])
+
+
+def test_odeint_robertson_gradient():
+    """odeint on Robertson's stiff problem: reverse and forward mode match central differences at
+    tight tolerances (the old adjoint integrated the state backward and overflowed to NaN)."""
+    def loss(k):
+        ys = odeint(robertson_odeint, np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 10.0, 100.0]),
+                    args=(k[0], k[1], k[2]), rtol=1e-11, atol=np.array([1e-13, 1e-17, 1e-13]), mxstep=50000)
+        return np.sum(ys[-1] * np.array([1.0, 1e4, 1.0]))
+
+    k = np.array([0.04, 3e7, 1e4])
+    numeric = np.array([(loss(k * (1 + 1e-4 * e)) - loss(k * (1 - 1e-4 * e))) / (2e-4 * k @ e) for e in np.eye(3)])
+    np.testing.assert_allclose(gradient(loss, k)[0], numeric, rtol=1e-5)
+    np.testing.assert_allclose(tapegrad.jacobian(loss, k, mode="fwd"), numeric, rtol=1e-5)
+
+
+def test_odeint_per_component_atol_in_both_modes():
+    """An atol array of the state's length: both modes work (odepack refused the adjoint's longer
+    state before) and match central differences."""
+    def final(theta):
+        return odeint(lotka_volterra, np.array([1.0, 0.5]), np.array([0.0, 1.0]), args=tuple(theta), tfirst=True,
+                      rtol=1e-10, atol=np.array([1e-12, 1e-11]))[-1, 0]
+
+    check_grad(final, np.array([1.0, 0.8, 0.9, 0.6]), rtol=1e-5)
+    check_grad(lambda a: final(np.stack([a, 0.8, 0.9, 0.6])), 1.0, order=2, rtol=1e-4)
+
+
+def test_odeint_failure_raises():
+    """odepack's "Excess work done" (mxstep too small) is a SolverError, not a warning and wrong values."""
+    with pytest.raises(SolverError, match=r"^odeint at test_solve_ivp\.py:\d+ failed: Excess work done"):
+        odeint(robertson_odeint, np.array([1.0, 0.0, 0.0]), np.array([0.0, 100.0]), args=(0.04, 3e7, 1e4), mxstep=5)
