@@ -12,6 +12,7 @@ import pytest
 import tapegrad
 from tapegrad.show.layout import layered_layout
 from tapegrad.show.svg import MAX_LINES, WRAP, _wrap
+from show_programs import small_mlp
 
 
 def _segment_hits_box(p, q, box, inset=0.5):
@@ -76,17 +77,7 @@ def readme_tape():
 
 def notebook07_tape():
     """The tape notebook 07 draws: the pullback of a small network's loss."""
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(4, 2)).round(2)
-    Y = np.array([[0.5], [-1.0], [1.0], [0.0]])
-    params = {"W1": rng.normal(size=(2, 3)).round(2), "b1": np.zeros(3),
-              "W2": rng.normal(size=(3, 1)).round(2), "b2": 0.0}
-
-    def loss(p):
-        h = np.tanh(X @ p["W1"] + p["b1"])
-        out = h @ p["W2"] + p["b2"]
-        return np.mean((out - Y) ** 2)
-
+    loss, params = small_mlp()
     _, back = tapegrad.pullback(loss, params)
     back(1.0)
     return back.tape

@@ -20,6 +20,7 @@ import pytest
 
 import tapegrad
 from tapegrad.numbering import numbering
+from show_programs import small_mlp
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install -e '.[test]'")
 from selenium.webdriver.chrome.options import Options  # noqa: E402
@@ -156,21 +157,6 @@ def test_readme_example_steps_with_the_arrow_keys(browser, tmp_path, shots):
     body.send_keys(Keys.END)
     assert browser.find_element(By.ID, "pos").text == "step 7 / 7"
     assert errors(browser) == []
-
-
-def small_mlp():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(4, 2)).round(2)
-    Y = np.array([[0.5], [-1.0], [1.0], [0.0]])
-    params = {"W1": rng.normal(size=(2, 3)).round(2), "b1": np.zeros(3),
-              "W2": rng.normal(size=(3, 1)).round(2), "b2": 0.0}
-
-    def loss(p):
-        h = np.tanh(X @ p["W1"] + p["b1"])
-        out = h @ p["W2"] + p["b2"]
-        return np.mean((out - Y) ** 2)
-
-    return loss, params
 
 
 def test_small_mlp_steps_with_the_buttons(browser, tmp_path, shots):
