@@ -21,7 +21,7 @@ import scipy.sparse.linalg as _spla
 from ..forward import jacobian, jvp
 from ..grad import gradient, pullback
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import implicit_solution
+from ..scipy._implicit import distinct_leaves, implicit_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
 from ..views import concrete
@@ -87,18 +87,6 @@ def _jacobian(problem, flat, z, leaves):
     return J
 
 
-def _distinct(leaves) -> tuple:
-    """The leaves as distinct objects: one array given twice would be one value to `gradient`,
-    which gives each place the sum of both shares."""
-    seen, out = set(), []
-    for v in leaves:
-        if isinstance(v, np.ndarray) and id(v) in seen:
-            v = v.view()
-        seen.add(id(v))
-        out.append(v)
-    return tuple(out)
-
-
 def _as_tangent(t, like):
     """A flat tangent given the solution's form: a number for a number, an array of its shape."""
     if isinstance(concrete(like), np.ndarray):
@@ -140,7 +128,7 @@ def implicit_solution_rrule(problem, start, *leaves):
             w = _krylov(problem, flat, z, leaves, g)
         else:
             w = -np.linalg.solve(np.transpose(_jacobian(problem, flat, z, leaves)), g)
-        grads = gradient(_Weighted(flat, z), w, *_distinct(leaves))[1:]
+        grads = gradient(_Weighted(flat, z), w, *distinct_leaves(leaves))[1:]
         return (NO_TANGENT, NO_TANGENT, ZERO, *grads)
 
     return x, implicit_solution_pullback
@@ -153,7 +141,7 @@ def implicit_solution_frule(dargs, problem, start, *leaves):
     z = np.ravel(x)
     dleaves = tuple((np.zeros(np.shape(v)) if np.ndim(v) else 0.0) if d is ZERO or d is NO_TANGENT else d
                     for v, d in zip(leaves, dargs[2:]))
-    t = jvp(lambda *ls: flat(z, *ls), _distinct(leaves), dleaves)[1]
+    t = jvp(lambda *ls: flat(z, *ls), distinct_leaves(leaves), dleaves)[1]
     J = _jacobian(problem, flat, z, leaves)
     dz = -t / J if problem.diagonal else -np.linalg.solve(J, t)
     return x, _as_tangent(dz, x)

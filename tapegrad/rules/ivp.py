@@ -27,7 +27,7 @@ from ..program.guards import GuardError
 from ..program.passes import optimize
 from ..tracing import trace
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import plain
+from ..scipy._implicit import distinct_leaves, plain
 from ..scipy._ivp import IvpProblem, ivp_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
@@ -77,19 +77,8 @@ class _TangentDynamics:
         def f(y, *theta):
             return np.ravel(self.base.rhs(theta)(t, y))
 
-        value, tangent = jvp(f, (z[:n], *_distinct(self.theta)), (z[n:], *self.dtheta))
+        value, tangent = jvp(f, (z[:n], *distinct_leaves(self.theta)), (z[n:], *self.dtheta))
         return np.concatenate([value, _flat(tangent, value)])
-
-
-def _distinct(leaves) -> tuple:
-    """The leaves as distinct objects (one array given twice would be one value to jvp)."""
-    seen, out = set(), []
-    for v in leaves:
-        if isinstance(v, np.ndarray) and id(v) in seen:
-            v = v.view()
-        seen.add(id(v))
-        out.append(v)
-    return tuple(out)
 
 
 def _options_for(problem, n, copies):

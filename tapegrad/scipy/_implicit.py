@@ -25,7 +25,7 @@ from ..pytree import flatten, unflatten
 from ..structures import Boxed
 from ..views import concrete
 
-__all__ = ["Captured", "ImplicitProblem", "implicit_solution", "plain", "SolverError"]
+__all__ = ["Captured", "ImplicitProblem", "implicit_solution", "plain", "distinct_leaves", "SolverError"]
 
 
 class SolverError(TapegradError, RuntimeError):
@@ -111,6 +111,18 @@ class ImplicitProblem:
 
     def __repr__(self):
         return f"<{self.name} problem at {self.where}>"
+
+
+def distinct_leaves(leaves) -> tuple:
+    """The leaves as distinct objects: one array given twice would be one value to `gradient`
+    or `jvp`, which would give each place the sum of both shares."""
+    seen, out = set(), []
+    for v in leaves:
+        if isinstance(v, np.ndarray) and id(v) in seen:
+            v = v.view()
+        seen.add(id(v))
+        out.append(v)
+    return tuple(out)
 
 
 @primitive(traceable=False)
