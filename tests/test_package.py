@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FROM_SDIST = "TAPEGRAD_TESTS_FROM_SDIST"  # tools/check_sdist.py sets it in the suite it runs
 # Quick tests that read files beyond the package (README, .ci/run, docs/rules.md, the rule
 # tables): an sdist without them fails here. The check that every tracked file is in the sdist
-# covers the rest; CI runs the whole suite from the sdist (tools/check_sdist.py).
+# covers the rest; CI runs the quick subset from the sdist too (tools/check_sdist.py --quick).
 SDIST_SUBSET = ["tests/test_readme.py", "tests/rules/test_coverage.py", "tests/test_layout.py"]
 
 
