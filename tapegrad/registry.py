@@ -125,19 +125,24 @@ REFERENCES: dict = {}
 #: every table a declaration writes
 TABLES = (RULES, FRULES, NONDIFF, NEEDS, COMPLEX, FORMULAS, VIEWS, READ_ONLY, WRITES, TRACED_BY,
           KEEP_WHOLE, REFERENCES)
+#: ``(table, entries)`` each rule family declared on scipy's import (rules.family): kept by any undo
+KEPT: list = []
 
 
 @contextlib.contextmanager
 def declarations_undone():
     """Within the block, declare freely: every table is put back as it was when the block ends
-    (what a test of a declaration needs, so that it leaves nothing for the next)."""
-    saved = [(table, table.copy()) for table in TABLES]
+    (what a test of a declaration needs, so that it leaves nothing for the next), except for
+    the rule families that scipy's imports inside the block registered."""
+    saved, kept = [(table, table.copy()) for table in TABLES], len(KEPT)
     try:
         yield
     finally:
         for table, before in saved:
             table.clear()
             table.update(before)
+        for table, after in KEPT[kept:]:
+            table.update(after)
 
 
 class Formula:

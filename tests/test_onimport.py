@@ -64,6 +64,22 @@ def test_stats_import_registers_special_and_stats_families():
     """) == "0.125\n0.18243085\n['scipy.signal']\n"  # (scipy.stats imports scipy.integrate and scipy.optimize)
 
 
+def test_a_family_registered_inside_declarations_undone_outlives_the_block():
+    """scipy.special imported inside a ``declarations_undone`` block (a test of a user's own
+    rule): its family registers once, so the undo keeps it, while the user's rule goes."""
+    assert run("""
+        import numpy as np, tapegrad
+        from tapegrad.registry import RULES, declarations_undone
+        def mine(x):
+            return 2.0 * x
+        with declarations_undone():
+            tapegrad.rrule(mine)(lambda x: (mine(x), lambda dy: (tapegrad.ZERO, 2.0 * dy)))
+            import scipy.special
+        print(round(tapegrad.gradient(lambda x: scipy.special.erf(x), 0.0)[0] * np.pi ** 0.5, 12))
+        print(mine in RULES, scipy.special.erf in RULES)
+    """) == "2.0\nFalse True\n"
+
+
 def test_linalg_rules_import_scipy_linalg_at_first_use():
     """np.linalg's rules and tapegrad.scipy.linalg's replacements call scipy.linalg, imported at
     their first call, not with tapegrad."""

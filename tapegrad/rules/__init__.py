@@ -13,7 +13,7 @@ program imports scipy's module (`family`, `tapegrad.onimport`); `load_all` regis
 import importlib
 
 from ..onimport import waiting, when_imported
-from ..registry import NONDIFF, RULES
+from ..registry import KEPT, NONDIFF, RULES, TABLES
 from . import (  # noqa: F401
     arithmetic,
     unary,
@@ -51,12 +51,15 @@ def family(*names):
     they are keyed on is imported (`tapegrad.onimport`), then gives the two-input ufuncs among
     their functions the methods `ufunc_methods` gives the ones registered above."""
     def register_family():
+        tables = [table.copy() for table in TABLES]
         before = set(RULES) | NONDIFF
         for name in names:
             importlib.import_module(f"{__name__}.{name}")
         added = (set(RULES) | NONDIFF) - before
         ufunc_methods.give_outer(added)
         ufunc_methods.give_nondifferentiable_methods(added)
+        KEPT.extend((table, {k: table[k] for k in table if k not in was or was[k] is not table[k]})
+                    if isinstance(table, dict) else (table, table - was) for table, was in zip(TABLES, tables))
     register_family.__qualname__ = f"family{names}"
     return register_family
 
