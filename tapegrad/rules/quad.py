@@ -18,7 +18,7 @@ from ..grad import gradient
 from ..registry import frule, rrule, whole
 from ..scipy._implicit import distinct_leaves, plain
 from ..scipy._quad import quad_value
-from ..tangents import NO_TANGENT, ZERO
+from ..tangents import NO_TANGENT, ZERO, Thunk
 
 
 def _absent(t) -> bool:
@@ -91,15 +91,17 @@ def quad_value_rrule(problem, a, b, *leaves):
     y = quad_value(problem, a, b, *leaves)
 
     def quad_value_pullback(dy):
-        fa, fb = _at_limit(problem, a, leaves), _at_limit(problem, b, leaves)
-        da = ZERO if fa is None else -np.sum(dy * fa)
-        db = ZERO if fb is None else np.sum(dy * fb)
+        def at(limit, sign):
+            # Leibniz's share, computed only for a limit the sweep reads (a traced one)
+            f = _at_limit(problem, limit, leaves)
+            return ZERO if f is None else sign * np.sum(dy * f)
+
         dleaves = ()
         if leaves:
             scalar = not problem.vector and len(leaves) == 1 and np.size(leaves[0]) == 1
-            vjp = problem.derived(_Vjp(problem, scalar), not scalar, "∂/∂θ under the integral sign")
+            vjp = problem.derived(_Vjp(problem, scalar), not scalar, "vjp", "the integral of (∂f/∂θ)ᵀ·ȳ")
             dleaves = _split(np.reshape(quad_value(vjp, a, b, dy, *leaves), (-1,)), leaves)
-        return (NO_TANGENT, NO_TANGENT, da, db, *dleaves)
+        return (NO_TANGENT, NO_TANGENT, Thunk(lambda: at(a, -1.0)), Thunk(lambda: at(b, 1.0)), *dleaves)
 
     return y, quad_value_pullback
 
@@ -111,7 +113,7 @@ def quad_value_frule(dargs, problem, a, b, *leaves):
     dy = ZERO
     if any(not _absent(d) for d in dleaves):
         dleaves = tuple(_zeros_like(v) if _absent(d) else d for v, d in zip(leaves, dleaves))
-        tangent = problem.derived(_Jvp(problem, len(leaves)), problem.vector, "∂/∂θ·dθ under the integral sign")
+        tangent = problem.derived(_Jvp(problem, len(leaves)), problem.vector, "jvp", "the integral of ∂f/∂θ·dθ")
         dy = quad_value(tangent, a, b, *leaves, *dleaves)
     for d, limit, sign in ((da, a, -1.0), (db, b, 1.0)):
         f = None if _absent(d) else _at_limit(problem, limit, leaves)

@@ -27,6 +27,8 @@ __all__ = ["QuadProblem", "quad_value", "quad", "quad_vec"]
 
 #: scipy's quad's tolerances, given to the derivative integrals too when the user gives none
 _QUAD_TOL = 1.49e-8
+#: a derivative integral whose rounding errors stop it short of its tolerance is kept if this accurate
+_ROUNDOFF = 1e-10
 #: quad's options that change what is integrated, not how: they have no derivative here
 _REFUSED = {"weight": "a weight function (weight=, wvar=)", "wvar": "a weight function (weight=, wvar=)",
             "wopts": "a weight function's moments (wopts=)", "complex_func": "complex_func=True"}
@@ -52,15 +54,17 @@ class QuadProblem:
         self.integrand, self.vector, self.options, self.name = integrand, vector, options, name
         self.where = user_location() if where is None else where
         self.abserr = self.info = None
-        self.fix = _NOT_CONVERGED
+        self.label, self.fix = name, _NOT_CONVERGED
 
-    def derived(self, integrand, vector, what):
+    def derived(self, integrand, vector, label, what):
         """The problem of a derivative integral of this one, on the same range with the same
-        tolerances (quad's epsabs, epsrel and points carried over to quad_vec)."""
+        tolerances (quad's epsabs, epsrel and points carried over to quad_vec). `label` names it
+        on a tape (``<quad vjp problem at model.py:12>``), `what` in errors."""
         options = self.options if vector == self.vector else {
             k: v for k, v in self.options.items() if k in ("epsabs", "epsrel", "points")}
-        derived = QuadProblem(integrand, vector, options, f"{self.name.split(' ')[0]} ({what})", self.where)
-        derived.fix = _NOT_DIFFERENTIABLE
+        base = self.label.split(" ")[0]
+        derived = QuadProblem(integrand, vector, options, f"{base} ({what})", self.where)
+        derived.label, derived.fix = f"{base} {label}", _NOT_DIFFERENTIABLE
         return derived
 
     def values(self, leaves):
@@ -77,9 +81,15 @@ class QuadProblem:
                 out = _si.quad(f, a, b, full_output=1, **self.options)
                 y, self.abserr, self.info = out[:3]
                 failed = len(out) > 3 and out[3] or None
+                roundoff = failed is not None and "roundoff" in failed
             else:
                 y, self.abserr, self.info = _si.quad_vec(f, a, b, full_output=True, **self.options)
                 failed = None if self.info.success else self.info.message
+                roundoff = self.info.status == 2
+        if roundoff and self.fix is _NOT_DIFFERENTIABLE and np.max(np.abs(self.abserr)) <= _ROUNDOFF * np.max(np.abs(y)):
+            # a derivative integral asked for the user's tolerance, met up to rounding: as good as
+            # it gets (the tolerance was tighter than the derivative's rounding errors allow)
+            failed = None
         if failed is None and not np.all(np.isfinite(y)):
             failed = f"the integral is {y}"
         if failed is not None:
@@ -91,7 +101,7 @@ class QuadProblem:
         return SolverError(f"{self.name} at {self.where}: {what}; {fix}")
 
     def __repr__(self):
-        return f"<{self.name} problem at {self.where}>"
+        return f"<{self.label} problem at {self.where}>"
 
 
 @primitive(traceable=False)

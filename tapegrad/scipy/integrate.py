@@ -218,7 +218,8 @@ register_solver_advice(_si.solve_ivp, (
     "tapegrad.scipy.integrate.solve_ivp (same arguments), differentiated by the adjoint method and forward "
     "sensitivities"))
 register_solver_advice(_si.quad, (
-    "tapegrad.scipy.integrate.quad (same arguments), differentiated under the integral sign and at the limits"))
+    "tapegrad.scipy.integrate.quad (same arguments; one quad per dimension, nested, for dblquad, tplquad and "
+    "nquad), differentiated under the integral sign and at the limits"))
 register_solver_advice(_si.quad_vec, (
     "tapegrad.scipy.integrate.quad_vec (same arguments), differentiated under the integral sign and at the limits"))
 for _nquad in (_si.dblquad, _si.tplquad, _si.nquad):
