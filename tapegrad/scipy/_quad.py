@@ -27,7 +27,8 @@ __all__ = ["QuadProblem", "quad_value", "quad", "quad_vec"]
 
 #: scipy's quad's tolerances, given to the derivative integrals too when the user gives none
 _QUAD_TOL = 1.49e-8
-#: a derivative integral whose rounding errors stop it short of its tolerance is kept if this accurate
+#: a derivative integral whose rounding errors stop it short of its tolerance is kept if this
+#: accurate relative to ∫|f|
 _ROUNDOFF = 1e-10
 #: quad's options that change what is integrated, not how: they have no derivative here
 _REFUSED = {"weight": "a weight function (weight=, wvar=)", "wvar": "a weight function (weight=, wvar=)",
@@ -35,6 +36,8 @@ _REFUSED = {"weight": "a weight function (weight=, wvar=)", "wvar": "a weight fu
 
 _NOT_CONVERGED = ("raise limit, loosen epsabs/epsrel, or split the range at the integrand's kinks and "
                   "singularities with points=[...]: an integral that was not computed has no derivative")
+_ROUNDED = ("rounding errors stop it short of the tolerance asked for: loosen epsabs/epsrel (an integral near "
+            "zero cannot meet a tight relative tolerance; give an epsabs)")
 _NOT_DIFFERENTIABLE = ("the derivative of the integrand is not integrable there, so the integral cannot be "
                        "differentiated under the integral sign (a singularity or kink of f that moves with the "
                        "parameters: change variables so that it sits at a fixed point, such as a limit), or it "
@@ -86,16 +89,24 @@ class QuadProblem:
                 y, self.abserr, self.info = _si.quad_vec(f, a, b, full_output=True, **self.options)
                 failed = None if self.info.success else self.info.message
                 roundoff = self.info.status == 2
-        if roundoff and self.fix is _NOT_DIFFERENTIABLE and np.max(np.abs(self.abserr)) <= _ROUNDOFF * np.max(np.abs(y)):
-            # a derivative integral asked for the user's tolerance, met up to rounding: as good as
-            # it gets (the tolerance was tighter than the derivative's rounding errors allow)
-            failed = None
+            if roundoff and self.fix is _NOT_DIFFERENTIABLE and self._rounded(f, a, b, y):
+                failed = None
         if failed is None and not np.all(np.isfinite(y)):
             failed = f"the integral is {y}"
         if failed is not None:
             raise self.fail(f"scipy's {'quad_vec' if self.vector else 'quad'} did not converge "
-                            f"({' '.join(str(failed).split())})", self.fix)
+                            f"({' '.join(str(failed).split())})", _ROUNDED if roundoff else self.fix)
         return np.array(y, dtype=float) if np.ndim(y) else float(y)
+
+    def _rounded(self, f, a, b, y) -> bool:
+        """A derivative integral that rounding errors stopped short of the user's tolerance is as
+        good as floating point allows when its error is small beside ∫|f| (computed only then,
+        roughly): the tolerance was tighter than a derivative near zero can be computed to."""
+        try:
+            magnitude = _si.quad_vec(lambda t: np.abs(np.ravel(f(t))), a, b, epsrel=1e-3)[0]
+        except Exception:  # (no scale to judge by: the failure stands)
+            return False
+        return float(np.max(self.abserr)) <= _ROUNDOFF * max(float(np.max(magnitude)), float(np.max(np.abs(y))))
 
     def fail(self, what, fix):
         return SolverError(f"{self.name} at {self.where}: {what}; {fix}")
@@ -140,7 +151,7 @@ def _problem(name, func, a, b, args, options, vector):
     if "points" in options and options["points"] is not None:
         options = dict(options, points=[float(plain(p)) for p in options["points"]])
     note_adaptive_solver(f"tapegrad.scipy.integrate.{name}",
-                         max(options.get("epsrel", 1e-8), options.get("epsabs", 0.0)))
+                         max(options.get("epsrel", _QUAD_TOL), options.get("epsabs", _QUAD_TOL if name == "quad" else 0.0)))
     return QuadProblem(_Integrand(captured), vector, options, name), captured
 
 
