@@ -182,6 +182,22 @@ def test_points_split_the_range_of_the_integral_and_its_derivative():
     check_grad(f, 0.3, order=2)
 
 
+def test_an_integrand_that_branches_on_t_gets_each_branchs_derivative():
+    """The derivative integrand is compiled once per integral; where the user's integrand takes
+    another branch at another t (a Python `if`), the program's guard sends that point to the
+    integrand itself: ∫₀¹ (at for t < 1/2, a²t after) dt = a/8 + 3a²/8, d/da = 1/8 + 3a/4."""
+    def f(a):
+        def g(t):
+            if t < 0.5:
+                return a * t
+            return a ** 2 * t
+        return quad(g, 0.0, 1.0, points=[0.5], **TIGHT)[0]
+
+    assert gradient(f, 2.0)[0] == pytest.approx(1 / 8 + 3 * 2.0 / 4, rel=1e-13)
+    assert jvp(f, (2.0,), (1.0,))[1] == pytest.approx(1 / 8 + 3 * 2.0 / 4, rel=1e-13)
+    assert float(hessian(f, 2.0)) == pytest.approx(3 / 4, rel=1e-12)
+
+
 def test_the_tape_records_one_integral():
     """The integral is one op on the tape, its problem named by the user's line."""
     _, tape = tapegrad.trace(sine_area, 2.0, 1.0)

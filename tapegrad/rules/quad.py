@@ -15,10 +15,15 @@ import numpy as np
 
 from ..forward import jvp
 from ..grad import gradient
+from ..program.codegen import compile_tape
+from ..program.guards import GuardError
+from ..program.passes import optimize
 from ..registry import frule, rrule, whole
 from ..scipy._implicit import distinct_leaves, plain
 from ..scipy._quad import quad_value
+from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO, Thunk
+from ..tracing import trace
 
 
 def _absent(t) -> bool:
@@ -45,19 +50,47 @@ def _split(flat, leaves):
     return out
 
 
+class _Compiled:
+    """t ↦ fn(t, *leaves) for plain leaves, evaluated at the many points scipy asks for: traced at
+    the first and compiled to Python (`tapegrad.program.compile_tape`), so that each later point
+    runs the program alone, not a new trace of a tapegrad gradient. A guard of the program
+    failing (the integrand took another branch at this t) is answered by fn itself."""
+
+    def __init__(self, fn, leaves):
+        self.fn, self.leaves, self.program = fn, tuple(leaves), None
+
+    def __call__(self, t):
+        args = (float(t), *self.leaves)
+        if self.program is None:
+            _, tape = trace(self.fn, *args)
+            self.program = compile_tape(optimize(tape))
+        try:
+            return self.program(None, *args)
+        except GuardError:
+            return self.fn(*args)
+
+
+def _bound(fn, leaves):
+    """t ↦ fn(t, *leaves): compiled for plain leaves, else (a higher derivative's traced leaves) eager."""
+    if any(isinstance(v, Boxed) for v in leaves):
+        return lambda t: fn(t, *leaves)
+    return _Compiled(fn, leaves)
+
+
 class _Vjp:
-    """t ↦ (∂f/∂θ)ᵀ·w, flat over the parameters θ: the integrand of θ's cotangent. Its captured
+    """The integrand of θ's cotangent, t ↦ (∂f/∂θ)ᵀ·w, flat over the parameters θ. Its captured
     values are w (the cotangent ȳ) and then θ; `scalar` says it returns the one number of a
     single parameter (integrated by scipy's quad, as the user's quad was)."""
 
     def __init__(self, base, scalar):
         self.base, self.scalar = base, scalar
 
-    def __call__(self, t, leaves):
-        w, theta = leaves[0], leaves[1:]
+    def at(self, leaves):
+        return _bound(self.products, leaves)
 
+    def products(self, t, w, *theta):
         def weighted(w, *theta):
-            return np.sum(w * self.base.integrand(t, theta))
+            return np.sum(w * self.base.integrand.at(theta)(t))
 
         grads = gradient(weighted, *distinct_leaves((w, *theta)))[1:]
         flat = np.concatenate([_flat(g, v) for g, v in zip(grads, theta)])
@@ -65,15 +98,18 @@ class _Vjp:
 
 
 class _Jvp:
-    """t ↦ ∂f/∂θ · dθ, in f's shape: the integrand of the integral's tangent. Its captured
+    """The integrand of the integral's tangent, t ↦ ∂f/∂θ · dθ, in f's shape. Its captured
     values are θ (`m` of them) and then their tangents dθ."""
 
     def __init__(self, base, m):
         self.base, self.m = base, m
 
-    def __call__(self, t, leaves):
+    def at(self, leaves):
+        return _bound(self.product, leaves)
+
+    def product(self, t, *leaves):
         theta, dtheta = leaves[:self.m], leaves[self.m:]
-        value, tangent = jvp(lambda *theta: self.base.integrand(t, theta), distinct_leaves(theta), dtheta)
+        value, tangent = jvp(lambda *theta: self.base.integrand.at(theta)(t), distinct_leaves(theta), dtheta)
         return _zeros_like(value) if _absent(tangent) else tangent
 
 
@@ -81,7 +117,7 @@ def _at_limit(problem, limit, leaves):
     """f at a finite limit (Leibniz's rule), None at an infinite one (no derivative flows there)."""
     if not np.isfinite(plain(limit)):
         return None
-    return problem.integrand(limit, leaves)
+    return problem.integrand.at(leaves)(limit)
 
 
 @rrule(quad_value, formula=whole(lambda names, values, kwargs: [

@@ -45,8 +45,9 @@ _NOT_DIFFERENTIABLE = ("the derivative of the integrand is not integrable there,
 
 
 class QuadProblem:
-    """One integral: the integrand ``integrand(t, leaves)`` (traceable numpy), whether its value is
-    an array (`vector`: scipy's quad_vec, else quad) and scipy's `options` for that function.
+    """One integral: the integrand (``integrand.at(leaves)`` is t ↦ f(t) with the captured values
+    bound to `leaves`, in traceable numpy), whether its value is an array (`vector`: scipy's
+    quad_vec, else quad) and scipy's `options` for that function.
 
     `solve` keeps scipy's error estimate (`abserr`) and its full output (`info`) of the last
     solve; `name` and `where` (the user's line) name the integral in errors. A derivative
@@ -72,8 +73,7 @@ class QuadProblem:
 
     def values(self, leaves):
         """t ↦ f(t) on the plain values of `leaves`: what scipy integrates."""
-        leaves = [plain(v) for v in leaves]
-        return lambda t: self.integrand(t, leaves)
+        return self.integrand.at([plain(v) for v in leaves])
 
     def solve(self, a, b, leaves):
         """∫ₐᵇ f on plain values; a failed integral raises `SolverError`."""
@@ -122,14 +122,15 @@ def quad_value(problem, a, b, *leaves):
 
 
 class _Integrand:
-    """f(t, *args) with the captured values bound to `leaves`: the user's integrand."""
+    """The user's integrand: f(t, *args) with the captured values bound to `leaves` (once per
+    solve, not per point)."""
 
     def __init__(self, captured):
         self.captured = captured
 
-    def __call__(self, t, leaves):
+    def at(self, leaves):
         func, args = self.captured.bind(leaves)
-        return func(t, *args)
+        return lambda t: func(t, *args)
 
 
 def _traced(*values) -> bool:
