@@ -70,9 +70,10 @@ class _Compiled:
             return self.fn(*args)
 
 
-def _bound(fn, leaves):
-    """t ↦ fn(t, *leaves): compiled for plain leaves, else (a higher derivative's traced leaves) eager."""
-    if any(isinstance(v, Boxed) for v in leaves):
+def _bound(fn, leaves, compiled):
+    """t ↦ fn(t, *leaves): compiled for plain leaves (and many points), else eager (one point, or a
+    higher derivative's traced leaves)."""
+    if not compiled or any(isinstance(v, Boxed) for v in leaves):
         return lambda t: fn(t, *leaves)
     return _Compiled(fn, leaves)
 
@@ -85,8 +86,8 @@ class _Vjp:
     def __init__(self, base, scalar):
         self.base, self.scalar = base, scalar
 
-    def at(self, leaves):
-        return _bound(self.products, leaves)
+    def at(self, leaves, compiled=True):
+        return _bound(self.products, leaves, compiled)
 
     def products(self, t, w, *theta):
         def weighted(w, *theta):
@@ -104,8 +105,8 @@ class _Jvp:
     def __init__(self, base, m):
         self.base, self.m = base, m
 
-    def at(self, leaves):
-        return _bound(self.product, leaves)
+    def at(self, leaves, compiled=True):
+        return _bound(self.product, leaves, compiled)
 
     def product(self, t, *leaves):
         theta, dtheta = leaves[:self.m], leaves[self.m:]
@@ -117,7 +118,7 @@ def _at_limit(problem, limit, leaves):
     """f at a finite limit (Leibniz's rule), None at an infinite one (no derivative flows there)."""
     if not np.isfinite(plain(limit)):
         return None
-    return problem.integrand.at(leaves)(limit)
+    return problem.integrand.at(leaves, compiled=False)(limit)
 
 
 @rrule(quad_value, formula=whole(lambda names, values, kwargs: [
