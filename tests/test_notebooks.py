@@ -36,6 +36,7 @@ NAMES = [
     "05_dual_numbers.ipynb",
     "06_ssa_simplify_prune.ipynb",
     "07_reading_a_gradient.ipynb",
+    "08_solvers.ipynb",
 ]
 FLOAT = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
 
@@ -385,6 +386,30 @@ def test_reading_a_gradient_notebook_reads_the_network_five_ways():
     reverse, central = floats(out["check"].splitlines()[0].split(":", 1)[1])
     assert reverse == pytest.approx(central, abs=1e-8)
     assert out["check"].endswith("check_grad: reverse and forward mode agree with central differences\n")
+
+
+# --- 8. gradients through scipy's solvers ---
+
+
+def test_solvers_notebook_fits_lotka_volterra_and_a_ridge_penalty():
+    """One op per solver on the tape; the root's and the integral's gradients are their closed
+    forms, the adjoint's agrees with central differences, the ODE fit finds the parameters
+    within the noise, and the bilevel gradient is the closed-form ridge's."""
+    out = outputs(NAMES[7])
+    root = out["root"].splitlines()
+    assert root[3] == "  %3 = implicit_solution(<brentq problem at cell line 9>, (0.0, 5.0), %2)::float64"
+    assert root[4] == "0.209986841649 0.209986841649"
+    assert "  %7 = ivp_solution(IvpProblem, [2., 1.], %3, %4, %5, %6)::float64[2,20]\n" in out["loss"]
+    _, adjoint, central = out["loss-gradient"].splitlines()
+    assert floats(adjoint) == pytest.approx(floats(central), abs=2e-5)
+    fitted, true = (floats(line) for line in out["fit"].splitlines()[1:])
+    assert out["fit"].startswith("True\n") and fitted == pytest.approx(true, rel=0.1)
+    ours, closed = floats(out["bilevel"])
+    assert ours == pytest.approx(closed, abs=1e-6) and ours != 0.0
+    best, best_loss, unpenalized = floats(out["outer"])
+    assert best > 0.1 and best_loss < unpenalized
+    assert "  %4 = quad_value(<quad problem at cell line 3>, -inf, inf, %2, %3)::float64\n" in out["quad"]
+    assert out["quad"].endswith("1.53 = 1.53\n[0.6 2.4] = (0.6, 2.4)\n")
 
 
 # --- optional dependencies missing ---

@@ -18,18 +18,16 @@ import scipy.signal
 import scipy.special
 
 from tapegrad import (
-    NO_TANGENT,
     ConcreteValueError,
     check_grad,
     compiled_grad,
     grad,
     gradient,
-    primitive,
-    rrule,
     trace,
 )
 from tapegrad.tape import Call
-from tapegrad.scipy.integrate import odeint
+from tapegrad.scipy.integrate import odeint, quad
+from tapegrad.scipy.optimize import brentq
 from tapegrad.errors import qualified_name
 from tapegrad.scipy import linalg as tsl, signal as tsg, special as tss
 from tapegrad.show.listing import rule_rows, rules_markdown
@@ -179,7 +177,8 @@ def OPTIMIZE_FIX(name):
 
 
 MINIMUM_FIX = "use tapegrad.scipy.optimize.least_squares of the residuals (scipy's curve_fit is not differentiated"
-QUAD_FIX = "use scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy"
+QUAD_FIX = ("use tapegrad.scipy.integrate.quad (same arguments; one quad per dimension, nested, for dblquad, tplquad "
+            "and nquad), differentiated under the integral sign and at the limits")
 ODEINT_FIX = "use tapegrad.scipy.integrate.solve_ivp (same arguments), differentiated by the adjoint method"
 
 
@@ -259,18 +258,26 @@ def test_solve_ivp_problem_through_odeint_as_the_error_says():
 
 
 def test_a_root_differentiated_by_the_implicit_function_theorem_as_the_error_says():
-    """The rule the brentq refusal describes: x = a^(1/3) from brentq, dx/da = 1/(3x²) = a^(-2/3)/3."""
-    @primitive(traceable=False)
+    """The call the brentq refusal names, tapegrad.scipy.optimize.brentq with the same arguments,
+    gives scipy's root x = a^(1/3) and its derivative by the implicit function theorem,
+    dx/da = -(∂f/∂a)/(∂f/∂x) = 1/(3x²) = a^(-2/3)/3."""
     def cube_root(a):
-        return scipy.optimize.brentq(cube, 0.0, 5.0, args=(a,), xtol=1e-14)
+        return brentq(cube, 0.0, 5.0, args=(a,), xtol=1e-14)
 
-    def cube_root_rrule(a):
-        x = cube_root(a)
-
-        def cube_root_pullback(dy):
-            return NO_TANGENT, dy / (3 * x ** 2)  # -(∂f/∂a)/(∂f/∂x) with f = x³ - a
-        return x, cube_root_pullback
-
-    rrule(cube_root)(cube_root_rrule)
+    assert cube_root(2.0) == scipy.optimize.brentq(cube, 0.0, 5.0, args=(2.0,), xtol=1e-14)
     assert gradient(cube_root, 2.0)[0] == pytest.approx(2.0 ** (-2 / 3) / 3, rel=1e-12)
     check_grad(cube_root, 2.0)
+
+
+def test_an_integral_differentiated_under_the_integral_sign_as_the_error_says():
+    """The call the quad refusal names, tapegrad.scipy.integrate.quad with the same arguments,
+    gives scipy's integral and its derivatives: ∫₀ᵇ sin(at) dt = (1 - cos(ab))/a, d/db = sin(ab),
+    d/da = b sin(ab)/a - (1 - cos(ab))/a²."""
+    def area(a, b):
+        return quad(lambda t: np.sin(a * t), 0, b)[0]
+
+    a, b = 2.0, 1.0
+    assert quad(lambda t: np.sin(a * t), 0, b) == scipy.integrate.quad(lambda t: np.sin(a * t), 0, b)
+    da, db = gradient(area, a, b)
+    assert da == pytest.approx(b * np.sin(a * b) / a - (1 - np.cos(a * b)) / a ** 2, rel=1e-12)
+    assert db == pytest.approx(np.sin(a * b), rel=1e-14)

@@ -233,7 +233,9 @@ def _cubic_system(A, b):
 
 
 def _linear_root(b):
-    return opt.root(lambda x, A: A @ x - b, np.zeros(2), args=(A2,), tol=1e-13).x
+    # (method="lm": scipy's default hybr ends a linear system at its exact root with "not making good
+    # progress" for about half the right-hand sides, which root reports as a failure)
+    return opt.root(lambda x, A: A @ x - b, np.zeros(2), args=(A2,), method="lm", tol=1e-13).x
 
 
 def _babylon(a):

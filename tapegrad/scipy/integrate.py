@@ -38,8 +38,9 @@ from ..pytree import flatten, unflatten
 from ..structures import Boxed, any_nested
 from ._implicit import Captured, SolverError, plain
 from ._ivp import IvpProblem, ivp_solution
+from ._quad import quad, quad_vec
 
-__all__ = ["odeint", "solve_ivp", "SolverError"]
+__all__ = ["odeint", "solve_ivp", "quad", "quad_vec", "SolverError"]
 
 _DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
@@ -216,11 +217,13 @@ register_solver_advice(_si.odeint, "tapegrad.scipy.integrate.odeint")
 register_solver_advice(_si.solve_ivp, (
     "tapegrad.scipy.integrate.solve_ivp (same arguments), differentiated by the adjoint method and forward "
     "sensitivities"))
-for _quad in (_si.quad, _si.dblquad, _si.tplquad, _si.nquad):
-    register_solver_advice(_quad, (
-        "scipy.integrate.fixed_quad (Gauss-Legendre quadrature of a fixed order, written in numpy, which "
-        "tapegrad traces: raise n until the value settles) or np.trapezoid of the integrand on a grid; "
-        "scipy's adaptive quad is not differentiated. Or differentiate under the integral sign with a rule of "
-        "your own (@tapegrad.rrule): d/dθ of the integral of f(t, θ) is the integral of ∂f/∂θ, and d/db of "
-        "the integral from a to b is f(b)"))
-del _quad
+register_solver_advice(_si.quad, (
+    "tapegrad.scipy.integrate.quad (same arguments; one quad per dimension, nested, for dblquad, tplquad and "
+    "nquad), differentiated under the integral sign and at the limits"))
+register_solver_advice(_si.quad_vec, (
+    "tapegrad.scipy.integrate.quad_vec (same arguments), differentiated under the integral sign and at the limits"))
+for _nquad in (_si.dblquad, _si.tplquad, _si.nquad):
+    register_solver_advice(_nquad, (
+        "tapegrad.scipy.integrate.quad nested, one per dimension (quad(lambda x: quad(lambda y: f(y, x), c, d)[0], "
+        "a, b)), which tapegrad differentiates under the integral sign at every level"))
+del _nquad
