@@ -36,13 +36,21 @@ def solve_traced(name, objs, start, find, residual, singular="∂f/∂x", refuse
             raise
         except RuntimeError as exc:  # fixed_point's "Failed to converge after 500 iterations"
             raise problem.fail(f"scipy did not find the solution ({exc})", _NOT_CONVERGED) from exc
-        if not converged:
+        if not converged and not _at_rounding_level(residual, x, start, objs):
             raise problem.fail(f"scipy did not converge ({message})", _NOT_CONVERGED)
         return x, result
 
     problem = ImplicitProblem(captured, name, checked, residual, singular=singular)
     x = implicit_solution(problem, start, *captured.leaves)
     return x, problem.result, captured.bind(captured.leaves)
+
+
+def _at_rounding_level(residual, x, start, objs) -> bool:
+    """The residual at x is rounding error (100 ulps of its size at the start): a solution
+    scipy stopped at without calling it converged ("not making good progress" at an exact root
+    of a linear system, where no step can make the residual smaller)."""
+    at_x = np.max(np.abs(residual(x, objs)), initial=0.0)
+    return bool(at_x <= 100 * np.finfo(float).eps * max(1.0, np.max(np.abs(residual(start, objs)), initial=0.0)))
 
 
 def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None):
@@ -52,7 +60,8 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     hold them: ``dx*/dθ = -(∂f/∂x)⁻¹ ∂f/∂θ`` at x* (a solve with the Jacobian, taken by tapegrad;
     its transpose in reverse mode), never the derivative of the solver's iterations. Every
     method; `jac` only guides the search. Returns scipy's OptimizeResult, its `x` traced. A
-    solve that did not succeed, or a singular Jacobian at the root, raises `SolverError`.
+    solve that did not succeed (a residual at rounding level counts as success, whatever scipy's
+    message), or a singular Jacobian at the root, raises `SolverError`.
 
     Examples
     --------
