@@ -16,7 +16,7 @@ import gc
 
 import numpy as np
 
-from .tracing import trace
+from .tracing import ARGUMENTS, trace
 from .errors import (
     SeedError,
     StaleInputError,
@@ -299,10 +299,15 @@ def grad(f, *args, seed=None, **kwargs):
 def gradient(f, *args, seed=None, **kwargs):
     """Only the gradients with respect to the arguments: ``gradient(f, *args) -> dargs``.
 
+    The values `f` captures are not traced (as `grad` traces them, for `df`): they stay the
+    plain constants they are, so a closure's data costs no work in the sweep, and a value a
+    solver refuses to differentiate (an ODE's output times) may be captured. `wrt=` chooses
+    among the arguments as in `trace`.
+
     Examples
     --------
     >>> import tapegrad
     >>> tapegrad.gradient(lambda x, y: x * y + y, 2.0, 3.0)
     (3.0, 3.0)
     """
-    return grad(f, *args, seed=seed, **kwargs)[1][1:]
+    return grad(f, *args, seed=seed, **{"wrt": ARGUMENTS, **kwargs})[1][1:]

@@ -28,7 +28,7 @@ from .context import BaseContext
 
 _ndarray = np.ndarray
 
-__all__ = ["trace", "param_names", "make_leaf", "traced_copy", "tapegrads_own"]
+__all__ = ["trace", "ARGUMENTS", "param_names", "make_leaf", "traced_copy", "tapegrads_own"]
 
 
 #: id of a plain function's code object -> (the code object, n, its names): `param_names`
@@ -153,6 +153,16 @@ def _plain_leaf(x, path, tape):
     return leaf_spec(x, var), new_tracer(tape, var, x)
 
 
+class _Arguments:
+    """`wrt` for every positional argument and none of the values `f` captures (`gradient`)."""
+
+    def __repr__(self):
+        return "tapegrad.tracing.ARGUMENTS"
+
+
+ARGUMENTS = _Arguments()
+
+
 def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
 
@@ -163,7 +173,7 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     as a Tracer, inside a copy of its container: the user's objects are never changed.
     Keyword arguments reach `f` unchanged unless `wrt` names them; `wrt` (a position, a name,
     or a tuple of them) limits tracing to those arguments (and to the values `f` captures only
-    if it names ``"f"``). `ctx` (default `BaseContext`)
+    if it names ``"f"``; `ARGUMENTS` is every positional argument). `ctx` (default `BaseContext`)
     decides what is a primitive; user functions called inside `f` are traced through.
 
     Examples
@@ -204,9 +214,9 @@ def _traced_arguments(tape, ctx, f, args, kwargs, wrt, names):
     to ``tape.meta["inputs"]``."""
     specs, copies = {}, {}  # a value reachable from two arguments is one spec and one copy
     names = names or param_names(f, len(args))
-    chosen = None if wrt is None else _selector(wrt, len(args), names, kwargs)
+    chosen = None if wrt is None or wrt is ARGUMENTS else _selector(wrt, len(args), names, kwargs)
     # with wrt, the values f captures are differentiated only if wrt names "f"
-    fspec, tf = (traced_copy(f, "f", tape, ctx, specs, copies) if chosen is None or "f" in chosen
+    fspec, tf = (traced_copy(f, "f", tape, ctx, specs, copies) if wrt is None or chosen and "f" in chosen
                  else (Spec("static", f), f))
     argspecs, targs = [], []
     for i, (name, a) in enumerate(zip(names, args)):

@@ -118,6 +118,34 @@ def test_gradient_is_grad_without_the_value_and_df():
     assert repr(pullback(ratio, 2.0, 3.0)[1]) == "<pullback of 'ratio' at 0.18181818181818182>"
 
 
+def test_gradient_leaves_the_captured_values_plain():
+    """gradient differentiates the arguments alone: the values f captures reach it as the
+    plain arrays they are (grad traces them for df), and give the same derivatives."""
+    data = np.array([1.0, 2.0, 3.0])
+    seen = []
+
+    def loss(w):
+        seen.append(type(data))
+        return np.sum(np.sin(w * data))
+
+    assert tapegrad.gradient(loss, 0.5) == (pytest.approx(float(np.sum(data * np.cos(0.5 * data)))),)
+    assert tapegrad.gradient(loss, 0.5) == tapegrad.grad(loss, 0.5)[1][1:]
+    assert seen == [np.ndarray, np.ndarray, tapegrad.tracer.Tracer]  # (the third: grad's)
+
+
+def test_gradient_of_a_solve_whose_output_times_are_captured():
+    """An ODE's output times captured by the function (as a script defines them once): gradient
+    leaves them plain, so solve_ivp does not refuse them as traced times. y' = -k y, y(0) = 2."""
+    from tapegrad.scipy.integrate import solve_ivp
+    times = np.array([0.5, 1.0])
+
+    def final(k):
+        return solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.array([2.0]), t_eval=times, rtol=1e-10,
+                         atol=1e-12).y[0, -1]
+
+    assert tapegrad.gradient(final, 0.5)[0] == pytest.approx(-2 * np.exp(-0.5), rel=1e-7)
+
+
 def test_a_seed_makes_the_gradient_a_vector_jacobian_product():
     """For an array result the seed weighs each entry: here d(x²)·seed = 2x·seed."""
     value, (_, dx) = grad(lambda x: x * x, np.array([1.0, 2.0]), seed=np.array([1.0, 10.0]))

@@ -26,7 +26,7 @@ from tapegrad import (
     trace,
 )
 from tapegrad.tape import Call
-from tapegrad.scipy.integrate import odeint, quad
+from tapegrad.scipy.integrate import odeint, quad, solve_ivp
 from tapegrad.scipy.optimize import brentq
 from tapegrad.errors import qualified_name
 from tapegrad.scipy import linalg as tsl, signal as tsg, special as tss
@@ -242,18 +242,18 @@ def test_minimize_and_fsolve_of_a_traced_objective_raise_the_refusal_they_caught
     assert "scipy.optimize.fsolve cannot see traced values: use tapegrad.scipy.optimize.fsolve" in str(info.value)
 
 
-def test_solve_ivp_problem_through_odeint_as_the_error_says():
-    """The call the solve_ivp refusal names gives solve_ivp's values and their derivative:
-    y' = -k y, y(0) = 2: y(t) = 2 e^(-kt), dy(1)/dk = -2 e^(-k)."""
+def test_solve_ivp_through_tapegrads_as_the_error_says():
+    """The call the solve_ivp refusal names, tapegrad.scipy.integrate.solve_ivp with the same
+    arguments, gives scipy's values and their derivative: y' = -k y, y(0) = 2: y(t) = 2 e^(-kt),
+    dy(1)/dk = -2 e^(-k)."""
     def fun(t, y, k):
         return -k * y
 
-    t_eval = np.array([0.5, 1.0])
-    sol = scipy.integrate.solve_ivp(fun, (0.0, 1.0), np.array([2.0]), t_eval=t_eval, args=(0.5,), rtol=1e-10, atol=1e-10)
-    ours = odeint(fun, np.array([2.0]), np.concatenate([[0.0], t_eval]), args=(0.5,), tfirst=True, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(ours[1:].T, sol.y, rtol=1e-8)
-    (dk,) = gradient(lambda k: odeint(fun, np.array([2.0]), np.array([0.0, 1.0]), args=(k,), tfirst=True,
-                                      rtol=1e-10, atol=1e-10)[-1, 0], 0.5)
+    options = dict(t_eval=np.array([0.5, 1.0]), rtol=1e-10, atol=1e-10)
+    sol = scipy.integrate.solve_ivp(fun, (0.0, 1.0), np.array([2.0]), args=(0.5,), **options)
+    ours = solve_ivp(fun, (0.0, 1.0), np.array([2.0]), args=(0.5,), **options)
+    np.testing.assert_array_equal(ours.y, sol.y)
+    (dk,) = gradient(lambda k: solve_ivp(fun, (0.0, 1.0), np.array([2.0]), args=(k,), **options).y[0, -1], 0.5)
     assert dk == pytest.approx(-2 * np.exp(-0.5), rel=1e-7)
 
 
