@@ -18,19 +18,15 @@ output the adjoint reads is a plain interpolant.
 from __future__ import annotations
 
 import numpy as np
-import scipy.integrate as _si
 
 from ..forward import jvp
 from ..grad import grad
-from ..program.codegen import compile_tape
-from ..program.guards import GuardError
-from ..program.passes import optimize
-from ..tracing import trace
 from ..registry import frule, rrule, whole
 from ..scipy._implicit import distinct_leaves, plain
 from ..scipy._ivp import IvpProblem, ivp_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
+from ._odeprograms import Dense, Program, backward
 
 
 def _flat(t, like):
@@ -105,26 +101,18 @@ class _Adjoint:
     """The backward dynamics of (λ, θ̄): (-(∂f/∂y)ᵀλ, -(∂f/∂θ)ᵀλ) at y(t) from the dense output.
 
     The vjp is the gradient program of λ·f (θ packed in one flat vector), traced once on the
-    first evaluation and compiled to Python (`tapegrad.program.compile_tape`): each later
-    evaluation runs the program alone. A guard of the program failing (f took another branch at
-    this y or t) is answered by an eager gradient."""
+    first evaluation and compiled to Python (`tapegrad.rules._odeprograms.Program`): each later
+    evaluation runs the program alone."""
 
     def __init__(self, problem, dense, leaves, n):
-        self.dense, self.n = dense, n
+        self.dense, self.n = Dense(dense), n
         self.theta = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in leaves] or [np.zeros(0)])
         self.weighted = _weighted(problem, leaves)
-        self.program = None
+        self.vjp_program = Program(self.products)
 
     def vjp(self, y, lam, t):
         """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, one flat vector."""
-        both = (y, lam, t, self.theta)
-        if self.program is None:
-            _, tape = trace(self.products, *both)
-            self.program = compile_tape(optimize(tape))
-        try:
-            return self.program(None, *both)
-        except GuardError:
-            return self.products(*both)
+        return self.vjp_program(y, lam, t, self.theta)
 
     def products(self, y, lam, t, theta):
         grads = grad(self.weighted, y, lam, t, theta, wrt=(0, 3))[1]
@@ -177,22 +165,17 @@ def adjoint(problem, times, dense, y0, leaves, g):
     # but no tighter than 1% of rtol (a tiny atol for a state near zero, Robertson's 1e-14, stalls
     # the adjoint's first step, whose θ̄ starts at zero)
     options["atol"] = max(float(np.min(problem.options.get("atol", 1e-6))), 1e-2 * problem.options.get("rtol", 1e-3))
-    state = np.zeros(n + p)
-    t0 = problem.t_span[0]
     # BDF's steps stall on the adjoint at tight tolerances (its dynamics read the forward
     # solution's interpolant, smooth only piecewise): Radau, of higher order, integrates it
     method = "Radau" if problem.method == "BDF" else problem.method
     if method in _IMPLICIT:
         options["jac"] = dynamics.jacobian
-    for k in range(T - 1, -1, -1):
-        state[:n] += g[:, k]
-        lower = times[k - 1] if k > 0 else t0
-        if lower != times[k]:
-            res = _si.solve_ivp(dynamics, (times[k], lower), state, method=method, **options)
-            if not res.success:
-                raise problem.fail(f"the adjoint's backward solve failed ({res.message})",
-                                   "tighten rtol/atol of the forward solve, or use forward mode (jvp)")
-            state = res.y[:, -1].copy()
+
+    def fail(message):
+        return problem.fail(f"the adjoint's backward solve failed ({message})",
+                            "tighten rtol/atol of the forward solve, or use forward mode (jvp)")
+
+    state = backward(dynamics, times, problem.t_span[0], np.zeros(n + p), g, method, options, fail)
     return state[:n], state[n:]
 
 
