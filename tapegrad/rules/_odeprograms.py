@@ -23,9 +23,15 @@ from ..program.guards import GuardError
 from ..program.passes import optimize
 from ..tape import Call, Variable
 from ..tracing import trace
-from .indexing import _is_basic, scatter_add
+from .indexing import scatter_add
 
 __all__ = ["Program", "Dense", "backward", "solver_class"]
+
+
+def _is_basic(index) -> bool:
+    """An index of ints (a tuple of them too): it names each position once."""
+    items = index if type(index) is tuple else (index,)
+    return all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in items)
 
 
 def _plain_scatter(dy, shape, index, dtype):
