@@ -13,6 +13,7 @@ observation times, each starting with the step its predecessor ended with (`back
 from __future__ import annotations
 
 import bisect
+import operator
 
 import numpy as np
 import scipy.integrate as _si
@@ -80,12 +81,24 @@ def _merged_scatters(tape):
     for var in merged:
         shape, dtype, pairs = groups[var]
         tape.replace(var, Call(_scatter_sum, (shape, dtype, *pairs)))
-    return optimize(tape) if merged else tape
+    tape = optimize(tape, assume_finite=True) if merged else tape
+    # a read whose value nothing uses is kept by `optimize` (an index may be out of range), but
+    # this program only ever sees arrays of the shapes it was traced at: the read cannot fail
+    uses = {}
+    for op in tape:
+        for v in op.used_vars():
+            uses[v] = uses.get(v, 0) + 1
+    for op in reversed(list(tape)):
+        if type(op) is Call and op.fn is operator.getitem and op.var is not tape.result and not uses.get(op.var):
+            tape.delete(op.var)
+    return tape
 
 
 class Program:
     """``fn(*args)`` on plain values, traced on its first call and compiled; a failed guard (fn
-    took another branch for these values) is answered by calling fn itself."""
+    took another branch for these values) is answered by calling fn itself. The program is
+    simplified taking its values as finite (``0 * x`` is 0: a solver that meets an infinite
+    state fails anyway), and only ever called with arrays of the shapes it was traced at."""
 
     __slots__ = ("fn", "program")
 
@@ -95,7 +108,7 @@ class Program:
     def __call__(self, *args):
         if self.program is None:
             _, tape = trace(self.fn, *args)
-            src, namespace = source_and_namespace(_merged_scatters(optimize(tape)))
+            src, namespace = source_and_namespace(_merged_scatters(optimize(tape, assume_finite=True)))
             namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
             self.program = compile_source(src, namespace)
         try:

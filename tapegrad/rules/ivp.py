@@ -18,6 +18,7 @@ output the adjoint reads is a plain interpolant.
 from __future__ import annotations
 
 import numpy as np
+import scipy.integrate as _si
 
 from ..forward import jvp
 from ..grad import grad
@@ -52,13 +53,31 @@ def _split(flat, leaves):
 
 
 class _TangentCaptured:
-    """The captured values of the tangent problem: the base problem's θ, then their tangents dθ."""
+    """The captured values of the tangent problem: the base problem's θ, then their tangents dθ.
+    Bound to plain values (scipy's solve), its dynamics run one compiled program, traced on the
+    first evaluation (`Program`); bound to traced ones (a second derivative), the eager jvp."""
 
     def __init__(self, base, n, m):
         self.base, self.n, self.m = base, n, m
+        self.program = Program(self.products)
 
     def bind(self, leaves):
-        return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:]), ()
+        if _traced(*leaves):
+            return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:]), ()
+        return _CompiledTangent(self.program, tuple(leaves)), ()
+
+    def products(self, t, z, *leaves):
+        return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:])(t, z)
+
+
+class _CompiledTangent:
+    """The tangent dynamics on plain values: the compiled program of `_TangentDynamics`."""
+
+    def __init__(self, program, leaves):
+        self.program, self.leaves = program, leaves
+
+    def __call__(self, t, z):
+        return self.program(t, z, *self.leaves)
 
 
 class _TangentDynamics:
@@ -106,7 +125,7 @@ class _Adjoint:
 
     def __init__(self, problem, dense, leaves, n):
         self.dense, self.n = Dense(dense), n
-        self.theta = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in leaves] or [np.zeros(0)])
+        self.theta = _packed(leaves)
         self.weighted = _weighted(problem, leaves)
         self.vjp_program = Program(self.products)
 
@@ -132,21 +151,100 @@ class _Adjoint:
         return out
 
 
-def _weighted(problem, like):
-    """λ·f(t, y, θ), θ one flat vector: its gradient in y and θ is the vector-Jacobian product
-    the adjoint needs. A closure of non-differentiable values only (the problem, the leaves'
-    shapes), which compiled_grad keys without walking them."""
+def _flat_rhs(problem, like):
+    """f(y, t, θ) flat, θ one flat vector of the values `like` describes. A closure of
+    non-differentiable values only (the problem, the leaves' shapes)."""
     shapes = tuple(np.shape(v) if isinstance(v, np.ndarray) else None for v in like)
 
-    def weighted(y, lam, t, theta):
+    def rhs(y, t, theta):
         leaves, start = [], 0
         for shape in shapes:
             n = 1 if shape is None else int(np.prod(shape))
             leaves.append(theta[start] if shape is None else np.reshape(theta[start:start + n], shape))
             start += n
-        return np.sum(lam * np.ravel(problem.rhs(leaves)(t, y)))
+        return np.ravel(problem.rhs(leaves)(t, y))
+
+    return rhs
+
+
+def _weighted(problem, like):
+    """λ·f(t, y, θ), θ one flat vector: its gradient in y and θ is the vector-Jacobian product
+    the adjoint needs."""
+    rhs = _flat_rhs(problem, like)
+
+    def weighted(y, lam, t, theta):
+        return np.sum(lam * rhs(y, t, theta))
 
     return weighted
+
+
+class _Sensitivities:
+    """The dynamics of (y, S), S = ∂y/∂(y₀, θ) an n × (n + p) matrix: (f, ∂f/∂y S + [0 | ∂f/∂θ]).
+    f and its Jacobian rows (n vector-Jacobian products with the unit vectors) are one program,
+    traced on the first evaluation and compiled."""
+
+    def __init__(self, problem, leaves, n):
+        self.n = n
+        self.theta = _packed(leaves)
+        self.m = n + self.theta.size
+        self.rhs, self.weighted = _flat_rhs(problem, leaves), _weighted(problem, leaves)
+        self.program = Program(self.value_and_jacobian)
+
+    def value_and_jacobian(self, y, t, theta):
+        rows = [grad(self.weighted, y, e, t, theta, wrt=(0, 3))[1] for e in np.eye(self.n)]
+        return np.concatenate([self.rhs(y, t, theta)] + [_flat(r[1], y) for r in rows] +
+                              [_flat(r[4], theta) for r in rows])
+
+    def __call__(self, t, z):
+        n, m = self.n, self.m
+        out = self.program(z[:n], float(t), self.theta)
+        jy, jtheta = np.reshape(out[n:n + n * n], (n, n)), np.reshape(out[n + n * n:], (n, m - n))
+        ds = jy @ np.reshape(z[n:], (n, m))
+        ds[:, n:] += jtheta
+        return np.concatenate([out[:n], np.ravel(ds)])
+
+
+def _packed(leaves):
+    return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in leaves] or [np.zeros(0)])
+
+
+def strategy(problem, n, p) -> str:
+    """How the pullback of a plain cotangent is computed, for a state of n components and p
+    parameters: ``"forward"`` (forward sensitivities: one solve of y and its n × (n + p)
+    sensitivity matrix, f and n vector-Jacobian products per evaluation) for LSODA when
+    n·(n + p) ≤ 16; ``"adjoint"`` otherwise (one vector-Jacobian product per evaluation, with
+    the forward solve's dense output and a backward solve from each output time to the next).
+
+    Measured (benchmarks/README.md): with an explicit Runge–Kutta method the adjoint is as
+    cheap or cheaper even at n = p = 1 (a Runge–Kutta step restarts for free); LSODA, a multistep
+    method, restarts the backward solve from first order at every output time, which the
+    sensitivities' one solve never does, and they win while the matrix is small. The implicit
+    methods (Radau, BDF) keep the adjoint: the sensitivities would make their Newton
+    iterations difference the Jacobian of the whole n(1 + n + p) system."""
+    small = problem.method == "LSODA" and n * (n + p) <= 16 and np.ndim(problem.options.get("rtol", 1e-3)) == 0
+    return "forward" if small else "adjoint"
+
+
+def sensitivities(problem, times, y0, leaves, g):
+    """(ȳ₀, θ̄ flat) by forward sensitivities: S = ∂y/∂(y₀, θ) integrated with y from S(t₀) = [I | 0],
+    then Σₖ S(tₖ)ᵀ gₖ. Each column of S is held to the state's atol divided by its parameter's
+    magnitude (CVODES' scaling), so a sensitivity to a large rate constant is not lost in it."""
+    n = int(np.size(y0))
+    leaves = tuple(plain(v) for v in leaves)
+    dynamics = _Sensitivities(problem, leaves, n)
+    m = dynamics.m
+    options = {k: v for k, v in problem.options.items() if k not in ("vectorized", "jac", "jac_sparsity", "lband",
+                                                                     "uband")}
+    atol = np.broadcast_to(np.asarray(problem.options.get("atol", 1e-6), dtype=float), (n,))
+    scale = np.concatenate([np.ones(n), np.where(dynamics.theta == 0, 1.0, np.abs(dynamics.theta))])
+    options["atol"] = np.concatenate([atol, np.ravel(atol[:, None] / scale[None, :])])
+    start = np.concatenate([np.ravel(plain(y0)).astype(float), np.ravel(np.eye(n, m))])
+    res = _si.solve_ivp(dynamics, problem.t_span, start, method=problem.method, t_eval=times, **options)
+    if not res.success:
+        raise problem.fail(f"the forward sensitivities' solve failed ({res.message})",
+                           "tighten rtol/atol of the forward solve, or pick a stiff method (Radau, BDF)")
+    cot = np.einsum("imk,ik->m", np.reshape(res.y[n:], (n, m, len(times))), g)
+    return cot[:n], cot[n:]
 
 
 #: the methods that take a Jacobian of the dynamics
@@ -207,7 +305,10 @@ def ivp_solution_rrule(problem, y0, *leaves):
             dy0, dtheta = cot[:n], cot[n:]
         else:
             g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
-            dy0, dtheta = adjoint(problem, times, dense, y0, leaves, g)
+            p = sum(int(np.size(v)) for v in leaves)
+            how = sensitivities if strategy(problem, n, p) == "forward" else adjoint
+            dy0, dtheta = how(problem, times, dense, y0, leaves, g) if how is adjoint else how(
+                problem, times, y0, leaves, g)
         dy0 = np.reshape(dy0, np.shape(y0)) if np.ndim(y0) else dy0[0]
         return (NO_TANGENT, NO_TANGENT, dy0, *_split(dtheta, leaves))
 
