@@ -21,7 +21,8 @@ import numpy as np
 import scipy.integrate as _si
 
 from ..forward import jvp
-from ..grad import grad
+from ..context import primitive
+from ..grad import grad, pullback
 from ..registry import frule, rrule, whole
 from ..scipy._implicit import distinct_leaves, plain
 from ..scipy._ivp import IvpProblem, ivp_solution
@@ -281,34 +282,73 @@ def _traced(*values) -> bool:
     return any(isinstance(v, Boxed) for v in values)
 
 
+@primitive(traceable=False)
+def ivp_cotangent(problem, dY, y0, *leaves):
+    """(ȳ₀, θ̄) flat, the cotangent of `ivp_solution`'s inputs for the cotangent dY of its
+    solution, on plain values: by the adjoint on the forward solve's dense output or by forward
+    sensitivities (`strategy`). What the pullback records when its values are traced, so that a
+    compiled gradient or a replayed tape runs this and not the tangent solves of second order."""
+    times, dense = problem.dense_at(y0, leaves)
+    n, p = int(np.size(y0)), sum(int(np.size(v)) for v in leaves)
+    g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
+    if strategy(problem, n, p) == "forward":
+        dy0, dtheta = sensitivities(problem, times, y0, leaves, g)
+    else:
+        dy0, dtheta = adjoint(problem, times, dense, y0, leaves, g)
+    return np.concatenate([dy0, dtheta])
+
+
+def _tangent_cotangent(problem, dY, y0, *leaves):
+    """`ivp_cotangent` in traceable numpy: dY against the tangent solve of each input direction
+    (n + p solves of (y, v)), which the rules differentiate again (second derivatives)."""
+    n = int(np.size(y0))
+    times = problem.dense_at(y0, leaves)[0]
+    dY = np.reshape(dY, (n, len(times)))
+    directions = [(e, [_zeros_like(v) for v in leaves]) for e in np.eye(n)]
+    for i, v in enumerate(leaves):
+        for e in np.eye(int(np.size(v))):
+            d = [_zeros_like(u) for u in leaves]
+            d[i] = np.reshape(e, np.shape(v)) if np.ndim(v) else float(e[0])
+            directions.append((np.zeros(n), d))
+    return np.stack([np.sum(dY * _tangent_solve(problem, times, y0, leaves, dy, dl)) for dy, dl in directions])
+
+
+class _TangentCotangent:
+    """`_tangent_cotangent` of one problem: an object, not a closure, so that tapegrad does not
+    walk the problem (its times, its tolerances) for values to differentiate."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __call__(self, dY, y0, *leaves):
+        return _tangent_cotangent(self.problem, dY, y0, *leaves)
+
+
+@rrule(ivp_cotangent, formula=whole(lambda names, values, kwargs: [
+    None, "the tangent solves' (∂y/∂·)ᵀ applied to {dy}, differentiated"] + [None] * (len(values) - 2)))
+def ivp_cotangent_rrule(problem, dY, y0, *leaves):
+    value = ivp_cotangent(problem, dY, y0, *leaves)
+
+    def ivp_cotangent_pullback(dv):
+        # the derivative of the adjoint: that of the same map in traceable form
+        back = pullback(_TangentCotangent(problem), dY, y0, *leaves)[1]
+        return (NO_TANGENT, NO_TANGENT, *back(dv)[1:])
+
+    return value, ivp_cotangent_pullback
+
+
 @rrule(ivp_solution, formula=whole(lambda names, values, kwargs: [
     None, "λ(t₀): the adjoint λ integrated back from the last output time, dλ/dt = -(∂f/∂y)ᵀ·λ, "
           "taking the jump {dy}ₖ at each output time"] + [
     "∫ (∂f/∂θ)ᵀ·λ dt from t₀ to the last output time (θ the values f captures)"] * (len(values) - 2)))
 def ivp_solution_rrule(problem, y0, *leaves):
     Y = ivp_solution(problem, y0, *leaves)
-    times, dense = problem.times, problem.dense
     n = int(np.size(y0))
 
     def ivp_solution_pullback(dY):
-        if _traced(dY, y0, *leaves):
-            # a second derivative: the tangent solve of each input direction, traceable
-            dY = np.reshape(dY, (n, len(times)))
-            directions = [(e, [_zeros_like(v) for v in leaves]) for e in np.eye(n)]
-            for i, v in enumerate(leaves):
-                for e in np.eye(int(np.size(v))):
-                    d = [_zeros_like(u) for u in leaves]
-                    d[i] = np.reshape(e, np.shape(v)) if np.ndim(v) else float(e[0])
-                    directions.append((np.zeros(n), d))
-            cot = np.stack([np.sum(dY * _tangent_solve(problem, times, y0, leaves, dy, dl))
-                            for dy, dl in directions])
-            dy0, dtheta = cot[:n], cot[n:]
-        else:
-            g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
-            p = sum(int(np.size(v)) for v in leaves)
-            how = sensitivities if strategy(problem, n, p) == "forward" else adjoint
-            dy0, dtheta = how(problem, times, dense, y0, leaves, g) if how is adjoint else how(
-                problem, times, y0, leaves, g)
+        # one op, recorded as such when the values are traced (a compiled or replayed gradient)
+        cot = ivp_cotangent(problem, dY, y0, *leaves)
+        dy0, dtheta = cot[:n], cot[n:]
         dy0 = np.reshape(dy0, np.shape(y0)) if np.ndim(y0) else dy0[0]
         return (NO_TANGENT, NO_TANGENT, dy0, *_split(dtheta, leaves))
 
