@@ -94,6 +94,18 @@ def _merged_scatters(tape):
     return tape
 
 
+def _distinct(args):
+    """The arguments as distinct objects: a trace takes one object given twice (a weight two layers
+    share) as one input, where the program is called with one value per argument."""
+    seen, out = set(), []
+    for a in args:
+        if id(a) in seen:
+            a = a.view() if isinstance(a, np.ndarray) else np.float64(a) if isinstance(a, float) else a
+        seen.add(id(a))
+        out.append(a)
+    return out
+
+
 class Program:
     """``fn(*args)`` on plain values, traced on its first call and compiled; a failed guard (fn
     took another branch for these values) is answered by calling fn itself. The program is
@@ -107,7 +119,7 @@ class Program:
 
     def __call__(self, *args):
         if self.program is None:
-            _, tape = trace(self.fn, *args)
+            _, tape = trace(self.fn, *_distinct(args))
             src, namespace = source_and_namespace(_merged_scatters(optimize(tape, assume_finite=True)))
             namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
             self.program = compile_source(src, namespace)

@@ -28,8 +28,9 @@ from ..scipy._ivp import IvpProblem
 from ..scipy.integrate import odeint_op
 from ..structures import Boxed, replace_items
 from ..tangents import NO_TANGENT, ZERO, getitem
+from ._odeprograms import Program
 from ._shapes import cast_like
-from .ivp import adjoint
+from .ivp import adjoint, sensitivities, strategy
 
 _DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
@@ -247,8 +248,16 @@ class _TangentDynamics:
 
     def __init__(self, f, shape, m):
         self.f, self.shape, self.d, self.m = f, shape, int(np.prod(shape)), m
+        self.program = Program(self.eager)
 
     def __call__(self, state, tt, *params):
+        # on plain values (scipy's calls) a program compiled on the first; traced ones (the tangent
+        # solve differentiated again) go through jvp itself
+        if any(isinstance(v, Boxed) for v in (state, tt, *params)):
+            return self.eager(state, tt, *params)
+        return self.program(state, tt, *params)
+
+    def eager(self, state, tt, *params):
         d, m = self.d, self.m
         y, delta = np.reshape(state[:d], self.shape), np.reshape(state[d:], self.shape)
         value, tangent = jvp(_AtTime(self.f, tt), (y, *_distinct(params[:m])), (delta, *params[m:]))
@@ -309,9 +318,10 @@ class _OdeintCaptured:
 
 
 def _checkpointed(f, rest, y0, t, args, yt, g):
-    """(ȳ₀, t̄, θ̄) flat on plain values by the adjoint method of ``tapegrad.rules.ivp``: λ integrated
-    backward by scipy's LSODA (odeint's method) on a dense forward solution at odeint's tolerances,
-    never the state integrated backward (which overflows on a stiff problem, Robertson's). The time
+    """(ȳ₀, t̄, θ̄) flat on plain values by the pullbacks of ``tapegrad.rules.ivp`` with scipy's LSODA
+    (odeint's method) at odeint's tolerances, picked as there (`strategy`): forward sensitivities
+    for a small system, else the adjoint, λ integrated backward on a dense forward solution, never
+    the state integrated backward (which overflows on a stiff problem, Robertson's). The time
     points: t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for i > 0 and t̄₀ = -λ(t₀⁺)·f(y₀, t₀)."""
     times = np.asarray(t, dtype=float)
     n, d, shape = len(times), int(np.size(y0)), np.shape(y0)
@@ -323,8 +333,10 @@ def _checkpointed(f, rest, y0, t, args, yt, g):
     options["rtol"] = float(np.min(options["rtol"]))  # (solve_ivp takes a scalar rtol)
     problem = IvpProblem(_OdeintCaptured(f, shape, args), (float(times[0]), float(times[-1])), times, "LSODA",
                          options)
-    res = problem.solve(y0, leaves)
-    dy0, dtheta = adjoint(problem, times, res.sol, y0, leaves, g.T)
+    if strategy(problem, d, sum(int(np.size(a)) for a in leaves)) == "forward":
+        dy0, dtheta = sensitivities(problem, times, y0, leaves, g.T)
+    else:
+        dy0, dtheta = adjoint(problem, times, problem.solve(y0, leaves).sol, y0, leaves, g.T)
     slopes = np.stack([np.ravel(f(np.reshape(yi, shape), ti, *args)) for yi, ti in zip(np.reshape(yt, (n, d)), times)])
     tbar = np.sum(g * slopes, axis=1)
     tbar[0] = -(dy0 - g[0]) @ slopes[0]
