@@ -3,18 +3,24 @@
 For dy/dt = f(y, t, θ) observed at t₀ < ... < t_{T-1} with cotangents gᵢ of y(tᵢ), the adjoint
 λ(t) runs backwards from t_{T-1}: between observations dλ/dt = -λᵀ ∂f/∂y, dθ̄/dt = -λᵀ ∂f/∂θ,
 and at each tᵢ it takes the jump gᵢ; λ(t₀) is ȳ₀. The time points get t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for
-i > 0, and t̄₀ = -Σᵢ gᵢ·f(yᵢ, tᵢ) plus the integral of -λᵀ ∂f/∂t. The backward passes are
-themselves odeint calls on the state (y, λ, t̄₀, θ̄), with the vector-Jacobian products of f
-taken by tapegrad.
+i > 0, and t̄₀ = -Σᵢ gᵢ·f(yᵢ, tᵢ) plus the integral of -λᵀ ∂f/∂t.
+
+The pullback is one op, `odeint_cotangent`. On plain values it is the machinery of
+``tapegrad.rules.ivp`` with scipy's LSODA (odeint's method) at odeint's tolerances: forward
+sensitivities for a small system, else λ integrated backward on a dense forward solution
+(`_checkpointed`); traced (a compiled gradient, a replayed tape) it is recorded as one call that
+replays the same. Its own rule, for second derivatives, differentiates the adjoint written in
+traceable numpy (`_backward_cotangent`): odeint calls on the state (y, λ, t̄₀, θ̄) integrated
+backward, with the vector-Jacobian products of f taken by tapegrad.
 
 Forward mode integrates the tangent δ alongside y: dδ/dt = ∂f/∂y δ + ∂f/∂θ dθ from
 δ(t₀) = dy₀ - f(y₀, t₀) dt₀, and the tangent at tᵢ is δ(tᵢ) + f(yᵢ, tᵢ) dtᵢ.
 
-Both rules are written in traceable numpy and call the differentiable `odeint_op` itself, on
-an augmented state whose dynamics (`_AdjointDynamics`, `_TangentDynamics`) take every value
-they depend on through odeint's `args`: scipy calls them on plain arrays, and when the rule is
-being differentiated (a second derivative, in any combination of modes) tapegrad records that
-inner odeint and differentiates it by these same rules, so every order follows.
+The traceable forms call the differentiable `odeint_op` itself, on an augmented state whose
+dynamics (`_AdjointDynamics`, `_TangentDynamics`) take every value they depend on through
+odeint's `args`: scipy calls them on plain arrays (the tangent dynamics run a compiled program
+there), and when the rule is being differentiated (a second derivative, in any combination of
+modes) tapegrad records that inner odeint and differentiates it by these same rules.
 """
 from __future__ import annotations
 

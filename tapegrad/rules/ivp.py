@@ -1,19 +1,27 @@
 """The rules of ``tapegrad.scipy._ivp.ivp_solution`` (what ``tapegrad.scipy.integrate.solve_ivp``
-records): the adjoint method in reverse mode, forward sensitivities in forward mode.
+records): the adjoint method or forward sensitivities in reverse mode, forward sensitivities in
+forward mode.
 
 For dy/dt = f(t, y, θ) observed at t₁ ≤ ... ≤ t_T with cotangents gₖ, the adjoint λ runs backward
 from t_T: between observations dλ/dt = -(∂f/∂y)ᵀλ and dθ̄/dt = -(∂f/∂θ)ᵀλ, at each tₖ it takes the
 jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward, with the
 forward method and tolerances, reading y(t) from the forward solve's dense output (the forward
-solution interpolated, never integrated backward: that is unstable where the problem is stiff);
-the vector-Jacobian products of f are one compiled tapegrad gradient, traced once per pullback.
+solution interpolated, never integrated backward: that is unstable where the problem is stiff).
+Forward sensitivities (`sensitivities`) integrate S = ∂y/∂(y₀, θ) with y instead, and the
+pullback is Σₖ S(tₖ)ᵀgₖ; `strategy` picks between the two by the method and the sizes. Either way
+the products of f's Jacobian are one program per pullback, traced on its first evaluation and
+compiled (``tapegrad.rules._odeprograms``), so that scipy's evaluations run plain numpy.
+
+The pullback is one op, `ivp_cotangent`: on plain values it runs at once; on traced ones (a
+compiled gradient, a traced gradient whose tape is replayed) it is recorded as one call, which
+replays the fast pullback above, and its own rule differentiates the same map written in
+traceable numpy (`_tangent_cotangent`: one tangent solve per input direction), which is how
+second derivatives in reverse mode go.
 
 Forward mode integrates the tangent v alongside y: dv/dt = ∂f/∂y v + ∂f/∂θ dθ from v(t₀) = dy₀,
 as one more `ivp_solution` of the state (y, v) whose dynamics take θ and dθ as its captured
-values. Being an `ivp_solution` itself, it is differentiated by these same rules: so are second
-derivatives. A pullback whose cotangent or point is traced (a second derivative in reverse mode)
-is computed by forward sensitivities too, one tangent solve per input direction, since the dense
-output the adjoint reads is a plain interpolant.
+values (a compiled program on plain values, jvp itself on traced ones). Being an `ivp_solution`
+itself, it is differentiated by these same rules: so are second derivatives.
 """
 from __future__ import annotations
 
