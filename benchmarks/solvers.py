@@ -8,8 +8,9 @@ atol 1e-8, RK45 and LSODA: one plain ``scipy.integrate.solve_ivp``; the gradient
 sensitivities (one solve of y and dy/dθ), and as `tapegrad.rules.ivp.strategy` picks it;
 forward mode (``tapegrad.jacobian(..., mode="fwd")``, one tangent solve per parameter);
 odeint's likewise; and a root and a minimizer (the implicit function theorem) against their
-plain solves. Each is the median of `repeats` timings of the process's CPU time (less
-sensitive than the wall clock to other processes on the machine), after a warm-up.
+plain solves. Each is the median of `repeats` ratios of the process's CPU time (less
+sensitive than the wall clock to other processes on the machine), the gradient and its plain
+solve timed back to back, after a warm-up.
 """
 from __future__ import annotations
 
@@ -59,14 +60,27 @@ def forced(how, fn):
     return run
 
 
+def median_ratio(fn, base, repeats):
+    """The median over `repeats` of fn's time over base's, each pair timed back to back (the load of
+    a shared machine drifts less within a pair than across a run)."""
+    fn(), base()
+    ratios = []
+    for _ in range(repeats):
+        start = time.process_time()
+        base()
+        middle = time.process_time()
+        fn()
+        ratios.append((time.process_time() - middle) / (middle - start))
+    return statistics.median(ratios)
+
+
 def gradient_rows(name, plain, loss, repeats, picked):
-    base = median_time(plain, repeats)
-    rows = [(f"{name}: gradient, {label}", median_time(forced(how, lambda: tapegrad.gradient(loss, THETA)),
-                                                      repeats) / base)
+    rows = [(f"{name}: gradient, {label}", median_ratio(forced(how, lambda: tapegrad.gradient(loss, THETA)),
+                                                        plain, repeats))
             for how, label in (("adjoint", "adjoint"), ("forward", "forward sensitivities (1 solve)"),
                                (None, f"as picked ({picked})"))]
     rows.append((f"{name}: jacobian mode=fwd (4 tangent solves)",
-                 median_time(lambda: tapegrad.jacobian(loss, THETA, mode="fwd"), repeats) / base))
+                 median_ratio(lambda: tapegrad.jacobian(loss, THETA, mode="fwd"), plain, repeats)))
     return rows
 
 
