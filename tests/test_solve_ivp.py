@@ -8,6 +8,7 @@ import scipy.integrate
 import tapegrad
 from tapegrad import check_grad, gradient, hessian, jvp
 from tapegrad.rules import ivp as ivp_rules
+from tapegrad.rules._odeprograms import Dense
 from tapegrad.rules.ivp import ivp_cotangent
 from tapegrad.scipy._ivp import IvpProblem, ivp_solution
 from tapegrad.scipy.integrate import SolverError, odeint, solve_ivp
@@ -159,6 +160,18 @@ def test_strategy_picks_forward_sensitivities_for_small_lsoda_problems():
     assert ivp_rules.strategy(problem("LSODA"), 2, 7) == "adjoint"
     assert ivp_rules.strategy(problem("LSODA", rtol=np.array([1e-6, 1e-7])), 2, 4) == "adjoint"
     assert [ivp_rules.strategy(problem(m), 1, 1) for m in METHODS if m != "LSODA"] == ["adjoint"] * 5
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("t_span", [(0.0, 3.0), (3.0, 0.0)], ids=["ascending", "descending"])
+def test_dense_reads_what_scipys_dense_output_reads(method, t_span):
+    """The adjoint's reader of the forward solution gives scipy's OdeSolution values, at the
+    pieces' ends and between them, in either direction of time."""
+    sol = scipy.integrate.solve_ivp(lotka_volterra, t_span, [1.0, 0.5], method=method, args=(1.0, 0.8, 0.9, 0.6),
+                                    dense_output=True, rtol=1e-8, atol=1e-10).sol
+    dense = Dense(sol)
+    for t in np.concatenate([np.linspace(0.0, 3.0, 37), sol.ts]):
+        np.testing.assert_allclose(dense(t), sol(t), rtol=1e-12, atol=1e-14)
 
 
 def test_a_right_hand_side_that_branches_on_time():
