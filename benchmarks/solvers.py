@@ -3,11 +3,14 @@
     python benchmarks/solvers.py [--repeats 7]
 
 Lotka–Volterra (2 states, 4 parameters, 11 observation times) with solve_ivp at rtol 1e-6,
-atol 1e-8, RK45 and LSODA: one plain ``scipy.integrate.solve_ivp``; the gradient of a loss by
-the adjoint (``tapegrad.gradient``) and by forward sensitivities (``tapegrad.jacobian(...,
-mode="fwd")``, one tangent solve per parameter); odeint's gradient likewise; and a root and a
-minimizer (the implicit function theorem) against their plain solves. Each is the median of
-`repeats` timings, after a warm-up.
+atol 1e-8, RK45 and LSODA: one plain ``scipy.integrate.solve_ivp``; the gradient of a loss
+(``tapegrad.gradient``) with each pullback forced in turn, the adjoint and forward
+sensitivities (one solve of y and dy/dθ), and as `tapegrad.rules.ivp.strategy` picks it;
+forward mode (``tapegrad.jacobian(..., mode="fwd")``, one tangent solve per parameter);
+odeint's likewise; and a root and a minimizer (the implicit function theorem) against their
+plain solves. Each is the median of `repeats` ratios of the process's CPU time (less
+sensitive than the wall clock to other processes on the machine), the gradient and its plain
+solve timed back to back, after a warm-up.
 """
 from __future__ import annotations
 
@@ -20,7 +23,9 @@ import scipy.integrate
 import scipy.optimize
 
 import tapegrad
+from tapegrad.rules import ivp as ivp_rules
 from tapegrad.scipy import integrate as ti
+from tapegrad.scipy._ivp import IvpProblem
 from tapegrad.scipy import optimize as to
 
 T_OBS = np.linspace(0.0, 5.0, 11)
@@ -36,10 +41,52 @@ def median_time(fn, repeats):
     fn()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times)
+
+
+def forced(how, fn):
+    """fn with the pullback strategy forced to `how` ("adjoint" or "forward"), or as picked (None)."""
+    def run():
+        picked = ivp_rules.strategy
+        if how is not None:
+            ivp_rules.strategy = lambda *args: how
+        try:
+            return fn()
+        finally:
+            ivp_rules.strategy = picked
+    return run
+
+
+def median_ratio(fn, base, repeats):
+    """The median over `repeats` of fn's time over base's, each pair timed back to back (the load of
+    a shared machine drifts less within a pair than across a run)."""
+    fn(), base()
+    ratios = []
+    for _ in range(repeats):
+        start = time.process_time()
+        base()
+        middle = time.process_time()
+        fn()
+        ratios.append((time.process_time() - middle) / (middle - start))
+    return statistics.median(ratios)
+
+
+def gradient_rows(name, plain, loss, repeats, picked):
+    rows = [(f"{name}: gradient, {label}", median_ratio(forced(how, lambda: tapegrad.gradient(loss, THETA)),
+                                                        plain, repeats))
+            for how, label in (("adjoint", "adjoint"), ("forward", "forward sensitivities (1 solve)"),
+                               (None, f"as picked ({picked})"))]
+    rows.append((f"{name}: jacobian mode=fwd (4 tangent solves)",
+                 median_ratio(lambda: tapegrad.jacobian(loss, THETA, mode="fwd"), plain, repeats)))
+    return rows
+
+
+def _picked(method):
+    problem = IvpProblem(None, (0.0, 5.0), None, method, dict(TOL))
+    return ivp_rules.strategy(problem, 2, 4)
 
 
 def ivp_rows(method, repeats):
@@ -52,11 +99,7 @@ def ivp_rows(method, repeats):
                          args=tuple(theta[i] for i in range(4)), **TOL).y
         return np.sum(y ** 2)
 
-    base = median_time(plain, repeats)
-    adjoint = median_time(lambda: tapegrad.gradient(loss, THETA), repeats)
-    forward = median_time(lambda: tapegrad.jacobian(loss, THETA, mode="fwd"), repeats)
-    return [(f"solve_ivp {method}: gradient, adjoint", adjoint / base),
-            (f"solve_ivp {method}: gradient, forward sensitivities (4 solves)", forward / base)]
+    return gradient_rows(f"solve_ivp {method}", plain, loss, repeats, _picked(method))
 
 
 def odeint_rows(repeats):
@@ -69,10 +112,7 @@ def odeint_rows(repeats):
         return np.sum(ti.odeint(lotka_volterra, np.array([1.0, 0.5]), t, args=tuple(theta[i] for i in range(4)),
                                 tfirst=True, **TOL) ** 2)
 
-    base = median_time(plain, repeats)
-    return [("odeint: gradient, adjoint", median_time(lambda: tapegrad.gradient(loss, THETA), repeats) / base),
-            ("odeint: gradient, forward (4 tangent solves)",
-             median_time(lambda: tapegrad.jacobian(loss, THETA, mode="fwd"), repeats) / base)]
+    return gradient_rows("odeint (LSODA)", plain, loss, repeats, _picked("LSODA"))
 
 
 def implicit_rows(repeats):

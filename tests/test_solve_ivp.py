@@ -7,10 +7,13 @@ import scipy.integrate
 
 import tapegrad
 from tapegrad import check_grad, gradient, hessian, jvp
-from tapegrad.scipy._ivp import ivp_solution
+from tapegrad.rules import ivp as ivp_rules
+from tapegrad.rules._odeprograms import Dense
+from tapegrad.rules.ivp import ivp_cotangent
+from tapegrad.scipy._ivp import IvpProblem, ivp_solution
 from tapegrad.scipy.integrate import SolverError, odeint, solve_ivp
 
-EXERCISED = {ivp_solution}
+EXERCISED = {ivp_solution, ivp_cotangent}
 
 METHODS = ["RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"]
 TIGHT = {"rtol": 1e-10, "atol": 1e-12}
@@ -90,6 +93,99 @@ def test_robertson_with_bdf_and_radau():
         np.testing.assert_allclose(g, numeric, rtol=rtol)
 
 
+def _robertson(t, y, k1, k2, k3):
+    return np.stack([-k1 * y[0] + k3 * y[1] * y[2], k1 * y[0] - k2 * y[1] ** 2 - k3 * y[1] * y[2], k2 * y[1] ** 2])
+
+
+def _robertson_loss(k):
+    y = solve_ivp(_robertson, (0.0, 100.0), np.array([1.0, 0.0, 0.0]), method="BDF",
+                  t_eval=np.array([1.0, 10.0, 100.0]), args=(k[0], k[1], k[2]), rtol=1e-10,
+                  atol=np.array([1e-12, 1e-16, 1e-12])).y
+    return np.sum(y[:, -1] * np.array([1.0, 1e4, 1.0]))
+
+
+def _relative_differences(loss, k):
+    return np.array([(loss(k * (1 + 1e-4 * e)) - loss(k * (1 - 1e-4 * e))) / (2e-4 * k @ e) for e in np.eye(3)])
+
+
+def test_compiled_grad_of_robertson_with_bdf_runs_the_checkpointed_adjoint():
+    """compiled_grad of the stiff Robertson problem (BDF): its program records the pullback as one
+    ivp_cotangent op (the adjoint on the forward solve's dense output, not the tangent solves of
+    second order) and matches central differences and the eager gradient, at the traced point
+    and at another."""
+    g = tapegrad.compiled_grad(_robertson_loss, tiers=False)
+    for k in (np.array([0.04, 3e7, 1e4]), np.array([0.05, 2e7, 1.2e4])):
+        for _ in range(2):  # traced, then the compiled program
+            value, (_, dk) = g(k)
+        np.testing.assert_allclose(dk, _relative_differences(_robertson_loss, k), rtol=1e-5)
+        np.testing.assert_allclose(dk, gradient(_robertson_loss, k)[0], rtol=1e-9)
+    assert g.cache_info()["hits"] == 3  # (the second point has the first's signature)
+    source = g.source(k)
+    assert "ivp_cotangent(" in source and source.count("ivp_solution(") == 1
+
+
+def test_replayed_gradient_tape_runs_the_adjoint_at_new_inputs():
+    """A traced gradient's tape, replayed at new parameters, gives their gradient: the pullback's
+    op solves afresh where the forward solve it reads was at other values."""
+    theta = np.array([1.0, 0.8, 0.9, 0.6])
+    loss = lambda theta: np.sum(_predator_prey(theta) ** 2)  # noqa: E731
+    _, tape = tapegrad.trace(lambda th: gradient(loss, th)[0], theta)
+    other = np.array([1.1, 0.7, 1.0, 0.5])
+    np.testing.assert_allclose(tape.replay(None, other), gradient(loss, other)[0], rtol=1e-9)
+    assert any(getattr(op, "fn", None) is ivp_cotangent for op in tape)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("how", ["adjoint", "forward"])
+def test_adjoint_and_forward_sensitivities_agree_with_central_differences(method, how, monkeypatch):
+    """Both pullbacks, the adjoint and forward sensitivities, forced in turn, give the Lotka–Volterra
+    gradient (parameters and y0) of central differences, for every method."""
+    monkeypatch.setattr(ivp_rules, "strategy", lambda *args: how)
+
+    def loss(theta, y0):
+        sol = solve_ivp(lotka_volterra, (0.0, 3.0), y0, method=method, t_eval=np.linspace(0.5, 3.0, 6),
+                        args=tuple(theta[i] for i in range(4)), **TIGHT)
+        return np.sum(sol.y ** 2)
+
+    check_grad(loss, np.array([1.0, 0.8, 0.9, 0.6]), np.array([1.0, 0.5]), rtol=1e-5)
+
+
+def test_strategy_picks_forward_sensitivities_for_small_lsoda_problems():
+    """Forward sensitivities for LSODA while n·(n + p) ≤ 16; the adjoint for more parameters and for
+    every other method."""
+    def problem(method, **options):
+        return IvpProblem(None, (0.0, 1.0), None, method, options)
+
+    assert ivp_rules.strategy(problem("LSODA"), 2, 4) == "forward"
+    assert ivp_rules.strategy(problem("LSODA"), 2, 7) == "adjoint"
+    assert ivp_rules.strategy(problem("LSODA", rtol=np.array([1e-6, 1e-7])), 2, 4) == "adjoint"
+    assert [ivp_rules.strategy(problem(m), 1, 1) for m in METHODS if m != "LSODA"] == ["adjoint"] * 5
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("t_span", [(0.0, 3.0), (3.0, 0.0)], ids=["ascending", "descending"])
+def test_dense_reads_what_scipys_dense_output_reads(method, t_span):
+    """The adjoint's reader of the forward solution gives scipy's OdeSolution values, at the
+    pieces' ends and between them, in either direction of time."""
+    sol = scipy.integrate.solve_ivp(lotka_volterra, t_span, [1.0, 0.5], method=method, args=(1.0, 0.8, 0.9, 0.6),
+                                    dense_output=True, rtol=1e-8, atol=1e-10).sol
+    dense = Dense(sol)
+    for t in np.concatenate([np.linspace(0.0, 3.0, 37), sol.ts]):
+        np.testing.assert_allclose(dense(t), sol(t), rtol=1e-12, atol=1e-14)
+
+
+def test_a_right_hand_side_that_branches_on_time():
+    """f branches on t (a guard in the compiled vector-Jacobian program): the evaluations on the
+    other branch are answered eagerly, and the gradient matches central differences."""
+    def final(k):
+        def f(t, y):
+            return -k * y if t < 0.5 else -2.0 * k * y
+        return solve_ivp(f, (0.0, 1.0), np.array([1.0]), method="RK45", t_eval=np.array([0.5, 1.0]),
+                         **TIGHT).y[0, -1]
+
+    assert gradient(final, 0.7)[0] == pytest.approx(-1.5 * np.exp(-1.5 * 0.7), rel=1e-6)
+
+
 def test_captured_values_args_and_y0_together():
     """A parameter captured, one in args and y0: each gets its share, as central differences say."""
     def final(a, b, y0):
@@ -165,6 +261,24 @@ def test_odeint_robertson_gradient():
     numeric = np.array([(loss(k * (1 + 1e-4 * e)) - loss(k * (1 - 1e-4 * e))) / (2e-4 * k @ e) for e in np.eye(3)])
     np.testing.assert_allclose(gradient(loss, k)[0], numeric, rtol=1e-5)
     np.testing.assert_allclose(tapegrad.jacobian(loss, k, mode="fwd"), numeric, rtol=1e-5)
+
+
+def test_compiled_grad_of_odeint_robertson_runs_the_checkpointed_adjoint():
+    """compiled_grad of odeint on Robertson's stiff problem: the program records the pullback as
+    one odeint_cotangent op (the adjoint on a checkpointed forward solution; the old traced adjoint
+    integrated the state backward and went wrong) and matches central differences and eager grad."""
+    def loss(k):
+        ys = odeint(robertson_odeint, np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 10.0, 100.0]),
+                    args=(k[0], k[1], k[2]), rtol=1e-11, atol=np.array([1e-13, 1e-17, 1e-13]), mxstep=50000)
+        return np.sum(ys[-1] * np.array([1.0, 1e4, 1.0]))
+
+    k = np.array([0.04, 3e7, 1e4])
+    g = tapegrad.compiled_grad(loss, tiers=False)
+    for _ in range(2):
+        _, (_, dk) = g(k)
+    assert g.cache_info()["hits"] == 1 and "odeint_cotangent(" in g.source(k)
+    np.testing.assert_allclose(dk, _relative_differences(loss, k), rtol=1e-5)
+    np.testing.assert_allclose(dk, gradient(loss, k)[0], rtol=1e-9)
 
 
 def test_odeint_per_component_atol_in_both_modes():

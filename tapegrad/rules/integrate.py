@@ -3,32 +3,40 @@
 For dy/dt = f(y, t, θ) observed at t₀ < ... < t_{T-1} with cotangents gᵢ of y(tᵢ), the adjoint
 λ(t) runs backwards from t_{T-1}: between observations dλ/dt = -λᵀ ∂f/∂y, dθ̄/dt = -λᵀ ∂f/∂θ,
 and at each tᵢ it takes the jump gᵢ; λ(t₀) is ȳ₀. The time points get t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for
-i > 0, and t̄₀ = -Σᵢ gᵢ·f(yᵢ, tᵢ) plus the integral of -λᵀ ∂f/∂t. The backward passes are
-themselves odeint calls on the state (y, λ, t̄₀, θ̄), with the vector-Jacobian products of f
-taken by tapegrad.
+i > 0, and t̄₀ = -Σᵢ gᵢ·f(yᵢ, tᵢ) plus the integral of -λᵀ ∂f/∂t.
+
+The pullback is one op, `odeint_cotangent`. On plain values it is the machinery of
+``tapegrad.rules.ivp`` with scipy's LSODA (odeint's method) at odeint's tolerances: forward
+sensitivities for a small system, else λ integrated backward on a dense forward solution
+(`_checkpointed`); traced (a compiled gradient, a replayed tape) it is recorded as one call that
+replays the same. Its own rule, for second derivatives, differentiates the adjoint written in
+traceable numpy (`_backward_cotangent`): odeint calls on the state (y, λ, t̄₀, θ̄) integrated
+backward, with the vector-Jacobian products of f taken by tapegrad.
 
 Forward mode integrates the tangent δ alongside y: dδ/dt = ∂f/∂y δ + ∂f/∂θ dθ from
 δ(t₀) = dy₀ - f(y₀, t₀) dt₀, and the tangent at tᵢ is δ(tᵢ) + f(yᵢ, tᵢ) dtᵢ.
 
-Both rules are written in traceable numpy and call the differentiable `odeint_op` itself, on
-an augmented state whose dynamics (`_AdjointDynamics`, `_TangentDynamics`) take every value
-they depend on through odeint's `args`: scipy calls them on plain arrays, and when the rule is
-being differentiated (a second derivative, in any combination of modes) tapegrad records that
-inner odeint and differentiates it by these same rules, so every order follows.
+The traceable forms call the differentiable `odeint_op` itself, on an augmented state whose
+dynamics (`_AdjointDynamics`, `_TangentDynamics`) take every value they depend on through
+odeint's `args`: scipy calls them on plain arrays (the tangent dynamics run a compiled program
+there), and when the rule is being differentiated (a second derivative, in any combination of
+modes) tapegrad records that inner odeint and differentiates it by these same rules.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..forward import jvp
+from ..context import primitive
 from ..grad import gradient, pullback
 from ..registry import frule, rrule, whole
 from ..scipy._ivp import IvpProblem
 from ..scipy.integrate import odeint_op
 from ..structures import Boxed, replace_items
 from ..tangents import NO_TANGENT, ZERO, getitem
+from ._odeprograms import Program
 from ._shapes import cast_like
-from .ivp import adjoint
+from .ivp import adjoint, sensitivities, strategy
 
 _DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
@@ -169,35 +177,75 @@ class _AdjointDynamics:
 def odeint_rrule(func, y0, t, args, **kwargs):
     if kwargs.get("full_output"):
         raise NotImplementedError("tapegrad differentiates odeint without full_output=True; leave it out")
-    f, rest = _untfirst(func, kwargs)
     yt = odeint_op(func, y0, t, args, **kwargs)
-    n, d = len(t), np.size(y0)
-    shape = np.shape(y0)
-    p = sum(np.size(a) for a in args)
-    dynamics = _AdjointDynamics(f, shape)
-    adjoint_options = _tolerances(rest, d, 2 * d + 1 + p, tangent=False)
+    d, n = int(np.size(y0)), len(t)
 
     def odeint_pullback(g):
-        if not any(isinstance(v, Boxed) for v in (g, y0, t, *args)):
-            return _checkpointed_pullback(f, rest, y0, t, args, yt, g)
-        g = np.astype(np.reshape(g, (n, d)), np.float64)  # the adjoint runs in float64
-        states = np.astype(np.reshape(yt, (n, d)), np.float64)
-        lam, t0bar, thetabar = g[-1], np.zeros(1), np.zeros(p)
-        tbar = [None] * n
-        params = _float64(args)
-        for i in range(n - 1, 0, -1):
-            tbar[i] = g[i] @ np.ravel(f(np.reshape(states[i], shape), t[i], *args))
-            t0bar = t0bar - tbar[i]
-            start = np.concatenate([states[i], lam, t0bar, thetabar])
-            end = odeint_op(dynamics, start, np.stack([t[i], t[i - 1]]), params, **adjoint_options)[1]
-            lam, t0bar, thetabar = end[d:2 * d] + g[i - 1], end[2 * d:2 * d + 1], end[2 * d + 1:]
-        tbar[0] = t0bar[0]
-        dy0 = cast_like(np.reshape(lam, shape), y0) if np.ndim(y0) or hasattr(y0, "dtype") else _as_number(lam[0])
-        dt = np.stack(tbar)
-        dt = cast_like(np.reshape(dt, np.shape(t)), t) if isinstance(t, (np.ndarray, Boxed)) else type(t)(dt)
+        # one op, recorded as such when the values are traced (a compiled or replayed gradient)
+        cot = odeint_cotangent(func, y0, t, args, yt, g, **kwargs)
+        lam, tbar, thetabar = cot[:d], cot[d:d + n], cot[d + n:]
+        dy0 = cast_like(np.reshape(lam, np.shape(y0)), y0) if np.ndim(y0) or hasattr(y0, "dtype") else \
+            _as_number(lam[0])
+        dt = cast_like(np.reshape(tbar, np.shape(t)), t) if isinstance(t, (np.ndarray, Boxed)) else type(t)(tbar)
         return NO_TANGENT, NO_TANGENT, dy0, dt, _unflatten(thetabar, args)
 
     return yt, odeint_pullback
+
+
+@primitive(traceable=False)
+def odeint_cotangent(func, y0, t, args, yt, g, **kwargs):
+    """(ȳ₀, t̄, θ̄) flat, the cotangent of odeint's inputs for the cotangent g of its solution yt,
+    on plain values: the adjoint on a checkpointed forward solution (`_checkpointed`). What the
+    pullback records when its values are traced, so that a compiled gradient or a replayed tape
+    runs it, never the adjoint that integrates the state backward (`_backward_cotangent`, which
+    overflows on a stiff problem and serves second derivatives only)."""
+    f, rest = _untfirst(func, kwargs)
+    return _checkpointed(f, rest, y0, t, args, yt, g)
+
+
+def _backward_cotangent(func, y0, t, args, yt, g, kwargs):
+    """`odeint_cotangent` in traceable numpy: the state (y, λ, t̄₀, θ̄) integrated backward by
+    `odeint_op` itself, which the rules differentiate again (second derivatives)."""
+    f, rest = _untfirst(func, kwargs)
+    n, d, shape = len(t), int(np.size(y0)), np.shape(y0)
+    p = sum(np.size(a) for a in args)
+    dynamics = _AdjointDynamics(f, shape)
+    adjoint_options = _tolerances(rest, d, 2 * d + 1 + p, tangent=False)
+    g = np.astype(np.reshape(g, (n, d)), np.float64)  # the adjoint runs in float64
+    states = np.astype(np.reshape(yt, (n, d)), np.float64)
+    lam, t0bar, thetabar = g[-1], np.zeros(1), np.zeros(p)
+    tbar = [None] * n
+    params = _float64(args)
+    for i in range(n - 1, 0, -1):
+        tbar[i] = g[i] @ np.ravel(f(np.reshape(states[i], shape), t[i], *args))
+        t0bar = t0bar - tbar[i]
+        start = np.concatenate([states[i], lam, t0bar, thetabar])
+        end = odeint_op(dynamics, start, np.stack([t[i], t[i - 1]]), params, **adjoint_options)[1]
+        lam, t0bar, thetabar = end[d:2 * d] + g[i - 1], end[2 * d:2 * d + 1], end[2 * d + 1:]
+    tbar[0] = t0bar[0]
+    return np.concatenate([np.ravel(lam), np.stack(tbar), np.ravel(thetabar)])
+
+
+class _BackwardCotangent:
+    """`_backward_cotangent` of one odeint's func and options: an object, not a closure, so that
+    tapegrad does not take the options (rtol, atol) for values to differentiate."""
+
+    def __init__(self, func, kwargs):
+        self.func, self.kwargs = func, kwargs
+
+    def __call__(self, y0, t, args, yt, g):
+        return _backward_cotangent(self.func, y0, t, args, yt, g, self.kwargs)
+
+
+@rrule(odeint_cotangent, formula=whole(None, "the backward adjoint's derivative", None, None, None, None))
+def odeint_cotangent_rrule(func, y0, t, args, yt, g, **kwargs):
+    value = odeint_cotangent(func, y0, t, args, yt, g, **kwargs)
+
+    def odeint_cotangent_pullback(dv):
+        back = pullback(_BackwardCotangent(func, kwargs), y0, t, args, yt, g)[1]
+        return (NO_TANGENT, NO_TANGENT, *back(dv)[1:])
+
+    return value, odeint_cotangent_pullback
 
 
 class _TangentDynamics:
@@ -206,8 +254,16 @@ class _TangentDynamics:
 
     def __init__(self, f, shape, m):
         self.f, self.shape, self.d, self.m = f, shape, int(np.prod(shape)), m
+        self.program = Program(self.eager)
 
     def __call__(self, state, tt, *params):
+        # on plain values (scipy's calls) a program compiled on the first; traced ones (the tangent
+        # solve differentiated again) go through jvp itself
+        if any(isinstance(v, Boxed) for v in (state, tt, *params)):
+            return self.eager(state, tt, *params)
+        return self.program(state, tt, *params)
+
+    def eager(self, state, tt, *params):
         d, m = self.d, self.m
         y, delta = np.reshape(state[:d], self.shape), np.reshape(state[d:], self.shape)
         value, tangent = jvp(_AtTime(self.f, tt), (y, *_distinct(params[:m])), (delta, *params[m:]))
@@ -267,10 +323,11 @@ class _OdeintCaptured:
         return (lambda tt, y: np.ravel(self.f(np.reshape(y, self.shape), tt, *args))), ()
 
 
-def _checkpointed_pullback(f, rest, y0, t, args, yt, g):
-    """The gradient on plain values by the adjoint method of ``tapegrad.rules.ivp``: λ integrated
-    backward by scipy's LSODA (odeint's method) on a dense forward solution at odeint's tolerances,
-    never the state integrated backward (which overflows on a stiff problem, Robertson's). The time
+def _checkpointed(f, rest, y0, t, args, yt, g):
+    """(ȳ₀, t̄, θ̄) flat on plain values by the pullbacks of ``tapegrad.rules.ivp`` with scipy's LSODA
+    (odeint's method) at odeint's tolerances, picked as there (`strategy`): forward sensitivities
+    for a small system, else the adjoint, λ integrated backward on a dense forward solution, never
+    the state integrated backward (which overflows on a stiff problem, Robertson's). The time
     points: t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for i > 0 and t̄₀ = -λ(t₀⁺)·f(y₀, t₀)."""
     times = np.asarray(t, dtype=float)
     n, d, shape = len(times), int(np.size(y0)), np.shape(y0)
@@ -282,14 +339,14 @@ def _checkpointed_pullback(f, rest, y0, t, args, yt, g):
     options["rtol"] = float(np.min(options["rtol"]))  # (solve_ivp takes a scalar rtol)
     problem = IvpProblem(_OdeintCaptured(f, shape, args), (float(times[0]), float(times[-1])), times, "LSODA",
                          options)
-    res = problem.solve(y0, leaves)
-    dy0, dtheta = adjoint(problem, times, res.sol, y0, leaves, g.T)
+    if strategy(problem, d, sum(int(np.size(a)) for a in leaves)) == "forward":
+        dy0, dtheta = sensitivities(problem, times, y0, leaves, g.T)
+    else:
+        dy0, dtheta = adjoint(problem, times, problem.solve(y0, leaves).sol, y0, leaves, g.T)
     slopes = np.stack([np.ravel(f(np.reshape(yi, shape), ti, *args)) for yi, ti in zip(np.reshape(yt, (n, d)), times)])
     tbar = np.sum(g * slopes, axis=1)
     tbar[0] = -(dy0 - g[0]) @ slopes[0]
     flat, pieces = [], iter(np.split(dtheta, np.cumsum([np.size(a) for a in leaves])[:-1]) if leaves else ())
     for a in args:
-        flat.append(np.zeros(1) if _is_count(a) else next(pieces))
-    dy0 = cast_like(np.reshape(dy0, shape), y0) if np.ndim(y0) or hasattr(y0, "dtype") else float(dy0[0])
-    dt = cast_like(np.reshape(tbar, np.shape(t)), t) if isinstance(t, np.ndarray) else type(t)(tbar)
-    return NO_TANGENT, NO_TANGENT, dy0, dt, _unflatten(np.concatenate(flat) if flat else np.zeros(0), args)
+        flat.append(np.zeros(1) if _is_count(a) else np.ravel(next(pieces)))
+    return np.concatenate([np.ravel(dy0), tbar, *flat])

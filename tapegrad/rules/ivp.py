@@ -1,19 +1,27 @@
 """The rules of ``tapegrad.scipy._ivp.ivp_solution`` (what ``tapegrad.scipy.integrate.solve_ivp``
-records): the adjoint method in reverse mode, forward sensitivities in forward mode.
+records): the adjoint method or forward sensitivities in reverse mode, forward sensitivities in
+forward mode.
 
 For dy/dt = f(t, y, θ) observed at t₁ ≤ ... ≤ t_T with cotangents gₖ, the adjoint λ runs backward
 from t_T: between observations dλ/dt = -(∂f/∂y)ᵀλ and dθ̄/dt = -(∂f/∂θ)ᵀλ, at each tₖ it takes the
 jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward, with the
 forward method and tolerances, reading y(t) from the forward solve's dense output (the forward
-solution interpolated, never integrated backward: that is unstable where the problem is stiff);
-the vector-Jacobian products of f are one compiled tapegrad gradient, traced once per pullback.
+solution interpolated, never integrated backward: that is unstable where the problem is stiff).
+Forward sensitivities (`sensitivities`) integrate S = ∂y/∂(y₀, θ) with y instead, and the
+pullback is Σₖ S(tₖ)ᵀgₖ; `strategy` picks between the two by the method and the sizes. Either way
+the products of f's Jacobian are one program per pullback, traced on its first evaluation and
+compiled (``tapegrad.rules._odeprograms``), so that scipy's evaluations run plain numpy.
+
+The pullback is one op, `ivp_cotangent`: on plain values it runs at once; on traced ones (a
+compiled gradient, a traced gradient whose tape is replayed) it is recorded as one call, which
+replays the fast pullback above, and its own rule differentiates the same map written in
+traceable numpy (`_tangent_cotangent`: one tangent solve per input direction), which is how
+second derivatives in reverse mode go.
 
 Forward mode integrates the tangent v alongside y: dv/dt = ∂f/∂y v + ∂f/∂θ dθ from v(t₀) = dy₀,
 as one more `ivp_solution` of the state (y, v) whose dynamics take θ and dθ as its captured
-values. Being an `ivp_solution` itself, it is differentiated by these same rules: so are second
-derivatives. A pullback whose cotangent or point is traced (a second derivative in reverse mode)
-is computed by forward sensitivities too, one tangent solve per input direction, since the dense
-output the adjoint reads is a plain interpolant.
+values (a compiled program on plain values, jvp itself on traced ones). Being an `ivp_solution`
+itself, it is differentiated by these same rules: so are second derivatives.
 """
 from __future__ import annotations
 
@@ -21,16 +29,14 @@ import numpy as np
 import scipy.integrate as _si
 
 from ..forward import jvp
-from ..grad import grad
-from ..program.codegen import compile_tape
-from ..program.guards import GuardError
-from ..program.passes import optimize
-from ..tracing import trace
+from ..context import primitive
+from ..grad import grad, pullback
 from ..registry import frule, rrule, whole
 from ..scipy._implicit import distinct_leaves, plain
 from ..scipy._ivp import IvpProblem, ivp_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
+from ._odeprograms import Dense, Program, backward
 
 
 def _flat(t, like):
@@ -56,13 +62,31 @@ def _split(flat, leaves):
 
 
 class _TangentCaptured:
-    """The captured values of the tangent problem: the base problem's θ, then their tangents dθ."""
+    """The captured values of the tangent problem: the base problem's θ, then their tangents dθ.
+    Bound to plain values (scipy's solve), its dynamics run one compiled program, traced on the
+    first evaluation (`Program`); bound to traced ones (a second derivative), the eager jvp."""
 
     def __init__(self, base, n, m):
         self.base, self.n, self.m = base, n, m
+        self.program = Program(self.products)
 
     def bind(self, leaves):
-        return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:]), ()
+        if _traced(*leaves):
+            return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:]), ()
+        return _CompiledTangent(self.program, tuple(leaves)), ()
+
+    def products(self, t, z, *leaves):
+        return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:])(t, z)
+
+
+class _CompiledTangent:
+    """The tangent dynamics on plain values: the compiled program of `_TangentDynamics`."""
+
+    def __init__(self, program, leaves):
+        self.program, self.leaves = program, leaves
+
+    def __call__(self, t, z):
+        return self.program(t, z, *self.leaves)
 
 
 class _TangentDynamics:
@@ -105,26 +129,18 @@ class _Adjoint:
     """The backward dynamics of (λ, θ̄): (-(∂f/∂y)ᵀλ, -(∂f/∂θ)ᵀλ) at y(t) from the dense output.
 
     The vjp is the gradient program of λ·f (θ packed in one flat vector), traced once on the
-    first evaluation and compiled to Python (`tapegrad.program.compile_tape`): each later
-    evaluation runs the program alone. A guard of the program failing (f took another branch at
-    this y or t) is answered by an eager gradient."""
+    first evaluation and compiled to Python (`tapegrad.rules._odeprograms.Program`): each later
+    evaluation runs the program alone."""
 
     def __init__(self, problem, dense, leaves, n):
-        self.dense, self.n = dense, n
-        self.theta = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in leaves] or [np.zeros(0)])
+        self.dense, self.n = Dense(dense), n
+        self.theta = _packed(leaves)
         self.weighted = _weighted(problem, leaves)
-        self.program = None
+        self.vjp_program = Program(self.products)
 
     def vjp(self, y, lam, t):
         """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, one flat vector."""
-        both = (y, lam, t, self.theta)
-        if self.program is None:
-            _, tape = trace(self.products, *both)
-            self.program = compile_tape(optimize(tape))
-        try:
-            return self.program(None, *both)
-        except GuardError:
-            return self.products(*both)
+        return self.vjp_program(y, lam, t, self.theta)
 
     def products(self, y, lam, t, theta):
         grads = grad(self.weighted, y, lam, t, theta, wrt=(0, 3))[1]
@@ -144,21 +160,100 @@ class _Adjoint:
         return out
 
 
-def _weighted(problem, like):
-    """λ·f(t, y, θ), θ one flat vector: its gradient in y and θ is the vector-Jacobian product
-    the adjoint needs. A closure of non-differentiable values only (the problem, the leaves'
-    shapes), which compiled_grad keys without walking them."""
+def _flat_rhs(problem, like):
+    """f(y, t, θ) flat, θ one flat vector of the values `like` describes. A closure of
+    non-differentiable values only (the problem, the leaves' shapes)."""
     shapes = tuple(np.shape(v) if isinstance(v, np.ndarray) else None for v in like)
 
-    def weighted(y, lam, t, theta):
+    def rhs(y, t, theta):
         leaves, start = [], 0
         for shape in shapes:
             n = 1 if shape is None else int(np.prod(shape))
             leaves.append(theta[start] if shape is None else np.reshape(theta[start:start + n], shape))
             start += n
-        return np.sum(lam * np.ravel(problem.rhs(leaves)(t, y)))
+        return np.ravel(problem.rhs(leaves)(t, y))
+
+    return rhs
+
+
+def _weighted(problem, like):
+    """λ·f(t, y, θ), θ one flat vector: its gradient in y and θ is the vector-Jacobian product
+    the adjoint needs."""
+    rhs = _flat_rhs(problem, like)
+
+    def weighted(y, lam, t, theta):
+        return np.sum(lam * rhs(y, t, theta))
 
     return weighted
+
+
+class _Sensitivities:
+    """The dynamics of (y, S), S = ∂y/∂(y₀, θ) an n × (n + p) matrix: (f, ∂f/∂y S + [0 | ∂f/∂θ]).
+    f and its Jacobian rows (n vector-Jacobian products with the unit vectors) are one program,
+    traced on the first evaluation and compiled."""
+
+    def __init__(self, problem, leaves, n):
+        self.n = n
+        self.theta = _packed(leaves)
+        self.m = n + self.theta.size
+        self.rhs, self.weighted = _flat_rhs(problem, leaves), _weighted(problem, leaves)
+        self.program = Program(self.value_and_jacobian)
+
+    def value_and_jacobian(self, y, t, theta):
+        rows = [grad(self.weighted, y, e, t, theta, wrt=(0, 3))[1] for e in np.eye(self.n)]
+        return np.concatenate([self.rhs(y, t, theta)] + [_flat(r[1], y) for r in rows] +
+                              [_flat(r[4], theta) for r in rows])
+
+    def __call__(self, t, z):
+        n, m = self.n, self.m
+        out = self.program(z[:n], float(t), self.theta)
+        jy, jtheta = np.reshape(out[n:n + n * n], (n, n)), np.reshape(out[n + n * n:], (n, m - n))
+        ds = jy @ np.reshape(z[n:], (n, m))
+        ds[:, n:] += jtheta
+        return np.concatenate([out[:n], np.ravel(ds)])
+
+
+def _packed(leaves):
+    return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in leaves] or [np.zeros(0)])
+
+
+def strategy(problem, n, p) -> str:
+    """How the pullback of a plain cotangent is computed, for a state of n components and p
+    parameters: ``"forward"`` (forward sensitivities: one solve of y and its n × (n + p)
+    sensitivity matrix, f and n vector-Jacobian products per evaluation) for LSODA when
+    n·(n + p) ≤ 16; ``"adjoint"`` otherwise (one vector-Jacobian product per evaluation, with
+    the forward solve's dense output and a backward solve from each output time to the next).
+
+    Measured (benchmarks/README.md): with an explicit Runge–Kutta method the adjoint is as
+    cheap or cheaper even at n = p = 1 (a Runge–Kutta step restarts for free); LSODA, a multistep
+    method, restarts the backward solve from first order at every output time, which the
+    sensitivities' one solve never does, and they win while the matrix is small. The implicit
+    methods (Radau, BDF) keep the adjoint: the sensitivities would make their Newton
+    iterations difference the Jacobian of the whole n(1 + n + p) system."""
+    small = problem.method == "LSODA" and n * (n + p) <= 16 and np.ndim(problem.options.get("rtol", 1e-3)) == 0
+    return "forward" if small else "adjoint"
+
+
+def sensitivities(problem, times, y0, leaves, g):
+    """(ȳ₀, θ̄ flat) by forward sensitivities: S = ∂y/∂(y₀, θ) integrated with y from S(t₀) = [I | 0],
+    then Σₖ S(tₖ)ᵀ gₖ. Each column of S is held to the state's atol divided by its parameter's
+    magnitude (CVODES' scaling), so a sensitivity to a large rate constant is not lost in it."""
+    n = int(np.size(y0))
+    leaves = tuple(plain(v) for v in leaves)
+    dynamics = _Sensitivities(problem, leaves, n)
+    m = dynamics.m
+    options = {k: v for k, v in problem.options.items() if k not in ("vectorized", "jac", "jac_sparsity", "lband",
+                                                                     "uband")}
+    atol = np.broadcast_to(np.asarray(problem.options.get("atol", 1e-6), dtype=float), (n,))
+    scale = np.concatenate([np.ones(n), np.where(dynamics.theta == 0, 1.0, np.abs(dynamics.theta))])
+    options["atol"] = np.concatenate([atol, np.ravel(atol[:, None] / scale[None, :])])
+    start = np.concatenate([np.ravel(plain(y0)).astype(float), np.ravel(np.eye(n, m))])
+    res = _si.solve_ivp(dynamics, problem.t_span, start, method=problem.method, t_eval=times, **options)
+    if not res.success:
+        raise problem.fail(f"the forward sensitivities' solve failed ({res.message})",
+                           "tighten rtol/atol of the forward solve, or pick a stiff method (Radau, BDF)")
+    cot = np.einsum("imk,ik->m", np.reshape(res.y[n:], (n, m, len(times))), g)
+    return cot[:n], cot[n:]
 
 
 #: the methods that take a Jacobian of the dynamics
@@ -177,27 +272,77 @@ def adjoint(problem, times, dense, y0, leaves, g):
     # but no tighter than 1% of rtol (a tiny atol for a state near zero, Robertson's 1e-14, stalls
     # the adjoint's first step, whose θ̄ starts at zero)
     options["atol"] = max(float(np.min(problem.options.get("atol", 1e-6))), 1e-2 * problem.options.get("rtol", 1e-3))
-    state = np.zeros(n + p)
-    t0 = problem.t_span[0]
     # BDF's steps stall on the adjoint at tight tolerances (its dynamics read the forward
     # solution's interpolant, smooth only piecewise): Radau, of higher order, integrates it
     method = "Radau" if problem.method == "BDF" else problem.method
     if method in _IMPLICIT:
         options["jac"] = dynamics.jacobian
-    for k in range(T - 1, -1, -1):
-        state[:n] += g[:, k]
-        lower = times[k - 1] if k > 0 else t0
-        if lower != times[k]:
-            res = _si.solve_ivp(dynamics, (times[k], lower), state, method=method, **options)
-            if not res.success:
-                raise problem.fail(f"the adjoint's backward solve failed ({res.message})",
-                                   "tighten rtol/atol of the forward solve, or use forward mode (jvp)")
-            state = res.y[:, -1].copy()
+
+    def fail(message):
+        return problem.fail(f"the adjoint's backward solve failed ({message})",
+                            "tighten rtol/atol of the forward solve, or use forward mode (jvp)")
+
+    state = backward(dynamics, times, problem.t_span[0], np.zeros(n + p), g, method, options, fail)
     return state[:n], state[n:]
 
 
 def _traced(*values) -> bool:
     return any(isinstance(v, Boxed) for v in values)
+
+
+@primitive(traceable=False)
+def ivp_cotangent(problem, dY, y0, *leaves):
+    """(ȳ₀, θ̄) flat, the cotangent of `ivp_solution`'s inputs for the cotangent dY of its
+    solution, on plain values: by the adjoint on the forward solve's dense output or by forward
+    sensitivities (`strategy`). What the pullback records when its values are traced, so that a
+    compiled gradient or a replayed tape runs this and not the tangent solves of second order."""
+    times, dense = problem.dense_at(y0, leaves)
+    n, p = int(np.size(y0)), sum(int(np.size(v)) for v in leaves)
+    g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
+    if strategy(problem, n, p) == "forward":
+        dy0, dtheta = sensitivities(problem, times, y0, leaves, g)
+    else:
+        dy0, dtheta = adjoint(problem, times, dense, y0, leaves, g)
+    return np.concatenate([dy0, dtheta])
+
+
+def _tangent_cotangent(problem, dY, y0, *leaves):
+    """`ivp_cotangent` in traceable numpy: dY against the tangent solve of each input direction
+    (n + p solves of (y, v)), which the rules differentiate again (second derivatives)."""
+    n = int(np.size(y0))
+    times = problem.dense_at(y0, leaves)[0]
+    dY = np.reshape(dY, (n, len(times)))
+    directions = [(e, [_zeros_like(v) for v in leaves]) for e in np.eye(n)]
+    for i, v in enumerate(leaves):
+        for e in np.eye(int(np.size(v))):
+            d = [_zeros_like(u) for u in leaves]
+            d[i] = np.reshape(e, np.shape(v)) if np.ndim(v) else float(e[0])
+            directions.append((np.zeros(n), d))
+    return np.stack([np.sum(dY * _tangent_solve(problem, times, y0, leaves, dy, dl)) for dy, dl in directions])
+
+
+class _TangentCotangent:
+    """`_tangent_cotangent` of one problem: an object, not a closure, so that tapegrad does not
+    walk the problem (its times, its tolerances) for values to differentiate."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __call__(self, dY, y0, *leaves):
+        return _tangent_cotangent(self.problem, dY, y0, *leaves)
+
+
+@rrule(ivp_cotangent, formula=whole(lambda names, values, kwargs: [
+    None, "the tangent solves' (∂y/∂·)ᵀ applied to {dy}, differentiated"] + [None] * (len(values) - 2)))
+def ivp_cotangent_rrule(problem, dY, y0, *leaves):
+    value = ivp_cotangent(problem, dY, y0, *leaves)
+
+    def ivp_cotangent_pullback(dv):
+        # the derivative of the adjoint: that of the same map in traceable form
+        back = pullback(_TangentCotangent(problem), dY, y0, *leaves)[1]
+        return (NO_TANGENT, NO_TANGENT, *back(dv)[1:])
+
+    return value, ivp_cotangent_pullback
 
 
 @rrule(ivp_solution, formula=whole(lambda names, values, kwargs: [
@@ -206,25 +351,12 @@ def _traced(*values) -> bool:
     "∫ (∂f/∂θ)ᵀ·λ dt from t₀ to the last output time (θ the values f captures)"] * (len(values) - 2)))
 def ivp_solution_rrule(problem, y0, *leaves):
     Y = ivp_solution(problem, y0, *leaves)
-    times, dense = problem.times, problem.dense
     n = int(np.size(y0))
 
     def ivp_solution_pullback(dY):
-        if _traced(dY, y0, *leaves):
-            # a second derivative: the tangent solve of each input direction, traceable
-            dY = np.reshape(dY, (n, len(times)))
-            directions = [(e, [_zeros_like(v) for v in leaves]) for e in np.eye(n)]
-            for i, v in enumerate(leaves):
-                for e in np.eye(int(np.size(v))):
-                    d = [_zeros_like(u) for u in leaves]
-                    d[i] = np.reshape(e, np.shape(v)) if np.ndim(v) else float(e[0])
-                    directions.append((np.zeros(n), d))
-            cot = np.stack([np.sum(dY * _tangent_solve(problem, times, y0, leaves, dy, dl))
-                            for dy, dl in directions])
-            dy0, dtheta = cot[:n], cot[n:]
-        else:
-            g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
-            dy0, dtheta = adjoint(problem, times, dense, y0, leaves, g)
+        # one op, recorded as such when the values are traced (a compiled or replayed gradient)
+        cot = ivp_cotangent(problem, dY, y0, *leaves)
+        dy0, dtheta = cot[:n], cot[n:]
         dy0 = np.reshape(dy0, np.shape(y0)) if np.ndim(y0) else dy0[0]
         return (NO_TANGENT, NO_TANGENT, dy0, *_split(dtheta, leaves))
 

@@ -6,6 +6,7 @@ import pytest
 
 from tapegrad import check_grad, gradient, hessian, jvp
 from tapegrad.checks import _ADAPTIVE
+from tapegrad.rules.integrate import odeint_cotangent
 from tapegrad.scipy.integrate import odeint, odeint_op
 
 from _rule_tables import DTYPES
@@ -30,7 +31,7 @@ def lotka_volterra(t, y, theta):
     return np.array([theta[0] * y[0] - theta[1] * y[0] * y[1], theta[1] * y[0] * y[1] - theta[2] * y[1]])
 
 
-EXERCISED = {odeint_op}
+EXERCISED = {odeint_op, odeint_cotangent}
 
 
 def _trajectory(y0, t, a, b):

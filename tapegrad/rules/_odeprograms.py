@@ -1,0 +1,188 @@
+"""What makes the adjoint and sensitivity solves of ``tapegrad.rules.ivp`` cheap per step.
+
+scipy calls the right-hand side of a backward (adjoint) or tangent solve a few hundred times
+on plain arrays. Taking a vector-Jacobian or Jacobian-vector product eagerly at each call
+traces the user's function every time (about 1 ms); here it is traced once, optimized and
+compiled to Python (`Program`), so each call runs the straight-line numpy program alone (a
+guard of the program failing, where f takes another branch, is answered eagerly). The
+forward solution is read from scipy's dense output without its per-call checks (`Dense`),
+and the backward solve is stepped with scipy's solver classes, one solver per stretch between
+observation times, each starting with the step its predecessor ended with (`backward`), where
+`solve_ivp` would choose a first step afresh at each observation.
+"""
+from __future__ import annotations
+
+import bisect
+import operator
+
+import numpy as np
+import scipy.integrate as _si
+from scipy.integrate._ivp.rk import RkDenseOutput
+
+from ..program.codegen import compile_source, source_and_namespace
+from ..program.guards import GuardError
+from ..program.passes import optimize
+from ..tape import Call, Variable
+from ..tracing import trace
+from .indexing import scatter_add
+
+__all__ = ["Program", "Dense", "backward", "solver_class"]
+
+
+def _is_basic(index) -> bool:
+    """An index of ints (a tuple of them too): it names each position once."""
+    items = index if type(index) is tuple else (index,)
+    return all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in items)
+
+
+def _plain_scatter(dy, shape, index, dtype):
+    """`scatter_add` for plain values only, as a compiled program of plain inputs calls it:
+    without the walk for traced values that the general one makes at every call."""
+    out = np.zeros(shape, dtype)
+    if _is_basic(index):
+        out[index] = dy
+    else:
+        np.add.at(out, index, dy)
+    return out
+
+
+def _scatter_sum(shape, dtype, *pairs):
+    """Zeros of `shape` with each value of ``(index, value, index, value, ...)`` added at its
+    (basic) index: a sum of `scatter_add` calls in one array."""
+    out = np.zeros(shape, dtype)
+    for i in range(0, len(pairs), 2):
+        out[pairs[i]] += pairs[i + 1]
+    return out
+
+
+def _merged_scatters(tape):
+    """The tape with each sum of scatters (``scatter_add(a, (n,), 0) + scatter_add(b, (n,), 1)
+    + ...``, what the pullbacks of ``y[0]``, ``y[1]``, ... leave: an array and an add per read)
+    written as one `_scatter_sum`, when the scatters and partial sums are used nowhere else."""
+    uses = {}
+    for op in tape:
+        for v in op.used_vars():
+            uses[v] = uses.get(v, 0) + 1
+    if tape.result is not None:
+        uses[tape.result] = uses.get(tape.result, 0) + 1
+    groups, merged = {}, []
+    for op in tape:
+        if type(op) is not Call or op.kwargs:
+            continue
+        args = op.args
+        if op.fn is scatter_add and len(args) == 4 and type(args[1]) is tuple and _is_basic(args[2]):
+            groups[op.var] = (args[1], args[3], [args[2], args[0]])
+        elif (op.fn is np.add and len(args) == 2 and all(type(a) is Variable and a in groups and uses[a] == 1
+                                                          for a in args)
+              and groups[args[0]][:2] == groups[args[1]][:2]):
+            shape, dtype, first = groups[args[0]]
+            groups[op.var] = (shape, dtype, first + groups[args[1]][2])
+            merged.append(op.var)
+    for var in merged:
+        shape, dtype, pairs = groups[var]
+        tape.replace(var, Call(_scatter_sum, (shape, dtype, *pairs)))
+    tape = optimize(tape, assume_finite=True) if merged else tape
+    # a read whose value nothing uses is kept by `optimize` (an index may be out of range), but
+    # this program only ever sees arrays of the shapes it was traced at: the read cannot fail
+    uses = {}
+    for op in tape:
+        for v in op.used_vars():
+            uses[v] = uses.get(v, 0) + 1
+    for op in reversed(list(tape)):
+        if type(op) is Call and op.fn is operator.getitem and op.var is not tape.result and not uses.get(op.var):
+            tape.delete(op.var)
+    return tape
+
+
+def _distinct(args):
+    """The arguments as distinct objects: a trace takes one object given twice (a weight two layers
+    share) as one input, where the program is called with one value per argument."""
+    seen, out = set(), []
+    for a in args:
+        if id(a) in seen:
+            a = a.view() if isinstance(a, np.ndarray) else np.float64(a) if isinstance(a, float) else a
+        seen.add(id(a))
+        out.append(a)
+    return out
+
+
+class Program:
+    """``fn(*args)`` on plain values, traced on its first call and compiled; a failed guard (fn
+    took another branch for these values) is answered by calling fn itself. The program is
+    simplified taking its values as finite (``0 * x`` is 0: a solver that meets an infinite
+    state fails anyway), and only ever called with arrays of the shapes it was traced at."""
+
+    __slots__ = ("fn", "program")
+
+    def __init__(self, fn):
+        self.fn, self.program = fn, None
+
+    def __call__(self, *args):
+        if self.program is None:
+            _, tape = trace(self.fn, *_distinct(args))
+            src, namespace = source_and_namespace(_merged_scatters(optimize(tape, assume_finite=True)))
+            namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
+            self.program = compile_source(src, namespace)
+        try:
+            return self.program(None, *args)
+        except GuardError:
+            return self.fn(*args)
+
+
+class Dense:
+    """y(t) from scipy's `OdeSolution`, as its own ``_call_single`` finds the piece, without the
+    array checks of each call; a Runge–Kutta piece evaluated as ``y_old + h Q (x, x², ...)``."""
+
+    def __init__(self, sol):
+        self.sol = sol
+        self.ts = list(sol.ts_sorted)
+        self.find = bisect.bisect_right if getattr(sol, "side", "left") == "right" else bisect.bisect_left
+        self.last = len(sol.interpolants) - 1
+        self.pieces = [self._piece(p) for p in sol.interpolants]
+
+    @staticmethod
+    def _piece(p):
+        if type(p) is RkDenseOutput:
+            exps = np.arange(1, p.Q.shape[1] + 1)
+            t_old, h, hQ, y_old = p.t_old, p.h, p.h * p.Q, p.y_old
+            return lambda t: y_old + hQ @ (((t - t_old) / h) ** exps)
+        return lambda t: p._call_impl(np.float64(t))
+
+    def __call__(self, t):
+        segment = min(max(self.find(self.ts, t) - 1, 0), self.last)
+        if not self.sol.ascending:
+            segment = self.last - segment
+        return self.pieces[segment](t)
+
+
+def solver_class(method):
+    """scipy's solver class of `method` (a name, or a class as solve_ivp takes)."""
+    return getattr(_si, method) if isinstance(method, str) else method
+
+
+def backward(fun, times, t0, state, jumps, method, options, fail):
+    """The state integrated from ``times[-1]`` back to `t0`, ``jumps[:, k]`` added to its first
+    entries on reaching ``times[k]``: one scipy solver per stretch between observation times,
+    each starting with the step the previous one ended with. `fail(message)` makes the error
+    of a failed step."""
+    cls, h, m = solver_class(method), None, jumps.shape[0]
+    state = np.array(state, dtype=float)
+    for k in range(len(times) - 1, -1, -1):
+        state[:m] += jumps[:, k]
+        upper, lower = times[k], times[k - 1] if k > 0 else t0
+        if lower == upper:
+            continue
+        opts = dict(options)
+        if h is not None:
+            opts["first_step"] = min(h, abs(upper - lower))
+        solver = cls(fun, upper, state, lower, **opts)
+        steps = []
+        while solver.status == "running":
+            message = solver.step()
+            steps.append(abs(solver.t - solver.t_old) if solver.t_old is not None else 0.0)
+        if solver.status == "failed":
+            raise fail(message)
+        # the last step of a stretch is cut short at its end: the one before it says the scale
+        h = max(steps[-2:], default=0.0) or None
+        state = np.array(solver.y, dtype=float)
+    return state
