@@ -159,13 +159,16 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     Every method (RK45, RK23, DOP853, Radau, BDF, LSODA), `t_eval`, `args` and scipy's options
     (`rtol`, `atol` per component too, `max_step`, ...). Reverse mode is the adjoint method: λ
     integrated backward by scipy with the same method and tolerances, the forward solution read
-    from its dense output (interpolated, not integrated backward); forward mode integrates the
-    tangent alongside the state (forward sensitivities). Second derivatives compose (forward
+    from its dense output (interpolated, not integrated backward), the adjoint's right-hand side
+    one program compiled per gradient; for a small LSODA problem (n·(n+p) ≤ 16 for n states and
+    p parameters) forward sensitivities are cheaper and are taken instead. Forward mode integrates
+    the tangent alongside the state (forward sensitivities). Second derivatives compose (forward
     sensitivities of the sensitivities). The derivatives are as accurate as the solves: set
     `rtol` and `atol` tighter than the accuracy you need. Returns scipy's OdeResult, its `y`
-    traced; the output times `t` have no derivative (traced `t_span` or `t_eval` are refused), nor
-    do `events` or `dense_output`, which are refused when the solution is differentiated. A
-    solve that fails raises `SolverError`.
+    traced; the output times `t` have no derivative (traced `t_span` or `t_eval` are refused:
+    `grad` and `pullback` trace the values a function captures, `gradient` does not), nor do
+    `events` or `dense_output`, which are refused when the solution is differentiated. A solve
+    that fails raises `SolverError`.
 
     Examples
     --------
@@ -183,7 +186,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         return _si.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval, dense_output=dense_output,
                              events=events, vectorized=vectorized, args=args or None, **options)
     refused = ("t_span or t_eval holds a traced value: the output times have no derivative here; differentiate "
-               "with respect to a parameter of fun that scales time instead" if any_nested(
+               "with respect to a parameter of fun that scales time instead (times your function captures are "
+               "traced by grad and pullback, which differentiate captured values too: use tapegrad.gradient, or "
+               "wrt= naming the arguments)" if any_nested(
                    [t_span, t_eval], lambda v: isinstance(v, Boxed)) else
                "dense_output=True has no derivative (the interpolant is a plain object); list the times in t_eval"
                if dense_output else
