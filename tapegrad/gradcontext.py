@@ -7,8 +7,8 @@ Variables of the rrule op and the pullback. The backward half is `tapegrad.sweep
 
 `grad`'s tape is private (``GradContext(private=True)``): nothing but its own unrecorded
 sweep reads it, so each primitive is one op, ``rrule(fn, *args)`` with the primitive's value
-(the ids in an error raised inside `grad` are the ones `trace` prints), ``pullbacks`` maps
-the value's Variable to the pullback itself, and a large array is held only as a stand-in of
+(the ids in an error raised inside `grad` are the ones `trace` prints), the op keeps the
+pullback itself (``op.pullback``: a slot, not a table entry keyed by its Variable), and a large array is held only as a stand-in of
 its shape: an intermediate lives as long as it would in plain numpy unless a pullback needs
 it. Both kinds of record are made here, with the tape's and the tracer's one fast
 constructor (`Tape.push_call`, `new_tracer`), which the private record writes out once (a
@@ -57,7 +57,7 @@ class GradContext(BaseContext):
 
     ``private=True`` (what `grad` uses) is for a tape that nothing but its own unrecorded sweep
     (`back_values`) reads: each primitive is one op, ``rrule(fn, *args)`` with the primitive's
-    value, its pullback is kept beside it, and a large array value is held only as a
+    value, its pullback is kept on it (``op.pullback``), and a large array value is held only as a
     `stand_in` of its shape and dtype.
     """
 
@@ -68,8 +68,8 @@ class GradContext(BaseContext):
     complex_seen = False
 
     def __init__(self, private=False):
-        #: value Variable -> (the rrule op's Variable, the pullback's Variable), or on a
-        #: private tape the pullback itself (the value's op is the rrule op)
+        #: value Variable -> (the rrule op's Variable, the pullback's Variable); empty on a
+        #: private tape, whose rrule ops keep their pullbacks themselves (``op.pullback``)
         self.pullbacks = {}
         self.private = private
         # read for every primitive: an instance attribute is a specialized load, a class
@@ -189,13 +189,13 @@ class GradContext(BaseContext):
             op.kwargs = kwargs or None
             op.val = kept
             op.note = ""
+            # the pullback is kept on its op (an integral result's is never asked)
+            op.pullback = None if integral else pb
             ops = tape.ops
             ops.append(op)
             op.id = len(ops)
             yv = op.var = _new(Variable)
             yv._op = op
-            if not integral:
-                self.pullbacks[yv] = pb
             if not packed:  # `new_tracer`, written out and checked likewise
                 out = _new(Tracer)
                 out._tape = tape
