@@ -243,7 +243,7 @@ def back_steps(tape, derivs, steps, record):
             dy = take(var, None)
             if dy is None:
                 continue
-            args = step.args
+            args = (step.fn,) + step.args  # (a private op is fn(*args): see GradContext)
             # the pullback keeps what it needs in its closure; the rest goes before it allocates
             step.pullback = step.val = None
         try:
