@@ -13,9 +13,11 @@ intermediate lives as long as it would in plain numpy unless a pullback needs it
 long tape holds per op is counted in benchmarks/README.md ("Memory per recorded op"): the
 pullback in a slot of the op rather than in a table keyed by its Variable (8 bytes against
 50-100 for a dict entry at its peak), and ``fn(*args)`` rather than ``rrule(fn, *args)``
-(the arguments' tuple from `lift` kept as it is, rather than one more tuple per op). Both kinds of record are made here, with the tape's and the tracer's one fast
-constructor (`Tape.push_call`, `new_tracer`), which the private record writes out once (a
-test holds the two to the same objects).
+(the arguments' tuple from `lift` kept as it is, rather than one more tuple per op).
+
+Both kinds of record are made here, with the tape's and the tracer's one fast constructor
+(`Tape.push_call`, `new_tracer`), which the private record writes out once (a test holds the
+two to the same objects).
 """
 from __future__ import annotations
 
