@@ -2,14 +2,15 @@
 
     python benchmarks/opmemory.py            # 100,000 ops per kind; --ops N to change
 
-For each kind of op, a chain of N such ops on Python floats (x = sin(x), x = x * c with c an
-argument, x = x * 0.999 with a constant, x = x + c, x = x ** 2 scaled back, and W1c's step,
-which mixes them); `tapegrad.grad` runs on it under tracemalloc, and the peak of traced memory
-during the call, divided by N, is the bytes each recorded op holds until the sweep reaches it
-(the tape's Call and Variable, the arguments' tuple, the value, the pullback's closure and its
-cells, the table entry that finds the pullback). Peak RSS per op of a 10⁶-op tape adds the
-allocator's own overhead: ``--rss`` measures it in a fresh interpreter (VmHWM, minus the
-interpreter's resident size before the call).
+For each kind of op, a chain of N such ops on Python floats (x = sin(x), x = tanh(x),
+x = x * c with c an argument, x = x * 0.999 with a constant, x = x / 3.0, x = x + c, and
+W1c's step, which mixes them); `tapegrad.grad` runs on it under tracemalloc, and the peak of
+traced memory during the call, divided by N, is the bytes each recorded op holds until the
+sweep reaches it (the op with its pullback slot, its Variable and id, the arguments' tuple, the
+value, the pullback and what it keeps, the tape's list). Peak RSS per op of a 10⁶-op tape adds
+the allocator's rounding and overhead: ``--rss`` measures it in a fresh interpreter (VmHWM,
+minus the interpreter's resident size before the call; and the whole VmHWM per op, which is
+the issue's measure).
 """
 from __future__ import annotations
 
@@ -26,10 +27,15 @@ import tapegrad  # noqa: E402
 
 
 def kinds(n):
-    """{kind: (f, args, ops per step)}: each a chain of n ops (n // ops per step steps)."""
+    """{kind: (f, args)}: each a chain of n ops (W1c's: n // 4 steps of 4)."""
     def sin(x):
         for _ in range(n):
             x = np.sin(x)
+        return x
+
+    def tanh(x):
+        for _ in range(n):
+            x = np.tanh(x)
         return x
 
     def mul_arg(x, c):
@@ -42,6 +48,11 @@ def kinds(n):
             x = x * 0.999
         return x
 
+    def div_const(x):
+        for _ in range(n):
+            x = x / 3.0
+        return x
+
     def add_arg(x, c):
         for _ in range(n):
             x = x + c
@@ -52,8 +63,10 @@ def kinds(n):
             x = np.sin(x) * c + 0.1 * x
         return x
 
-    return {"sin(x)": (sin, (0.3,)), "x * c (c an argument)": (mul_arg, (0.3, 1.0001)),
-            "x * 0.999 (a constant)": (mul_const, (0.3,)), "x + c (c an argument)": (add_arg, (0.3, 1e-6)),
+    return {"sin(x)": (sin, (0.3,)), "tanh(x)": (tanh, (0.3,)),
+            "x * c (c an argument)": (mul_arg, (0.3, 1.0001)),
+            "x * 0.999 (a constant)": (mul_const, (0.3,)), "x / 3.0 (a constant)": (div_const, (0.3,)),
+            "x + c (c an argument)": (add_arg, (0.3, 1e-6)),
             "W1c's step (sin, two products, a sum)": (w1c, (0.3, 1.0001))}
 
 

@@ -6,13 +6,18 @@ the pullback (``getitem(%4, 1)``), and ``pullbacks`` maps the value's Variable t
 Variables of the rrule op and the pullback. The backward half is `tapegrad.sweep`.
 
 `grad`'s tape is private (``GradContext(private=True)``): nothing but its own unrecorded
-sweep reads it, so each primitive is one op, ``rrule(fn, *args)`` with the primitive's value
-(the ids in an error raised inside `grad` are the ones `trace` prints), ``pullbacks`` maps
-the value's Variable to the pullback itself, and a large array is held only as a stand-in of
-its shape: an intermediate lives as long as it would in plain numpy unless a pullback needs
-it. Both kinds of record are made here, with the tape's and the tracer's one fast
-constructor (`Tape.push_call`, `new_tracer`), which the private record writes out once (a
-test holds the two to the same objects).
+sweep reads it, so each primitive is one op, ``fn(*args)`` with the primitive's value (the
+ids in an error raised inside `grad` are the ones `trace` prints), the op keeps the pullback
+itself (``op.pullback``), and a large array is held only as a stand-in of its shape: an
+intermediate lives as long as it would in plain numpy unless a pullback needs it. What a
+long tape holds per op is counted in benchmarks/README.md ("Memory per recorded op"): the
+pullback in a slot of the op rather than in a table keyed by its Variable (8 bytes against
+50-100 for a dict entry at its peak), and ``fn(*args)`` rather than ``rrule(fn, *args)``
+(the arguments' tuple from `lift` kept as it is, rather than one more tuple per op).
+
+Both kinds of record are made here, with the tape's and the tracer's one fast constructor
+(`Tape.push_call`, `new_tracer`), which the private record writes out once (a test holds the
+two to the same objects).
 """
 from __future__ import annotations
 
@@ -45,6 +50,8 @@ __all__ = ["GradContext", "complex_error"]
 _ndarray = np.ndarray
 _float64 = np.float64
 _F8 = registry.FLOAT64
+#: the products of two numbers told which factor is a constant (see `GradContext.record`)
+_SCALED = frozenset((np.multiply, np.divide))
 _new = object.__new__  # a slotted object without a call of its __init__
 
 
@@ -56,8 +63,8 @@ class GradContext(BaseContext):
     without a rule raises `NoRuleError`.
 
     ``private=True`` (what `grad` uses) is for a tape that nothing but its own unrecorded sweep
-    (`back_values`) reads: each primitive is one op, ``rrule(fn, *args)`` with the primitive's
-    value, its pullback is kept beside it, and a large array value is held only as a
+    (`back_values`) reads: each primitive is one op, ``fn(*args)`` with the primitive's value,
+    its pullback is kept on it (``op.pullback``), and a large array value is held only as a
     `stand_in` of its shape and dtype.
     """
 
@@ -68,8 +75,8 @@ class GradContext(BaseContext):
     complex_seen = False
 
     def __init__(self, private=False):
-        #: value Variable -> (the rrule op's Variable, the pullback's Variable), or on a
-        #: private tape the pullback itself (the value's op is the rrule op)
+        #: value Variable -> (the rrule op's Variable, the pullback's Variable); empty on a
+        #: private tape, whose ops keep their pullbacks themselves (``op.pullback``)
         self.pullbacks = {}
         self.private = private
         # read for every primitive: an instance attribute is a specialized load, a class
@@ -107,7 +114,8 @@ class GradContext(BaseContext):
         return GradContext.record(self, tape, fn, args, kwargs)
 
     def record(self, tape, fn, args, kwargs):
-        """Record ``rrule(fn, *args)`` (and, on a tape that is not private, its two reads) and
+        """Record ``rrule(fn, *args)`` and its two reads (on a private tape, ``fn(*args)``
+        with the pullback on the op) and
         return the traced value of ``fn(*args)``. A function without a rule goes to
         `BaseContext.record`, which decides what it is.
 
@@ -124,13 +132,14 @@ class GradContext(BaseContext):
         vals, targs = lift(args, tape)
         rule_kwargs = kwargs
         if fn in NEEDS:
-            # which arguments are traced: only their tangents will be read. Told when it helps,
-            # a constant beside an array (two numbers cost nothing to keep). `lift` puts a
-            # constant in both lists as the same object, a traced value as value and Variable
+            # which arguments are traced: only their tangents will be read. Told when it helps:
+            # a constant beside an array, or a constant factor or divisor of a number (whose
+            # pullback then keeps the constant alone). `lift` puts a constant in both lists as
+            # the same object, a traced value as value and Variable
             if len(vals) == 2:  # a binary operator: the same, without the maps
                 a, b = vals
                 ta, tb = targs
-                if (ta is a or tb is b) and (type(a) is _ndarray or type(b) is _ndarray):
+                if (ta is a or tb is b) and (type(a) is _ndarray or type(b) is _ndarray or fn in _SCALED):
                     needs = (ta is not a, tb is not b)
                     rule_kwargs = {**kwargs, "needs": needs} if kwargs else {"needs": needs}
             elif _ndarray in map(type, vals):
@@ -184,18 +193,18 @@ class GradContext(BaseContext):
             # measurable there: benchmarks/README.md, "One constructor"); tests/test_sweep.py
             # checks that it builds what push_call builds, slot for slot
             op = _new(Call)
-            op.fn = rrule
-            op.args = (fn,) + targs
+            op.fn = fn  # (not ``rrule(fn, *targs)``: a tuple less per op; the sweep adds fn back)
+            op.args = targs
             op.kwargs = kwargs or None
             op.val = kept
             op.note = ""
+            # the pullback is kept on its op (an integral result's is never asked)
+            op.pullback = None if integral else pb
             ops = tape.ops
             ops.append(op)
             op.id = len(ops)
             yv = op.var = _new(Variable)
             yv._op = op
-            if not integral:
-                self.pullbacks[yv] = pb
             if not packed:  # `new_tracer`, written out and checked likewise
                 out = _new(Tracer)
                 out._tape = tape

@@ -187,7 +187,7 @@ def back_values(tape, seed):
     """The sweep of `back` on values alone, over a private tape (one op per primitive, see
     `GradContext`): ``{Variable: derivative value}``. `grad` uses it (see the module docstring)."""
     derivs = {tape.result: seed}
-    back_steps(tape, derivs, reversed(tape.ctx.pullbacks.items()), record=False)
+    back_steps(tape, derivs, reversed(tape.ops), record=False)
     return derivs
 
 
@@ -198,15 +198,16 @@ def step_back(tape, var, derivs):
 
 
 def back_steps(tape, derivs, steps, record):
-    """The reverse sweep's one body: for each ``(value Variable, pullback record)`` of `steps`,
-    newest first, whose value has a derivative in `derivs`, call the pullback, read the
-    tangents of the traced arguments and set or add each one as a derivative.
+    """The reverse sweep's one body: for each step of `steps`, newest first, whose value has a
+    derivative in `derivs`, call the pullback, read the tangents of the traced arguments and
+    set or add each one as a derivative.
 
     With ``record=True`` every step is pushed onto `tape` (the pullback call, one read per
     tangent, one ``accum`` per further share) and a derivative is the Variable of its value;
-    the pullback record of a value is ``(rrule op's Variable, pullback's Variable)``. With
-    ``record=False`` nothing is pushed, a derivative is a value, the tape is private (the
-    record is the pullback itself, the value's op its rrule op), and each value leaves the
+    a step is ``(value Variable, (rrule op's Variable, pullback's Variable))``. With
+    ``record=False`` nothing is pushed, a derivative is a value, the tape is private and a
+    step is one of its ops (an rrule op keeps its pullback, ``op.pullback``; any other op
+    has None there and is passed over), and each value leaves the
     tape as soon as nothing later needs it: a primitive's value and pullback before the
     pullback runs, a derivative once it has been passed on, so that large intermediates do
     not pile up.
@@ -218,7 +219,6 @@ def back_steps(tape, derivs, steps, record):
     the step would sum them: their sum records nothing on any tape.
     """
     ctx = tape.ctx
-    pullbacks = ctx.pullbacks
     real = getattr(ctx, "complex_seen", False)
     recorded_or_real = record or real  # (one test per argument where neither is)
     onto = tape if record else None  # the tape the backward program is recorded onto
@@ -226,21 +226,26 @@ def back_steps(tape, derivs, steps, record):
     take = derivs.get if record else derivs.pop  # unrecorded, a derivative goes once passed on
     # Only the seeded value and the arguments of the ops swept so far get a derivative, and an
     # argument is older than its op: no op newer than the seeded value is reached
-    for var, pullback in steps:
-        dy = take(var, None)
-        if dy is None:
-            continue
+    for step in steps:
         if record:
-            rv, pv = pullback
+            var, (rv, pv) = step
+            dy_var = take(var, None)
+            if dy_var is None:
+                continue
             args = rv._op.args
             pullback = pv._op.val
-            dy_var = dy
-            dy = dy._op.val
+            dy = dy_var._op.val
         else:
-            op = var._op
-            args = op.args
+            pullback = step.pullback
+            if pullback is None:
+                continue
+            var = step.var
+            dy = take(var, None)
+            if dy is None:
+                continue
+            args = (step.fn,) + step.args  # (a private op is fn(*args): see GradContext)
             # the pullback keeps what it needs in its closure; the rest goes before it allocates
-            pullbacks[var] = op.val = None
+            step.pullback = step.val = None
         try:
             dxs_val = pullback(dy)
         except FloatingPointError as exc:

@@ -78,15 +78,21 @@ def note_text(note) -> str:
 
 class Op:
     """Base of the three kinds of op: it has an id (its 1-based position), a value and a note
-    (a string, or a ``(format, *vars)`` tuple: see `note_text`)."""
+    (a string, or a ``(format, *vars)`` tuple: see `note_text`).
 
-    __slots__ = ("id", "val", "note", "var")
+    ``pullback`` is None unless the context that recorded the op keeps something there for a
+    later pass over the tape (a private gradient tape keeps each primitive's pullback on its
+    op: a slot costs 8 bytes where a table keyed by the op's Variable cost 50-100).
+    """
+
+    __slots__ = ("id", "val", "note", "var", "pullback")
 
     def __init__(self, val=MISSING, note=""):
         self.id = 0
         self.val = val
         self.note = note
         self.var = None
+        self.pullback = None
 
     def used_vars(self):
         return ()
@@ -114,6 +120,7 @@ class Call(Op):
         self.val = val
         self.note = note
         self.var = None
+        self.pullback = None
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
@@ -203,6 +210,7 @@ class Tape:
         op = _new(Input)
         op.val = val
         op.note = note
+        op.pullback = None
         return self.push(op)
 
     def push_call(self, fn, args, kwargs, val, note="") -> Variable:
@@ -214,6 +222,7 @@ class Tape:
         op.kwargs = kwargs
         op.val = val
         op.note = note
+        op.pullback = None
         ops = self.ops
         ops.append(op)
         op.id = len(ops)

@@ -27,8 +27,16 @@ is measured in benchmarks/README.md ("Why the fast paths"). The shortcuts:
 
 Each decides on types, shapes and dtypes only, so that a traced pullback (a compiled
 gradient) takes the same path as the eager one.
+
+The pullbacks of two numbers (and tanh's of a number) are module-level functions bound to
+the values they need (``MethodType(_multiply_numbers_pullback, (x, y))``): 64 bytes for the
+method and 64 for a pair, where a function made inside the rule costs 152 with a closure
+tuple and 40 for each cell, and a long scalar chain holds one per op until the sweep reaches
+it (benchmarks/README.md, "Memory per recorded op").
 """
 from __future__ import annotations
+
+from types import MethodType
 
 import numpy as np
 
@@ -169,13 +177,29 @@ def _subtract_broadcast_pullback(x, y, z):
 # way, and makes every captured variable's cell on entry, also on the scalar path.
 
 
+def _multiply_numbers_pullback(xy, dz):
+    x, y = xy
+    return NO_TANGENT, dz * y, dz * x
+
+
+def _times_first_pullback(x, dz):  # x a constant: only y's tangent is read
+    return NO_TANGENT, NO_TANGENT, dz * x
+
+
+def _times_second_pullback(y, dz):  # y a constant: only x's tangent is read
+    return NO_TANGENT, dz * y, NO_TANGENT
+
+
+_multiply_numbers_pullback.__name__ = _times_first_pullback.__name__ = "multiply_pullback"
+_times_second_pullback.__name__ = "multiply_pullback"
+
+
 @fast_path(np.multiply)
 def multiply_fast(x, y, needs=None):
     if type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS:
-        def multiply_pullback(dz):
-            return NO_TANGENT, dz * y, dz * x
-
-        return x * y, multiply_pullback
+        if needs is not None and needs[0] is not needs[1]:  # a constant factor: keep it alone
+            return x * y, MethodType(_times_second_pullback, y) if needs[0] else MethodType(_times_first_pullback, x)
+        return x * y, MethodType(_multiply_numbers_pullback, (x, y))
     return _multiply_arrays(x, y, needs)
 
 
@@ -247,16 +271,26 @@ def _scaled(c, t, at):
     return z, multiply_pullback
 
 
+def _divide_numbers_pullback(yz, dz):
+    y, z = yz
+    return NO_TANGENT, dz / y, -dz * z / y
+
+
+def _divided_by_constant_pullback(y, dz):  # y a constant: only x's tangent is read
+    return NO_TANGENT, dz / y, NO_TANGENT
+
+
+_divide_numbers_pullback.__name__ = _divided_by_constant_pullback.__name__ = "divide_pullback"
+
+
 @fast_path(np.divide)
 def divide_fast(x, y, needs=None):
     if (type(x) in _SCALARS and type(y) in _NUMBERS or type(x) is int and type(y) in _SCALARS) and y != 0:
         # (x / 0.0 raises in Python, where numpy gives inf)
         z = x / y
-
-        def divide_pullback(dz):
-            return NO_TANGENT, dz / y, -dz * z / y
-
-        return z, divide_pullback
+        if needs is not None and needs[0] and not needs[1]:  # a constant divisor: keep it alone
+            return z, MethodType(_divided_by_constant_pullback, y)
+        return z, MethodType(_divide_numbers_pullback, (y, z))
     return _divide_arrays(x, y, needs)
 
 
@@ -361,11 +395,15 @@ def tanh_fast(x):
 
             return y, tanh_pullback
 
-    def tanh_pullback(dy):
-        # d/dx tanh = 1 - tanh²
-        return NO_TANGENT, dy * (1 - y * y)
+    return y, MethodType(_tanh_pullback, y)
 
-    return y, tanh_pullback
+
+def _tanh_pullback(y, dy):
+    # d/dx tanh = 1 - tanh²
+    return NO_TANGENT, dy * (1 - y * y)
+
+
+_tanh_pullback.__name__ = "tanh_pullback"
 
 
 def _tanh_pullback_in_place(y):

@@ -175,6 +175,26 @@ def _conj_weighted(z, n, axis, inverse=False, scratch=False):
     return np.multiply(out, w, out=out)
 
 
+def _rfftn_into(x, axes, lengths, norm):
+    """``rfftn(x, s=lengths, axes=axes, norm=norm)`` of a plain array, the same bits, with the
+    complex transforms of the other axes made in place in the real transform's output (as
+    numpy's own ``out=`` does): one array of the spectrum's size where numpy makes one per axis.
+    Each large array is a fresh mapping with glibc's default malloc, page-faulted in as it is
+    first written, so an image-sized gradient notices (benchmarks/README.md, W7p)."""
+    z = _FFT.rfft(x, n=lengths[-1], axis=axes[-1], norm=norm)
+    for a, n in zip(reversed(axes[:-1]), reversed(lengths[:-1])):
+        z = _FFT.fft(z, n=n, axis=a, norm=norm, out=z if z.shape[a] == n else None)
+    return z
+
+
+def _irfftn_from(z, axes, lengths, norm):
+    """``irfftn(z, s=lengths, axes=axes, norm=norm)`` of a spectrum of the pullback's own (a
+    plain array nobody else holds), the same bits, its complex transforms made in place in it."""
+    for a, n in zip(axes[:-1], lengths[:-1]):
+        z = _FFT.ifft(z, n=n, axis=a, norm=norm, out=z if z.shape[a] == n else None)
+    return _FFT.irfft(z, n=lengths[-1], axis=axes[-1], norm=norm)
+
+
 def _along(v, axis, ndim):
     """A 1-d array `v` shaped to broadcast along `axis` of an ndim-dimensional array."""
     return np.reshape(v, (-1,) + (1,) * (ndim - 1 - axis))
@@ -343,7 +363,10 @@ def _r2c_rule(fn, one_d):
     def rule(x, *args, **kwargs):
         axes, lengths, norm, sizes = _plan(fn, (x, *args), kwargs, one_d)
         last, n = axes[-1], lengths[-1]
-        y = fn(x, *args, **kwargs)
+        if not one_d and type(x) is np.ndarray and len(args) < 4 and "out" not in kwargs:
+            y = _rfftn_into(x, axes, lengths, norm)  # (numpy's rfftn, one array fewer)
+        else:
+            y = fn(x, *args, **kwargs)
         # a short input padded with zeros (an image-sized transform of a small kernel): its
         # gradient is a few entries of the transpose, cheaper as matrix products
         order = _prunes(np.shape(y), axes, lengths, sizes)
@@ -357,7 +380,10 @@ def _r2c_rule(fn, one_d):
                 # Re(fftn of dy padded to the full spectrum), computed as the real transform
                 # irfftn(conj(dy) / c) with the opposite norm (see the module docstring)
                 z = _conj_weighted(dy, n, last, inverse=True)
-                dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
+                if type(z) is np.ndarray and z.dtype.kind == "c":  # (a new array: its transforms can be made in it)
+                    dx = _irfftn_from(z, axes, lengths, _OPPOSITE[norm])
+                else:
+                    dx = _FFT.irfftn(z, s=lengths, axes=axes, norm=_OPPOSITE[norm])
             return NO_TANGENT, cast_like(_fit(dx, axes, sizes), x), *no_tangents(args)
 
         pullback.__name__ = pullback.__qualname__ = f"{fn.__name__}_pullback"
@@ -386,7 +412,10 @@ def _c2r_rule(fn, one_d):
         def pullback(dy):
             # c[k] · ifftn(g)[k] on the first n//2 + 1 rows; for a real g that is
             # c[k] · conj(rfftn(g)[k]) with the opposite norm (see the module docstring)
-            z = _FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm])
+            if type(dy) is np.ndarray:
+                z = _rfftn_into(dy, axes, tuple(dy.shape[a] for a in axes), _OPPOSITE[norm])
+            else:
+                z = _FFT.rfftn(dy, axes=axes, norm=_OPPOSITE[norm])
             z = _conj_weighted(z, n, last, scratch=True)
             dx = _fit(z, axes, sizes)
             return NO_TANGENT, cast_like(dx, x), *no_tangents(args)

@@ -201,3 +201,58 @@ def test_pullback_of_a_padded_input_matches_the_transform(fn, shape, kwargs, dty
     _, (_, dx) = grad(f, x)
     np.testing.assert_allclose(compiled_grad(f)(x)[1][1], dx, rtol=1e-6 if dtype == np.float32 else 1e-13)
 
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=name)
+@pytest.mark.parametrize("shape, axes, s, norm", [
+    ((256, 256), (0, 1), None, None), ((7, 9), (0, 1), None, "ortho"), ((3, 4, 6), (0, 1, 2), None, "forward"),
+    ((5, 6, 8), (2, 0), None, None), ((6, 5), (0, 1), (8, 5), None), ((6, 5), (0, 1), (4, 9), "ortho"),
+    ((9,), (0,), (12,), None),
+], ids=str)
+def test_rfftn_and_irfftn_made_in_place_give_numpys_bits(shape, axes, s, norm, dtype, rng):
+    """The rules' rfftn and irfftn with their complex transforms made in place (one array of the
+    spectrum's size rather than one per axis) equal numpy's rfftn and irfftn bit for bit, also
+    where s= pads or cuts an axis (there the transform makes its own array)."""
+    from tapegrad.rules.fft import _irfftn_from, _rfftn_into
+
+    x = rng.standard_normal(shape).astype(dtype)
+    lengths = s or tuple(shape[a] for a in axes)
+    z = _rfftn_into(x, axes, lengths, norm)
+    want = FFT.rfftn(x, s=lengths, axes=axes, norm=norm)
+    assert z.dtype == want.dtype and np.array_equal(z, want)
+    back = FFT.irfftn(want, s=lengths, axes=axes, norm=norm)
+    got = _irfftn_from(z.copy(), axes, lengths, norm)
+    assert got.dtype == back.dtype and np.array_equal(got, back)
+
+
+def test_w7p_gradient_makes_one_spectrum_array_per_transform(rng, monkeypatch):
+    """W7p's gradient (a full-size kernel, rfft2 of both factors): each transform of the
+    forward and backward program makes one array of its spectrum's or image's size, in place
+    along the other axis, and the gradient equals the hand-written one (correlation with the
+    conjugate spectra) to rounding."""
+    from tapegrad import grad
+
+    image, kernel, target = (rng.standard_normal((32, 32)) for _ in range(3))
+    made = []
+    for fname in ("fft", "ifft", "rfft", "irfft"):
+        def counted(*args, _fn=getattr(FFT, fname), **kwargs):
+            out = _fn(*args, **kwargs)
+            made.append(kwargs.get("out") is None)
+            return out
+        monkeypatch.setattr(FFT, fname, counted)
+
+    def loss(image, kernel):
+        spectrum = FFT.rfft2(image) * FFT.rfft2(kernel)
+        return np.mean((FFT.irfft2(spectrum, s=image.shape) - target) ** 2)
+
+    _, (_, di, dk) = grad(loss, image, kernel)
+    monkeypatch.undo()
+    # the transforms the rules call (the forward irfft2 is numpy's own: its input is the user's):
+    # a new array and one in place for each rfft2 of the forward pass and for irfft2's pullback,
+    # one in place and a new real array for each of the two pullbacks of rfft2
+    assert made == [True, False] * 3 + [False, True] * 2
+    fi, fk = FFT.rfft2(image), FFT.rfft2(kernel)
+    residual = FFT.irfft2(fi * fk, s=image.shape) - target
+    fr = FFT.rfft2(residual * (2.0 / residual.size))
+    np.testing.assert_allclose(di, FFT.irfft2(fr * np.conj(fk), s=image.shape), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(dk, FFT.irfft2(fr * np.conj(fi), s=image.shape), rtol=1e-12, atol=1e-15)
