@@ -179,19 +179,27 @@ def _last_uses(tape, keep):
 
 
 def _last_uses_steps(tape, keep, chunk=None):
-    last = {}
-    for start, ops in enumerate(chunks(tape.ops, chunk)):
-        for i, op in enumerate(ops, start * (chunk or 0)):
-            if type(op) is Call:
-                for v in op.used_vars():
-                    last[v] = i
+    # the large arrays first: a long program of scalars has none, and nothing more to look at
+    large = set()
+    for ops in chunks(tape.ops, chunk):
+        for op in ops:
+            val = op.val
+            if type(val) is np.ndarray and val.nbytes >= FREE_BYTES and type(op) is not Input:
+                large.add(op.var)
         yield
+    large -= keep
+    last = {}
+    if large:
+        for start, ops in enumerate(chunks(tape.ops, chunk)):
+            for i, op in enumerate(ops, start * (chunk or 0)):
+                if type(op) is Call:
+                    for v in op.used_vars():
+                        if v in large:
+                            last[v] = i
+            yield
     out = {}
     for v, i in last.items():
-        val = v._op.val
-        if (type(v._op) is not Input and v not in keep and type(val) is np.ndarray
-                and val.nbytes >= FREE_BYTES):
-            out.setdefault(i, []).append(v)
+        out.setdefault(i, []).append(v)
     return out
 
 
@@ -232,8 +240,9 @@ class Body:
 
 
 def function_text(name, params, lines, ret):
-    """``def name(params):`` with the lines and ``return ret`` as its body."""
-    body = "\n".join("    " + line for line in lines + [f"return {ret}"])
+    """``def name(params):`` with the lines and ``return ret`` as its body (no return statement
+    when `ret` is None)."""
+    body = "\n".join("    " + line for line in (lines if ret is None else lines + [f"return {ret}"]))
     return f"def {name}({', '.join(params)}):\n{body}"
 
 

@@ -6,20 +6,21 @@ compiles in pieces that later calls can take one or a few at a time
 (`tapegrad.program.stages`), and costs less in all (2.1 against 4.2 eager gradients on a
 20,000-op chain: ``compile()`` of one very long function grows faster than its lines).
 
-The pieces run in turn from one outer function, which keeps the values that cross from one
-piece to a later one as its own locals: a piece takes as parameters the names it reads and
-does not define, and returns the names it defines that a later piece (or the return
-statement) reads. Values used only inside one piece stay that piece's locals, so a call of
-the program costs one Python call per piece more than the one long function, and a tuple and
-an argument for each value that crosses::
+The pieces run in turn from one outer function. The values that cross from one piece to a
+later one go through a list made afresh on each call (a program stays reentrant): the piece
+that makes such a value stores it at its end, each later piece that reads it loads it at its
+start; values used only inside one piece stay that piece's locals. A call of the program
+costs one Python call per piece more than the one long function, and a store and a load for
+each value that crosses (the values of the forward pass that the backward pass reads)::
 
-    def gradient_program_1(x, c):
+    def gradient_program_1(fn, x, c, slots):
         v4 = np.sin(x)
         ...
-        return (v2001, v1999)
+        slots[0] = v2001
 
     def gradient_program(fn, x, c):
-        v2001, v1999, = gradient_program_1(x, c)
+        slots = [None] * 5002
+        gradient_program_1(fn, x, c, slots)
         ...
         return value, (dx, dc)
 
@@ -30,8 +31,9 @@ found at one line whichever function it is in (`tapegrad.program.compiled._outco
 from __future__ import annotations
 
 from .codegen import function_text
+from .passes import drain
 
-__all__ = ["PIECE_LINES", "cut", "compile_steps"]
+__all__ = ["PIECE_LINES", "cut", "cut_steps", "compile_steps"]
 
 #: lines of one piece: its compile costs about a fifteenth of an eager gradient of a 20,000-op
 #: chain, and a call of the program one Python call more per piece
@@ -41,6 +43,11 @@ PIECE_LINES = 2000
 def cut(body, name, fresh, size=None):
     """``[(function name, text), ...]``: the pieces of `body` (a tracked `codegen.Body`), then the
     outer function `name` that calls them in turn. `fresh(base)` gives a name no other takes."""
+    return drain(cut_steps(body, name, fresh, size))
+
+
+def cut_steps(body, name, fresh, size=None):
+    """`cut`, a generator: yields after each piece it reads, and after each it writes."""
     size = size or PIECE_LINES
     lines, defs, uses = body.lines, body.defs, body.uses
     starts = range(0, max(len(lines), 1), size)
@@ -49,33 +56,40 @@ def cut(body, name, fresh, size=None):
         for d in defs[s:s + size]:
             if d is not None:
                 home[d] = j
-    ins, last = [], {}  # the names each piece reads from outside; name -> last piece reading it
+    yield
+    ins, last, large = [], {}, set()  # what each piece reads from before it; name -> last piece reading it
     for j, s in enumerate(starts):
         seen, read = set(), []
-        for used in uses[s:s + size]:
+        for line, used in zip(lines[s:s + size], uses[s:s + size]):
+            if line.startswith("del "):
+                large.update(used)  # (a large array, freed after its last use)
             for u in used:
                 last[u] = j
-                if u not in seen and home.get(u, -1) != j:
+                if u not in seen and home.get(u, j) < j:
                     seen.add(u)
                     read.append(u)
         ins.append(read)
+        yield
     for u in body.ret_uses:
         last[u] = len(starts)
-    outs = [[] for _ in starts]
+    slot = {}  # a value that crosses: its place in the list the pieces share
     for d, j in home.items():
         if last.get(d, j) > j:
-            outs[j].append(d)
-    params = set(body.params)
-    texts, outer = [], []
+            slot[d] = len(slot)
+    slots = fresh("slots")
+    params = ", ".join(body.params + [slots])
+    texts, outer = [], [f"{slots} = [None] * {len(slot)}"]
     for j, s in enumerate(starts):
         pname = fresh(f"{name}_{j + 1}")
-        ret = f"({', '.join(outs[j])},)" if outs[j] else "None"
-        texts.append((pname, function_text(pname, ins[j], lines[s:s + size], ret)))
-        call = f"{pname}({', '.join(ins[j])})"
-        outer.append(f"{', '.join(outs[j])}, = {call}" if outs[j] else call)
-        gone = [u for u in ins[j] if last[u] == j and u not in params]
-        if gone:  # freed here, as the one long function would free them after their last use
-            outer.append("del " + ", ".join(gone))
+        head = [f"{u} = {slots}[{slot[u]}]" for u in ins[j]]
+        tail = [f"{slots}[{slot[d]}] = {d}" for d in defs[s:s + size] if d in slot]
+        # a large array read here for the last time leaves the list, as the one long function
+        # would free it after its last use
+        tail += [f"{slots}[{slot[u]}] = None" for u in ins[j] if u in large and last[u] == j]
+        texts.append((pname, function_text(pname, params.split(", "), head + lines[s:s + size] + tail, None)))
+        outer.append(f"{pname}({params})")
+        yield
+    outer += [f"{u} = {slots}[{slot[u]}]" for u in dict.fromkeys(body.ret_uses) if u in slot]
     texts.append((name, function_text(name, body.params, outer, body.ret)))
     return texts
 

@@ -25,7 +25,7 @@ import time
 
 from .codegen import Writer, body_steps, compile_source, source_and_namespace
 from .passes import CHUNK, copy_steps, needed_steps, shared_steps, simplified_steps, optimize
-from .pieces import compile_steps, cut
+from .pieces import compile_steps, cut_steps
 from ..pytree import Spec, build, spec_leaves, unflatten
 from ..tape import Call, Input, Variable, paused_gc
 
@@ -49,27 +49,32 @@ class Node:
     generator); `advance` takes it on, `compile` to its end.
     """
 
-    __slots__ = ("program", "children", "steps", "last")
+    __slots__ = ("program", "children", "steps", "last", "eager", "step")
 
     def __init__(self, tape, names, assume_finite, whole=False):
         self.program = None
         self.children = {}  # (line of the program, exception type, outcome) -> Node
         self.last = False  # True when what is left is cheap enough for the call that runs it
         self.steps = program_steps(tape, names, assume_finite, whole)
+        self.eager = float("inf")  # the least CPU time of an eager grad that answered a call
+        self.step = 0.0  # the CPU time of the last step (the next, in the same pass, costs about as much)
 
     def waiting(self) -> bool:
         """True while the program needs more than the call that runs it can do."""
         return self.program is None and not self.last
 
     def after_eager(self, seconds):
-        """Take the program on for `BUDGET` times `seconds`, the CPU time of the eager grad
-        that answered this call."""
-        self.advance(BUDGET * seconds)
+        """Take the program on for `BUDGET` times the CPU time of an eager grad (`seconds`, that
+        of the one that answered this call, or a quicker one before it: a machine's noise
+        should not lengthen the calls)."""
+        self.eager = min(self.eager, seconds)
+        self.advance(BUDGET * self.eager)
 
     def advance(self, budget=None):
-        """Take the program on for about `budget` seconds of CPU time, one stage of a short
-        program (or, with None, one step of a long one)."""
-        start = time.process_time()
+        """Take the program on by steps while they fit in `budget` seconds of CPU time (each
+        reckoned as dear as the one before it; at least one step), or by one stage of a short
+        program (with None, one step of a long one)."""
+        start = now = time.process_time()
         with paused_gc():  # each step makes and drops objects by the thousand
             while self.program is None:
                 try:
@@ -79,9 +84,10 @@ class Node:
                         raise RuntimeError("the program's making failed on an earlier call") from None
                     self.program, self.steps = done.value, None
                     return
+                self.step, now = time.process_time() - now, time.process_time()
                 if mark is LAST:
                     self.last = True
-                if mark is not None or budget is None or time.process_time() - start >= budget:
+                if mark is not None or budget is None or now - start + self.step > budget:
                     return
 
     def compile(self):
@@ -120,9 +126,10 @@ def program_steps(tape, names, assume_finite, whole=False):
         drops_df, df, chosen = _named(optimized, names)
         w = Writer(optimized)
         body = yield from body_steps(optimized, w, names=chosen, chunk=CHUNK, track=True)
-        texts = cut(body, NAME, w.fresh)
+        texts = yield from cut_steps(body, NAME, w.fresh)
         namespace = dict(w.namespace)
         del w, body
+        yield
         yield from _free(optimized)
         program = yield from compile_steps(texts, namespace, f"<tapegrad {NAME}>")
     program.__drops_df__ = drops_df
