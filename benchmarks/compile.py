@@ -36,7 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-CALLS = 16
+CALLS = 24
 
 
 #: the chains: W1c's step (sin, two products, a sum: four primitives) so many times
@@ -92,8 +92,10 @@ def cached(name, calls):
     if key not in _READY:
         f, args, wrt = _case(name)
         g = tapegrad.compiled_grad(f, wrt=wrt)
-        for _ in range(6):
+        for _ in range(200):  # until the program runs (a long one is made over many calls)
             g(*args)
+            if g.cache_info()["hits"] > 1:
+                break
         _READY[key] = lambda: g(*args)
     run = _READY[key]
     gc.collect()

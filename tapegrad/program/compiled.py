@@ -16,6 +16,13 @@ gradients):
 4. its fifth call compiles the source and runs it. Later calls with the same signature run
    that function directly.
 
+A long program (over `stages.PIECE_OPS` traced ops) takes smaller steps: from the third call
+on, each call is an eager ``grad`` that then takes the program's making on for about as much
+CPU time again, a few hundred ops of a pass, of the source, or one function of the source
+cut into pieces of a few thousand lines (`tapegrad.program.stages`, `tapegrad.program.pieces`),
+until a call runs the program. Every call but the trace then costs at most about three eager
+gradients, where one whole stage cost four to nine (benchmarks/README.md).
+
 A path traced again after a failed guard (below) skips the first tier: it is traced at once
 and goes through the others on its next calls.
 
@@ -117,8 +124,9 @@ class CompiledGrad:
     is an eager `grad` (``cache_info()["eager"]``); its second is traced into the gradient
     program (``"misses"``) and returns the traced result; its third optimizes the program and
     its fourth writes its source, each answered by an eager grad (``"eager"`` too); its fifth
-    compiles and runs the program (``"hits"``), as do the calls after it. With ``tiers=False``
-    the first call traces and the second runs the program, made through every stage at once.
+    compiles and runs the program (``"hits"``), as do the calls after it; a long program is
+    made in more, smaller steps, each after an eager grad. With ``tiers=False`` the first call
+    traces and the second runs the program, made through every stage at once.
     """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
@@ -465,7 +473,9 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     signatures). A signature's first call is an eager ``grad``, its second traces the
     gradient program, its third optimizes the program and its fourth writes its source
     (both answered by an eager ``grad``), its fifth compiles and runs it
-    (benchmarks/README.md has what each costs); later calls run the program. With
+    (benchmarks/README.md has what each costs); later calls run the program. A long program
+    (over 2,000 traced ops) is made in smaller steps over more calls, each an eager ``grad``
+    and about as much work again on the program. With
     ``tiers=False`` the first call traces the program and the second compiles and runs it
     (for a function called many times, where one dear first call does not matter, and in
     tests that must reach the program). See the module docstring for what is cached and

@@ -33,7 +33,7 @@ __all__ = ["Node", "program_steps", "BUDGET", "PIECE_OPS"]
 
 #: a call answered by an eager grad spends at most this share of that grad's CPU time on the
 #: program (plus one step, a small fraction of it): with the eager grad, under 3 of them
-BUDGET = 1.25
+BUDGET = 1.0
 #: traced ops above which a program is made in steps of `CHUNK` ops and compiled in pieces
 PIECE_OPS = 2000
 #: what `program_steps` yields where a call must stop (`STAGE`), or where what is left is
