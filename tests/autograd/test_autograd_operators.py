@@ -179,11 +179,15 @@ def test_numpy_module_is_numpy_plus_autograds_names():
 
 
 def test_a_closure_holding_the_argument_itself_is_a_constant():
-    """A closure's values are constants, as in autograd, even the very array being differentiated
-    (tapegrad's own entry points see one input along both paths and sum its shares)."""
+    """A closure's values are constants, as in autograd, even the very array being differentiated;
+    so they are to tapegrad.gradient. tapegrad.grad differentiates the captured values too, and
+    sees the one array along both paths: each share is the sum of both."""
     f = (lambda c: lambda y: np.sum(c * y))(X)
     onp.testing.assert_allclose(ag.grad(f)(X), X)
-    onp.testing.assert_allclose(tapegrad.gradient(f, X)[0], 2 * X)
+    onp.testing.assert_allclose(tapegrad.gradient(f, X)[0], X)
+    df, dy = tapegrad.grad(f, X)[1]
+    onp.testing.assert_allclose(dy, 2 * X)
+    onp.testing.assert_allclose(df.fields["c"], 2 * X)
 
 
 #: autograd's user-facing names, module by module (its internal rule helpers are left out)
