@@ -1,25 +1,24 @@
 """What a compiled gradient's first calls cost, and its cached calls, against one eager grad.
 
-    python benchmarks/compile.py                        # W1c, the 20,000- and 100,000-op chains
+    python benchmarks/compile.py                        # W1c and a 100,000-op chain
     python benchmarks/compile.py --against 69f38e8      # the same, side by side with a commit
-    python benchmarks/compile.py --against 69f38e8 --cached W1,W1c,W5,W3,chain20k --repeats 9
+    python benchmarks/compile.py --against 69f38e8 --cached W1,W1c,W5,W3 --repeats 9
 
-For each case, a fresh ``compiled_grad`` is called `CALLS` times on the same arguments and each
+For each case, a fresh ``compiled_grad`` is called six times on the same arguments and each
 call is divided by one eager ``grad`` of the same function timed just before it, in CPU time
 of the process (``time.process_time``: on a shared machine, the time other processes take
-stays out), the median of the repeats printed: call 1, call 2, ..., then the dearest of the
-first eight and the first call that ran the program. A signature's first call is an eager
-grad, its second traces the gradient program; the calls after it are eager grads that each
-take the program's making on for a share of their own time (`tapegrad.program.stages`), until
-a call runs the program (before the tiers, the first call did all of it; before issue 36,
-calls 3, 4 and 5 each did one whole stage). ``--cached`` times the steady-state cached calls
-of the workloads named (wall-clock, paired).
+stays out), the median of the repeats printed: call 1, call 2, ... A signature's first call is
+an eager grad, its second traces the gradient program, its third optimizes it and its fourth
+writes its source (each also runs an eager grad), its fifth compiles and runs it, and the
+later ones run the program
+(before the tiers, the first call did all of it). ``--cached`` times the steady-state cached
+calls of the workloads named (wall-clock, paired).
 
 With ``--against REV`` the commit is checked out into a temporary git worktree and one child
 process per side (its own tapegrad, this tree's workloads) takes the same orders in
 alternating order; the report adds the median of the paired ratios of cached calls (this
-commit ÷ REV: below 1 is faster). The cases: ``W1c`` (4,000 primitives), ``chain20k`` (the
-W1c step 5,000 times: 20,000 primitives, the issue's) and ``chain`` (25,000 times: 100,000).
+commit ÷ REV: below 1 is faster). The cases: ``W1c`` (4,000 primitives) and ``chain`` (the
+W1c step 25,000 times: 100,000 primitives).
 """
 from __future__ import annotations
 
@@ -36,24 +35,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-CALLS = 24
-
-
-#: the chains: W1c's step (sin, two products, a sum: four primitives) so many times
-STEPS = {"chain20k": 5_000, "chain": 25_000}
+CALLS = 6
 
 
 def _case(name):
-    """(f, args, wrt) of a case: a workload, or a chain of `STEPS`."""
+    """(f, args, wrt) of a case: a workload, or ``chain`` (W1c's step 25,000 times)."""
     import numpy as np
 
     from benchmarks.workloads import WORKLOADS
 
-    if name in STEPS:
-        steps = STEPS[name]
-
+    if name == "chain":
         def chain(x, c):
-            for _ in range(steps):
+            for _ in range(25_000):
                 x = np.sin(x) * c + 0.1 * x
             return x
 
@@ -76,12 +69,7 @@ def first_calls(name):
     gc.collect()
     eager = _timed(lambda: tapegrad.grad(f, *args, wrt=wrt))
     g = tapegrad.compiled_grad(f, wrt=wrt)
-    ratios, first_hit = [], None
-    for call in range(1, CALLS + 1):
-        ratios.append(_timed(lambda: g(*args)) / eager)
-        if first_hit is None and g.cache_info()["hits"]:
-            first_hit = call
-    return ratios + [first_hit or 0]
+    return [_timed(lambda: g(*args)) / eager for _ in range(CALLS)]
 
 
 def cached(name, calls):
@@ -92,10 +80,8 @@ def cached(name, calls):
     if key not in _READY:
         f, args, wrt = _case(name)
         g = tapegrad.compiled_grad(f, wrt=wrt)
-        for _ in range(200):  # until the program runs (a long one is made over many calls)
+        for _ in range(6):
             g(*args)
-            if g.cache_info()["hits"] > 1:
-                break
         _READY[key] = lambda: g(*args)
     run = _READY[key]
     gc.collect()
@@ -155,16 +141,9 @@ def run(sides, cases, cached_names, repeats, sample):
             for k in (list(sides) if r % 2 == 0 else list(reversed(sides))):
                 ratios[k].append(sides[k].ask("first", name))
         for k, rows in ratios.items():
-            hits = sorted(row[-1] for row in rows)
-            rows = [row[:-1] for row in rows]
             med = [statistics.median(col) for col in zip(*rows)]
-            print(f"{name:8} {k:8} call ÷ eager grad, calls 1-{CALLS}: "
-                  + " ".join(f"{x:5.2f}" for x in med) + f"   (median of {len(rows)})", flush=True)
-            worst = [max(row[:8]) for row in rows]
-            print(f"{name:8} {k:8} dearest of the first eight: median {statistics.median(worst):.2f}, "
-                  f"runs {' '.join(f'{x:.2f}' for x in sorted(worst))}; the dearest after the second: "
-                  f"{statistics.median(max(row[2:8]) for row in rows):.2f}; the first call that ran the "
-                  f"program: {' '.join(map(str, hits))} (0: none of the {CALLS})", flush=True)
+            print(f"{name:6} {k:8} call ÷ eager grad, calls 1-{CALLS}: "
+                  + "  ".join(f"{x:6.2f}" for x in med) + f"   (median of {len(rows)})", flush=True)
     for name in cached_names:
         once = max(s.ask("cached", name, 1) for s in sides.values())
         calls = max(1, int(sample / max(once, 1e-7)))
@@ -182,7 +161,7 @@ def run(sides, cases, cached_names, repeats, sample):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--against", metavar="REV", help="an earlier commit to run side by side")
-    ap.add_argument("--cases", default="W1c,chain20k,chain", help="first-call cases: workloads or chains")
+    ap.add_argument("--cases", default="W1c,chain", help="first-call cases: workloads or chain")
     ap.add_argument("--cached", default="W1c", help="workloads whose cached calls are timed")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--sample", type=float, default=0.05, help="least seconds one cached sample takes")

@@ -26,7 +26,7 @@ from .registry import rrule
 from .tangents import getitem
 from .tape import Call, Variable
 
-__all__ = ["numbering", "numbering_steps", "named_note", "source_name"]
+__all__ = ["numbering", "named_note", "source_name"]
 
 
 def _is_read(op, var, index) -> bool:
@@ -37,23 +37,10 @@ def _is_read(op, var, index) -> bool:
 def numbering(tape) -> dict:
     """``{Variable: name}`` for every op of `tape`: ``%k`` for values, ``rr%k`` / ``pb%k`` /
     ``dx%k`` for the plumbing of the primitive whose value is ``%k``."""
-    names = {}
-    for _ in numbering_steps(tape, names):
-        pass
-    return names
-
-
-def numbering_steps(tape, names, chunk=0):
-    """`numbering` into `names`, yielding after each `chunk` ops or so when `chunk` is given
-    (a long program's source is written a share at a time: `tapegrad.program.stages`)."""
-    used = set()
+    names, used = {}, set()
     ops = tape.ops
     k, i, n = 0, 0, len(ops)
-    stop = chunk or n
     while i < n:
-        if i >= stop:
-            stop += chunk
-            yield
         op = ops[i]
         if (type(op) is Call and op.fn is rrule and i + 2 < n
                 and _is_read(ops[i + 1], op.var, 0) and _is_read(ops[i + 2], op.var, 1)):

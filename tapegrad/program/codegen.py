@@ -24,10 +24,9 @@ import numpy as np
 from ..errors import qualified_name, short_name, ufunc_method
 from .guards import GUARDS
 from ..pytree import Spec, build, spec_leaves
-from ..numbering import named_note, numbering_steps, source_name
+from ..numbering import named_note, numbering, source_name
 from ..tangents import NO_TANGENT, ZERO
 from ..tape import Call, Constant, Input, Variable
-from .passes import chunks, drain
 
 __all__ = ["to_source", "compile_tape"]
 
@@ -41,9 +40,7 @@ def _is_numpy_value(v):
     return isinstance(v, (np.ndarray, np.generic))
 
 
-class Writer:
-    """The names of one function's source: values, functions and constants bound by name."""
-
+class _Writer:
     def __init__(self, tape):
         self.tape = tape
         self.names = {}  # Variable -> name
@@ -175,31 +172,17 @@ FREE_BYTES = 1 << 16
 
 def _last_uses(tape, keep):
     """{op index: Variables whose last use is that op}, for the large arrays worth deleting."""
-    return drain(_last_uses_steps(tape, keep))
-
-
-def _last_uses_steps(tape, keep, chunk=None):
-    # the large arrays first: a long program of scalars has none, and nothing more to look at
-    large = set()
-    for ops in chunks(tape.ops, chunk):
-        for op in ops:
-            val = op.val
-            if type(val) is np.ndarray and val.nbytes >= FREE_BYTES and type(op) is not Input:
-                large.add(op.var)
-        yield
-    large -= keep
     last = {}
-    if large:
-        for start, ops in enumerate(chunks(tape.ops, chunk)):
-            for i, op in enumerate(ops, start * (chunk or 0)):
-                if type(op) is Call:
-                    for v in op.used_vars():
-                        if v in large:
-                            last[v] = i
-            yield
+    for i, op in enumerate(tape.ops):
+        if type(op) is Call:
+            for v in op.used_vars():
+                last[v] = i
     out = {}
     for v, i in last.items():
-        out.setdefault(i, []).append(v)
+        val = v._op.val
+        if (type(v._op) is not Input and v not in keep and type(val) is np.ndarray
+                and val.nbytes >= FREE_BYTES):
+            out.setdefault(i, []).append(v)
     return out
 
 
@@ -222,84 +205,41 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None, names=None
         v6 = a / v5
         return v6
     """
-    w = _writer or Writer(tape)
-    body = drain(body_steps(tape, w, outputs, names))
-    return function_text(name, body.params, body.lines, body.ret)
-
-
-class Body:
-    """A function's body as `body_steps` writes it: its parameters, its lines, the return
-    expression; with `track`, for each line the name it defines (or None) and the names it
-    reads (`tapegrad.program.pieces` cuts a long body into functions by them)."""
-
-    __slots__ = ("params", "lines", "ret", "defs", "uses", "ret_uses")
-
-    def __init__(self, track):
-        self.params, self.lines, self.ret = [], [], None
-        self.defs, self.uses, self.ret_uses = ([], [], []) if track else (None, None, None)
-
-
-def function_text(name, params, lines, ret):
-    """``def name(params):`` with the lines and ``return ret`` as its body (no return statement
-    when `ret` is None)."""
-    body = "\n".join("    " + line for line in (lines if ret is None else lines + [f"return {ret}"]))
-    return f"def {name}({', '.join(params)}):\n{body}"
-
-
-def body_steps(tape, w, outputs=None, names=None, chunk=None, track=False):
-    """`to_source`'s body (a `Body`) written `chunk` ops at a time: yields between chunks."""
-    out = Body(track)
-    params, lines, defs, uses = out.params, out.lines, out.defs, out.uses
-    shown = {}
-    yield from numbering_steps(tape, shown, chunk or 0)
-    dead_after = yield from _last_uses_steps(tape, set(outputs or ()) | {tape.result}, chunk)
+    w = _writer or _Writer(tape)
+    shown = numbering(tape)
+    params, lines = [], []
+    dead_after = _last_uses(tape, set(outputs or ()) | {tape.result})
     packed = _final_build(tape) if outputs is None else None
-    wnames = w.names
-    for start, ops in enumerate(chunks(tape.ops, chunk)):
-        start *= chunk or 0
-        for i, op in enumerate(ops, start):
-            if op is packed:
-                continue  # written as the return statement's literal
-            note = named_note(op.note, shown)
-            if type(op) is Input:
-                pname = w.fresh(note if note else ("fn" if op.id == 1 else f"x{op.id}"))
-                wnames[op.var] = pname
-                params.append(pname)
-                continue
-            vname = w.fresh((names or {}).get(op.var) or source_name(shown[op.var]))
-            wnames[op.var] = vname
-            if type(op) is Constant:
-                text = f"{vname} = {w.value(op.val)}"
-            elif type(op) is Call and op.fn in GUARDS:
-                text = w.call(op)
-                vname = None
-            else:
-                text = f"{vname} = {w.call(op)}"
-            if note:
-                text = f"{text}  # {_comment(note)}"
-            lines.append(text)
-            if track:
-                defs.append(vname)
-                uses.append([wnames[v] for v in op.used_vars()] if type(op) is Call else [])
-            if i in dead_after:
-                gone = [wnames[v] for v in sorted(dead_after[i], key=lambda v: v.id)]
-                lines.append("del " + ", ".join(gone))
-                if track:
-                    defs.append(None)
-                    uses.append(gone)
-        yield
+    for i, op in enumerate(tape.ops):
+        if op is packed:
+            continue  # written as the return statement's literal
+        note = named_note(op.note, shown)
+        if type(op) is Input:
+            pname = w.fresh(note if note else ("fn" if op.id == 1 else f"x{op.id}"))
+            w.names[op.var] = pname
+            params.append(pname)
+            continue
+        vname = w.fresh((names or {}).get(op.var) or source_name(shown[op.var]))
+        w.names[op.var] = vname
+        if type(op) is Constant:
+            text = f"{vname} = {w.value(op.val)}"
+        elif type(op) is Call and op.fn in GUARDS:
+            text = w.call(op)
+        else:
+            text = f"{vname} = {w.call(op)}"
+        if note:
+            text = f"{text}  # {_comment(note)}"
+        lines.append(text)
+        if i in dead_after:
+            lines.append("del " + ", ".join(w.names[v] for v in sorted(dead_after[i], key=lambda v: v.id)))
     if packed is not None:
-        out.ret = _literal(w, packed.args[0], iter(packed.args[1:]), top=True)
-        read = packed.used_vars()
+        ret = _literal(w, packed.args[0], iter(packed.args[1:]), top=True)
     elif outputs is None:
-        out.ret = wnames[tape.result] if tape.result is not None else "None"
-        read = [tape.result] if type(tape.result) is Variable else []
+        ret = w.names[tape.result] if tape.result is not None else "None"
     else:
-        out.ret = "(" + ", ".join(wnames[v] for v in outputs) + ("," if len(outputs) == 1 else "") + ")"
-        read = outputs
-    if track:
-        out.ret_uses = [wnames[v] for v in read]
-    return out
+        ret = "(" + ", ".join(w.names[v] for v in outputs) + ("," if len(outputs) == 1 else "") + ")"
+    body = "\n".join("    " + line for line in lines + [f"return {ret}"])
+    return f"def {name}({', '.join(params)}):\n{body}"
 
 
 def _final_build(tape):
@@ -378,7 +318,7 @@ def source_and_namespace(tape, name: str = "replay", outputs=None, names=None):
     """``(source, namespace)``: `to_source`'s text and the objects its names are bound to, the
     first half of `compile_tape` (the second is `compile_source`). Neither holds the tape:
     a program can wait for its compile without keeping the tape's values alive."""
-    w = Writer(tape)
+    w = _Writer(tape)
     src = to_source(tape, name, outputs, _writer=w, names=names)
     return src, dict(w.namespace)
 

@@ -16,13 +16,6 @@ gradients):
 4. its fifth call compiles the source and runs it. Later calls with the same signature run
    that function directly.
 
-A long program (over `stages.PIECE_OPS` traced ops) takes smaller steps: from the third call
-on, each call is an eager ``grad`` that then takes the program's making on for about as much
-CPU time again, a few hundred ops of a pass, of the source, or one function of the source
-cut into pieces of a few thousand lines (`tapegrad.program.stages`, `tapegrad.program.pieces`),
-until a call runs the program. Every call but the trace then costs at most about three eager
-gradients, where one whole stage cost four to nine (benchmarks/README.md).
-
 A path traced again after a failed guard (below) skips the first tier: it is traced at once
 and goes through the others on its next calls.
 
@@ -63,20 +56,20 @@ take the programs.)
 from __future__ import annotations
 
 import sys
-import time
 import types
 from collections import OrderedDict
 
 import numpy as np
 
+from .codegen import compile_source, source_and_namespace
 from .draws import Draws
 from ..grad import grad
-from .stages import Node
-from ..pytree import OPAQUE_TYPES, cell_filled, finalize, flatten, spec_key
+from .passes import optimize
+from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..tracing import param_names, trace
 from ..errors import restore_warnings, route_warnings, short_name, user_location
 from ..registry import WRITES
-from ..tape import Call, Variable, paused_gc
+from ..tape import Call, Input, Variable, paused_gc
 from ..tracer import plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
@@ -86,6 +79,73 @@ def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
     return grad(f, *args, seed=seed, wrt=_wrt, **kwargs)
 
 
+class _Node:
+    """A program of one path, and the programs traced after it failed, by where and how it failed.
+
+    A node goes through the stages of its program one call at a time, so that no call pays
+    for two of the costly ones (each about as dear as several eager gradients on a long
+    program): the call that traced the path leaves its tape (`pending` is ``("tape", ...)``);
+    the next call that reaches the node optimizes the tape (``("optimized", ...)``), the one
+    after writes the program's source (``("source", ...)``, a string: the tapes and their
+    values are gone), each answered by an eager grad (`advance`); the next compiles the source
+    and runs the program, as every later call does.
+    """
+
+    __slots__ = ("program", "children", "pending")
+
+    def __init__(self, pending):
+        self.program = None
+        self.pending = pending
+        self.children = {}  # (line of the program, exception type, outcome) -> _Node
+
+    def unwritten(self) -> bool:
+        """True while the program is a tape (traced, or optimized): not yet source or code."""
+        return self.program is None and self.pending[0] != "source"
+
+    def advance(self):
+        """Take the program one stage on: traced tape -> optimized tape -> source -> compiled."""
+        stage = self.pending[0]
+        with paused_gc():  # each stage makes and drops objects by the hundred thousand
+            if stage == "tape":
+                _, tape, names, assume_finite = self.pending
+                self.pending = ("optimized", *_optimized(tape, names, assume_finite))
+                del tape  # its ops and values go here, while the collector is paused
+            elif stage == "optimized":
+                _, optimized, chosen, drops_df, df = self.pending
+                src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
+                self.pending = ("source", src, namespace, drops_df, df)
+                del optimized
+            else:
+                _, src, namespace, drops_df, df = self.pending
+                program = compile_source(src, namespace, "gradient_program")
+                program.__drops_df__ = drops_df
+                program.__df__ = df
+                self.program = program
+                self.pending = None
+
+    def compile(self):
+        """The compiled program (made now, through the stages left, if this is its first use)."""
+        while self.program is None:
+            self.advance()
+        return self.program
+
+    def compile_all(self):
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            node.compile()
+            stack.extend(node.children.values())
+
+
+def _optimized(tape, names, assume_finite):
+    """The traced tape optimized, with the names of the values it returns and the gradient
+    with respect to `f` left out of it when constant (`_drop_function_tangent`)."""
+    optimized = optimize(tape, assume_finite=assume_finite)
+    drops_df, df = _drop_function_tangent(optimized)
+    chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
+    return optimized, chosen, drops_df, df
+
+
 def _outcome(program, exc):
     """Where and how `program` failed: the line of its source (one guard or call per line), the
     exception's type, and for a guard the value it met. Two inputs with the same outcome take
@@ -93,9 +153,8 @@ def _outcome(program, exc):
     line = None
     tb = exc.__traceback__
     code = program.__code__
-    pieces = {piece.__code__ for piece in getattr(program, "__pieces__", ())}  # (numbered as one text)
     while tb is not None:
-        if tb.tb_frame.f_code is code or tb.tb_frame.f_code in pieces:
+        if tb.tb_frame.f_code is code:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line, type(exc), getattr(exc, "got", None)
@@ -124,9 +183,8 @@ class CompiledGrad:
     is an eager `grad` (``cache_info()["eager"]``); its second is traced into the gradient
     program (``"misses"``) and returns the traced result; its third optimizes the program and
     its fourth writes its source, each answered by an eager grad (``"eager"`` too); its fifth
-    compiles and runs the program (``"hits"``), as do the calls after it; a long program is
-    made in more, smaller steps, each after an eager grad. With ``tiers=False`` the first call
-    traces and the second runs the program, made through every stage at once.
+    compiles and runs the program (``"hits"``), as do the calls after it. With ``tiers=False``
+    the first call traces and the second runs the program, made through every stage at once.
     """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
@@ -135,7 +193,7 @@ class CompiledGrad:
         self.wrt = wrt
         self.maxsize = maxsize
         self.assume_finite = assume_finite
-        self._cache = OrderedDict()  # signature -> Node (the first program; the others below it)
+        self._cache = OrderedDict()  # signature -> _Node (the first program; the others below it)
         self._sizes = {}  # signature -> number of programs
         self._programs = 0
         self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
@@ -209,13 +267,14 @@ class CompiledGrad:
         where a program for them belongs. Each step follows the outcome of the failed guard or
         call, so a lookup runs only the programs on its own path, never every program in turn.
 
-        With `step`, the lookup ends at a node whose program is still being made:
-        ``(None, None, node, _MAKING)``, for an eager grad to answer this call and then take
-        the program on (`Node.advance`)."""
+        With `step`, a node whose program is still a tape (traced, or optimized) is taken one
+        stage on and the lookup ends there: ``(None, None, None, None)``, for an eager grad to
+        answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
-            if step and node.waiting():
-                return None, None, node, _MAKING
+            if step and node.unwritten():
+                node.advance()
+                return None, None, None, None
             program = node.program or node.compile()
             token = route_warnings()  # numpy's warnings point at the user's line
             try:
@@ -247,13 +306,9 @@ class CompiledGrad:
             if program is not None:
                 self.hits += 1
                 return self._finish(out, args, program)
-            if outcome is _MAKING:
-                # an eager grad answers, and the program is then taken on for a share of the
-                # grad's own CPU time (one stage of a short program)
+            if parent is None:  # a program was taken one stage on: an eager grad answers
                 self.eager += 1
-                start = time.process_time()
                 value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
-                parent.after_eager(time.process_time() - start)
                 return plain_scalar(value), grads
             self.retraces += 1
         elif eager_first and key not in self._seen:
@@ -287,7 +342,7 @@ class CompiledGrad:
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
                 return self._finish(out, args)
-        self._insert(key, parent, outcome, Node(tape, names, self.assume_finite, whole=not self.tiers))
+        self._insert(key, parent, outcome, _Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args)  # the traced call returned the whole result
 
     def _insert(self, key, parent, outcome, node):
@@ -353,8 +408,6 @@ class CompiledGrad:
 
 
 _FunctionType = types.FunctionType
-#: `_lookup`'s outcome where it met a program still being made
-_MAKING = "making"
 #: the packages that pickle and copy objects: their frames are not the user's
 _PICKLERS = ("pickle", "_pickle", "copyreg", "copy", "cloudpickle", "dill", "multiprocessing")
 
@@ -465,6 +518,79 @@ def _holds_itself(spec) -> bool:
     return False
 
 
+def _drop_function_tangent(tape):
+    """Leave the gradient with respect to `f` out of the program's result when it is a constant.
+
+    A plain function has no values of its own to differentiate (``df`` is `ZERO`), nor has a
+    closure over integers and flags (a `Tangent` of `NO_TANGENT`); without that constant the
+    program ends in ``return value, (da, db)``, as a student would write it. Returns
+    ``(True, df)`` when the tape was changed (`CompiledGrad._finish` puts `df` back), else
+    ``(False, None)``.
+    """
+    op = tape.ops[-1] if tape.ops else None
+    if type(op) is not Call or op.fn is not build or op.var is not tape.result or op.kwargs:
+        return False, None
+    spec = op.args[0]
+    if not (isinstance(spec, Spec) and spec.kind == "seq" and len(spec.children) == 2):
+        return False, None
+    value_spec, grads_spec = spec.children
+    if (value_spec.kind != "leaf" or grads_spec.kind != "seq" or grads_spec.cls is not tuple
+            or not grads_spec.children):
+        return False, None
+    df_spec = grads_spec.children[0]
+    n = len(spec_leaves(df_spec))
+    if n == 0 or any(type(a) is Variable for a in op.args[2:2 + n]) or len(op.args) < 2 + n:
+        return False, None
+    df = unflatten(df_spec, op.args[2:2 + n])
+    rest = grads_spec.children[1:]
+    new_grads = Spec("seq", cls=tuple, keys=tuple(range(len(rest))), children=tuple(rest))
+    new_spec = Spec("seq", cls=spec.cls, keys=spec.keys, children=(value_spec, new_grads))
+    op.args = (new_spec, op.args[1], *op.args[2 + n:])
+    value, grads = op.val
+    op.val = (value, grads[1:])
+    return True, df
+
+
+def _result_names(tape, params):
+    """{Variable: name} for the values the program returns: ``value`` for the function's value,
+    ``d<parameter>`` (``da``, ``dp_W1``) for each gradient, so that the program reads
+    ``return value, (da, db)``. A value that is an input or already named keeps its name."""
+    op = tape.ops[-1] if tape.ops else None
+    if type(op) is not Call or op.fn is not build or op.var is not tape.result:
+        return {}
+    spec = op.args[0]
+    if not (isinstance(spec, Spec) and spec.kind == "seq" and len(spec.children) == 2
+            and spec.children[0].kind == "leaf" and spec.children[1].kind == "seq"):
+        return {}
+    chosen = {}
+
+    def choose(v, name):
+        if type(v) is Variable and v not in chosen and type(v._op) is not Input:
+            chosen[v] = name
+
+    leaves = iter(op.args[1:])
+    choose(next(leaves), "value")
+    seen = set()
+    for param, child in zip(params, spec.children[1].children):
+        for path in _leaf_paths(child, seen):
+            choose(next(leaves), "d" + "_".join([param, *path]))
+    return chosen
+
+
+def _leaf_paths(spec, seen):
+    """The key path of each leaf of `spec`, in the order `build` takes them (a shared part once)."""
+    stack = [(spec, [])]
+    while stack:
+        s, path = stack.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        if s.kind == "leaf":
+            yield [str(k) for k in path]
+        elif s.kind != "static":
+            stack.extend(reversed([(c, path + [k]) for k, c in zip(s.keys, s.children)]))
+
+
 def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
     """Compiled, cached ``grad``: ``compiled_grad(f)(*args)`` returns what ``grad(f, *args)`` does.
 
@@ -473,9 +599,7 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     signatures). A signature's first call is an eager ``grad``, its second traces the
     gradient program, its third optimizes the program and its fourth writes its source
     (both answered by an eager ``grad``), its fifth compiles and runs it
-    (benchmarks/README.md has what each costs); later calls run the program. A long program
-    (over 2,000 traced ops) is made in smaller steps over more calls, each an eager ``grad``
-    and about as much work again on the program. With
+    (benchmarks/README.md has what each costs); later calls run the program. With
     ``tiers=False`` the first call traces the program and the second compiles and runs it
     (for a function called many times, where one dear first call does not matter, and in
     tests that must reach the program). See the module docstring for what is cached and

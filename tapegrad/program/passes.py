@@ -40,14 +40,6 @@ def _is_pure(fn, known=None):
     return fn is operator.getitem or (mod.split(".")[0] == "numpy" and "random" not in mod)
 
 
-def _each(ops, chunk):
-    """The ops of `ops`, with a None after each `chunk` of them (where a pass taken in chunks
-    yields): an iterator over the list itself when `chunk` is None."""
-    if chunk is None:
-        return iter(ops)
-    return (op for part in chunks(ops, chunk) for op in (*part, None))
-
-
 def _resolver(replace):
     """``resolve(v)``: what `v` stands for after the replacements (followed to their end)."""
     def resolve(v):
@@ -66,32 +58,6 @@ def _copy_tape(tape, keep, replace=None, folded=None):
     `replace` maps an old Variable to the old Variable (or plain value) that stands for it.
     A kept op in `folded` (old Variable -> value) becomes a constant of that value.
     """
-    return drain(copy_steps(tape, keep, replace, folded))
-
-
-def drain(steps):
-    """Run a pass written in chunks (a generator, as `tapegrad.program.stages` takes it a few
-    thousand ops a call) to its end, and return what it returns."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
-
-
-#: ops a pass handles between two yields when taken in chunks
-CHUNK = 500
-
-
-def chunks(ops, chunk):
-    """`ops` in slices of `chunk` (all of it at once when `chunk` is None)."""
-    if chunk is None or len(ops) <= chunk:
-        return [ops]
-    return [ops[i:i + chunk] for i in range(0, len(ops), chunk)]
-
-
-def copy_steps(tape, keep, replace=None, folded=None, chunk=None):
-    """`_copy_tape` a `chunk` of ops at a time: yields between chunks, returns the new tape."""
     replace = replace or {}
     folded = folded or {}
     new = Tape(tape.ctx)
@@ -110,34 +76,30 @@ def copy_steps(tape, keep, replace=None, folded=None, chunk=None):
         return a
 
     push_call = new.push_call
-    for ops in chunks(tape.ops, chunk):
-        for op in ops:
-            var = op.var
-            if var not in keep:
-                continue
-            t = type(op)
-            if t is Call and var not in folded:
-                kwargs = {k: arg(v) for k, v in op.kwargs.items()} if op.kwargs else op.kwargs
-                fn = arg(op.fn) if type(op.fn) is Variable else op.fn
-                mapping[var] = push_call(fn, tuple([arg(a) for a in op.args]), kwargs, op.val, op.note)
-            elif t is Input:
-                mapping[var] = new.push(Input(op.val, op.note))
-            elif t is Call:  # folded: its recorded value, as a constant
-                mapping[var] = new.push(Constant(folded[var], op.note))
-            else:
-                mapping[var] = new.push(Constant(op.val, op.note))
-        yield
+    for op in tape.ops:
+        var = op.var
+        if var not in keep:
+            continue
+        t = type(op)
+        if t is Call and var not in folded:
+            kwargs = {k: arg(v) for k, v in op.kwargs.items()} if op.kwargs else op.kwargs
+            fn = arg(op.fn) if type(op.fn) is Variable else op.fn
+            mapping[var] = push_call(fn, tuple([arg(a) for a in op.args]), kwargs, op.val, op.note)
+        elif t is Input:
+            mapping[var] = new.push(Input(op.val, op.note))
+        elif t is Call:  # folded: its recorded value, as a constant
+            mapping[var] = new.push(Constant(folded[var], op.note))
+        else:
+            mapping[var] = new.push(Constant(op.val, op.note))
     result = resolve(tape.result) if tape.result is not None else None
     if type(result) is Variable:
         new.result = mapping[result]
     elif tape.result is not None:
         new.result = new.push(Constant(result, "result"))
     renamed = {}
-    for ops in chunks(tape.ops, chunk):
-        for op in ops:
-            r = resolve(op.var)
-            renamed[op.var] = mapping.get(r) if type(r) is Variable else r
-        yield
+    for op in tape.ops:
+        r = resolve(op.var)
+        renamed[op.var] = mapping.get(r) if type(r) is Variable else r
     new.meta["renamed"] = renamed
     return new
 
@@ -174,19 +136,11 @@ def _needed(tape, outputs, replace, folded=()):
     """The Variables to keep: the inputs, the guards, the calls that may raise (`_may_raise`),
     and what the result (or `outputs`) and those depend on, reading each op's arguments
     through `replace` (an op in `folded` depends on nothing)."""
-    return drain(needed_steps(tape, outputs, replace, folded))
-
-
-def needed_steps(tape, outputs, replace, folded=(), chunk=None):
-    """`_needed` about a `chunk` of ops at a time: yields between chunks, returns the set."""
     resolve = _resolver(replace)
     needed = set()
     stack = [resolve(v) for v in (outputs if outputs is not None else [tape.result]) if v is not None]
     known = {}
-    for ops in chunks(tape.ops, chunk):
-        stack += [op.var for op in ops if type(op) is Call and (op.fn in GUARDS or _may_raise(op.fn, known))]
-        yield
-    steps = 0
+    stack += [op.var for op in tape.ops if type(op) is Call and (op.fn in GUARDS or _may_raise(op.fn, known))]
     while stack:
         v = stack.pop()
         if type(v) is not Variable or v in needed:
@@ -195,15 +149,7 @@ def needed_steps(tape, outputs, replace, folded=(), chunk=None):
         if v not in folded:
             uses = _uses(v._op)
             stack.extend(map(resolve, uses) if replace else uses)
-        steps += 1
-        if steps == chunk:
-            steps = 0
-            yield
-    kept = set()
-    for ops in chunks(tape.ops, chunk):
-        kept.update([op.var for op in ops if type(op) is Input or op.var in needed])
-        yield
-    return kept
+    return {op.var for op in tape.ops if type(op) is Input or op.var in needed}
 
 
 def prune(tape, outputs=None):
@@ -271,18 +217,10 @@ def simplify(tape, assume_finite: bool = False):
 def _simplified(tape, assume_finite):
     """What `simplify` does, as ``(replace, folded)``: {Variable: the Variable standing for it}
     and {Variable of a call folded to a constant: its value}."""
-    return drain(simplified_steps(tape, assume_finite))
-
-
-def simplified_steps(tape, assume_finite, chunk=None):
-    """`_simplified` a `chunk` of ops at a time: yields between chunks, returns its pair."""
     replace = {}
     folded = {}
     known = {}
-    for op in _each(tape.ops, chunk):
-        if op is None:
-            yield
-            continue
+    for op in tape.ops:
         if type(op) is not Call or not op.kwargs is None and op.kwargs:
             continue
         fn, args = op.fn, op.args
@@ -342,19 +280,11 @@ def cse(tape):
 def _shared(tape, replace, skip):
     """What `cse` does after the replacements `replace` (ops in `replace` or `skip` taking no
     part): {Variable of a repeated call: the Variable of its first}."""
-    return drain(shared_steps(tape, replace, skip))
-
-
-def shared_steps(tape, replace, skip, chunk=None):
-    """`_shared` a `chunk` of ops at a time: yields between chunks, returns its dict."""
     resolve = _resolver(replace)
     seen = {}
     shared = {}
     known = {}
-    for op in _each(tape.ops, chunk):
-        if op is None:
-            yield
-            continue
+    for op in tape.ops:
         if type(op) is not Call or type(op.fn) is Variable or not _is_pure(op.fn, known):
             continue
         var = op.var

@@ -239,9 +239,9 @@ def test_a_signature_goes_eager_then_traced_then_written_then_compiled():
         info = g.cache_info()
         node = next(iter(g._cache.values()), None)
         states.append((info["eager"], info["misses"], info["hits"], info["programs"],
-                       None if node is None else node.program is not None or ("making", "last")[node.last]))
-    assert states == [(1, 0, 0, 0, None), (1, 1, 0, 1, "making"), (2, 1, 0, 1, "making"),
-                      (3, 1, 0, 1, "last"), (3, 1, 1, 1, True), (3, 1, 2, 1, True)]
+                       None if node is None else node.program is not None or node.pending[0]))
+    assert states == [(1, 0, 0, 0, None), (1, 1, 0, 1, "tape"), (2, 1, 0, 1, "optimized"),
+                      (3, 1, 0, 1, "source"), (3, 1, 1, 1, True), (3, 1, 2, 1, True)]
 
 
 def test_a_signature_called_once_is_never_traced():
