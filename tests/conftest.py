@@ -14,9 +14,11 @@ import pytest
 #: rule's own table, the entry points, printing and errors in under a minute on two cores.
 SLOW = {"conformance", "test_fuzz.py", "test_higher_order.py", "test_docs.py", "test_benchmarks.py",
         "test_compiled.py", "test_package.py", "test_integrate.py", "test_notebooks.py", "test_dask.py",
-        "test_onimport.py"}
-#: single tests of the other files that --quick leaves out too (15 s of a million-op tape)
-SLOW_TESTS = {"test_reliability.py::test_a_million_op_tape_without_recursion_errors"}
+        "test_onimport.py", "test_solve_ivp.py", "test_viewer_browser.py"}
+#: single tests of the other files that --quick leaves out too (15 s of a million-op tape, 8 s
+#: of long chains' memory), every parametrization of each
+SLOW_TESTS = {"test_reliability.py::test_a_million_op_tape_without_recursion_errors",
+              "test_sweep.py::test_a_long_scalar_chain_holds_few_bytes_per_recorded_op"}
 TESTS = pathlib.Path(__file__).parent
 
 
@@ -27,7 +29,7 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     if config.getoption("quick"):
-        slow = [item for item in items if item.nodeid.rpartition("/")[2] in SLOW_TESTS]
+        slow = [item for item in items if item.nodeid.rpartition("/")[2].partition("[")[0] in SLOW_TESTS]
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if item not in slow]
