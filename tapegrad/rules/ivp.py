@@ -32,7 +32,7 @@ from ..forward import jvp
 from ..context import primitive
 from ..grad import grad, pullback
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import distinct_leaves, plain
+from ..scipy._implicit import distinct_leaves, plain, split_flat
 from ..scipy._ivp import IvpProblem, ivp_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
@@ -48,17 +48,6 @@ def _flat(t, like):
 
 def _zeros_like(v):
     return np.zeros(np.shape(v)) if np.ndim(v) else 0.0
-
-
-def _split(flat, leaves):
-    """A flat vector split into one piece per leaf, each of its leaf's shape (a float for a number)."""
-    out, start = [], 0
-    for v in leaves:
-        n = int(np.size(v))
-        piece = flat[start:start + n]
-        start += n
-        out.append(np.reshape(piece, np.shape(v)) if isinstance(plain(v), np.ndarray) else piece[0])
-    return out
 
 
 class _TangentCaptured:
@@ -262,7 +251,7 @@ _IMPLICIT = ("Radau", "BDF", "LSODA")
 
 def adjoint(problem, times, dense, y0, leaves, g):
     """(ȳ₀, θ̄ flat): λ integrated backward from the last output time, taking each output's jump."""
-    n, T = int(np.size(y0)), len(times)
+    n = int(np.size(y0))
     p = sum(int(np.size(v)) for v in leaves)
     leaves = tuple(plain(v) for v in leaves)
     dynamics = _Adjoint(problem, dense, leaves, n)
@@ -358,7 +347,7 @@ def ivp_solution_rrule(problem, y0, *leaves):
         cot = ivp_cotangent(problem, dY, y0, *leaves)
         dy0, dtheta = cot[:n], cot[n:]
         dy0 = np.reshape(dy0, np.shape(y0)) if np.ndim(y0) else dy0[0]
-        return (NO_TANGENT, NO_TANGENT, dy0, *_split(dtheta, leaves))
+        return (NO_TANGENT, NO_TANGENT, dy0, *split_flat(dtheta, leaves))
 
     return Y, ivp_solution_pullback
 

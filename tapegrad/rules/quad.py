@@ -19,7 +19,7 @@ from ..program.codegen import compile_tape
 from ..program.guards import GuardError
 from ..program.passes import optimize
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import distinct_leaves, plain
+from ..scipy._implicit import distinct_leaves, plain, split_flat
 from ..scipy._quad import quad_value
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO, Thunk
@@ -37,17 +37,6 @@ def _zeros_like(v):
 def _flat(t, like):
     """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
     return np.zeros(np.size(like)) if _absent(t) else np.ravel(t)
-
-
-def _split(flat, leaves):
-    """A flat vector split into one piece per leaf, each of its leaf's shape (a float for a number)."""
-    out, start = [], 0
-    for v in leaves:
-        n = int(np.size(v))
-        piece = flat[start:start + n]
-        start += n
-        out.append(np.reshape(piece, np.shape(v)) if isinstance(plain(v), np.ndarray) else piece[0])
-    return out
 
 
 class _Compiled:
@@ -137,7 +126,7 @@ def quad_value_rrule(problem, a, b, *leaves):
         if leaves:
             scalar = not problem.vector and len(leaves) == 1 and np.size(leaves[0]) == 1
             vjp = problem.derived(_Vjp(problem, scalar), not scalar, "vjp", "the integral of (∂f/∂θ)ᵀ·ȳ")
-            dleaves = _split(np.reshape(quad_value(vjp, a, b, dy, *leaves), (-1,)), leaves)
+            dleaves = split_flat(np.reshape(quad_value(vjp, a, b, dy, *leaves), (-1,)), leaves)
         return (NO_TANGENT, NO_TANGENT, Thunk(lambda: at(a, -1.0)), Thunk(lambda: at(b, 1.0)), *dleaves)
 
     return y, quad_value_pullback

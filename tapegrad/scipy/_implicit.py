@@ -25,7 +25,7 @@ from ..pytree import flatten, unflatten
 from ..structures import Boxed
 from ..views import concrete
 
-__all__ = ["Captured", "ImplicitProblem", "implicit_solution", "plain", "distinct_leaves", "SolverError"]
+__all__ = ["Captured", "ImplicitProblem", "implicit_solution", "plain", "distinct_leaves", "split_flat", "SolverError"]
 
 
 class SolverError(TapegradError, RuntimeError):
@@ -111,6 +111,17 @@ class ImplicitProblem:
 
     def __repr__(self):
         return f"<{self.name} problem at {self.where}>"
+
+
+def split_flat(flat, leaves):
+    """A flat vector (a derivative with respect to the leaves, end to end) split into one piece per leaf, each of its leaf's shape (a float for a number)."""
+    out, start = [], 0
+    for v in leaves:
+        n = int(np.size(v))
+        piece = flat[start:start + n]
+        start += n
+        out.append(np.reshape(piece, np.shape(v)) if isinstance(plain(v), np.ndarray) else piece[0])
+    return out
 
 
 def distinct_leaves(leaves) -> tuple:
