@@ -115,9 +115,8 @@ class GradContext(BaseContext):
 
     def record(self, tape, fn, args, kwargs):
         """Record ``rrule(fn, *args)`` and its two reads (on a private tape, ``fn(*args)``
-        with the pullback on the op) and
-        return the traced value of ``fn(*args)``. A function without a rule goes to
-        `BaseContext.record`, which decides what it is.
+        with the pullback on the op) and return the traced value of ``fn(*args)``. A function
+        without a rule goes to `BaseContext.record`, which decides what it is.
 
         A function with a rule is always a primitive here, so the base context's decision is
         skipped for it: this is the per-primitive cost of every gradient.

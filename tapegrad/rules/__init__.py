@@ -51,15 +51,16 @@ def family(*names):
     they are keyed on is imported (`tapegrad.onimport`), then gives the two-input ufuncs among
     their functions the methods `ufunc_methods` gives the ones registered above."""
     def register_family():
-        tables = [table.copy() for table in TABLES]
-        before = set(RULES) | NONDIFF
+        before = [table.copy() for table in TABLES]
         for name in names:
             importlib.import_module(f"{__name__}.{name}")
-        added = (set(RULES) | NONDIFF) - before
+        rules_before, nondiff_before = before[TABLES.index(RULES)], before[TABLES.index(NONDIFF)]
+        added = (RULES.keys() - rules_before) | (NONDIFF - nondiff_before)
         ufunc_methods.give_outer(added)
         ufunc_methods.give_nondifferentiable_methods(added)
-        KEPT.extend((table, {k: table[k] for k in table if k not in was or was[k] is not table[k]})
-                    if isinstance(table, dict) else (table, table - was) for table, was in zip(TABLES, tables))
+        # what the family declared (the methods above included), kept by any declarations_undone
+        KEPT.extend((table, {k: v for k, v in table.items() if k not in was or was[k] is not v})
+                    if isinstance(table, dict) else (table, table - was) for table, was in zip(TABLES, before))
     register_family.__qualname__ = f"family{names}"
     return register_family
 

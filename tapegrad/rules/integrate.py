@@ -30,6 +30,7 @@ from ..forward import jvp
 from ..context import primitive
 from ..grad import gradient, pullback
 from ..registry import frule, rrule, whole
+from ..scipy._implicit import flat_tangent
 from ..scipy._ivp import IvpProblem
 from ..scipy.integrate import odeint_op
 from ..structures import Boxed, replace_items
@@ -44,13 +45,6 @@ _DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 def _is_count(a) -> bool:
     """An int argument (a count or a flag): passed along, never differentiated."""
     return isinstance(a, (int, np.integer)) and not isinstance(a, bool)
-
-
-def _flat(tangent, like):
-    """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
-    if tangent is ZERO or tangent is NO_TANGENT:
-        return np.zeros(np.size(like))
-    return np.ravel(tangent)
 
 
 def _one(x):
@@ -163,8 +157,8 @@ class _AdjointDynamics:
         d = self.d
         y, lam = np.reshape(state[:d], self.shape), state[d:2 * d]
         value, grads = _vjp(self.f, y, tt, params, -lam)
-        dtheta = [_flat(getitem(grads, 3 + i), a) for i, a in enumerate(params)]
-        return np.concatenate([np.ravel(value), _flat(getitem(grads, 1), y), _one(getitem(grads, 2)), *dtheta])
+        dtheta = [flat_tangent(getitem(grads, 3 + i), a) for i, a in enumerate(params)]
+        return np.concatenate([np.ravel(value), flat_tangent(getitem(grads, 1), y), _one(getitem(grads, 2)), *dtheta])
 
 
 @rrule(odeint_op, formula=whole(
@@ -267,7 +261,7 @@ class _TangentDynamics:
         d, m = self.d, self.m
         y, delta = np.reshape(state[:d], self.shape), np.reshape(state[d:], self.shape)
         value, tangent = jvp(_AtTime(self.f, tt), (y, *_distinct(params[:m])), (delta, *params[m:]))
-        return np.concatenate([np.ravel(value), _flat(tangent, y)])
+        return np.concatenate([np.ravel(value), flat_tangent(tangent, y)])
 
 
 class _AtTime:
@@ -287,7 +281,7 @@ def odeint_frule(dargs, func, y0, t, args, **kwargs):
     f, rest = _untfirst(func, kwargs)
     _, dy0, dt, dargs_ = dargs
     d, shape = np.size(y0), np.shape(y0)
-    dy0 = _flat(dy0, y0)
+    dy0 = flat_tangent(dy0, y0)
     dt = np.zeros(np.shape(t)) if dt is ZERO or dt is NO_TANGENT else dt
     dparams = []
     for i, a in enumerate(args):

@@ -32,22 +32,11 @@ from ..forward import jvp
 from ..context import primitive
 from ..grad import grad, pullback
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import distinct_leaves, plain, split_flat
+from ..scipy._implicit import distinct_leaves, flat_tangent, plain, split_flat, zeros_like_leaf
 from ..scipy._ivp import IvpProblem, ivp_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
 from ._odeprograms import Dense, Program, backward
-
-
-def _flat(t, like):
-    """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
-    if t is ZERO or t is NO_TANGENT:
-        return np.zeros(np.size(like))
-    return np.ravel(t)
-
-
-def _zeros_like(v):
-    return np.zeros(np.shape(v)) if np.ndim(v) else 0.0
 
 
 class _TangentCaptured:
@@ -91,7 +80,7 @@ class _TangentDynamics:
             return np.ravel(self.base.rhs(theta)(t, y))
 
         value, tangent = jvp(f, (z[:n], *distinct_leaves(self.theta)), (z[n:], *self.dtheta))
-        return np.concatenate([value, _flat(tangent, value)])
+        return np.concatenate([value, flat_tangent(tangent, value)])
 
 
 def _options_for(problem, n, copies):
@@ -108,8 +97,8 @@ def _tangent_solve(problem, times, y0, leaves, dy0, dleaves):
     tangent = IvpProblem(_TangentCaptured(problem, n, len(leaves)), problem.t_span, times, problem.method,
                          _options_for(problem, n, 2))
     tangent.where = problem.where
-    start = np.concatenate([np.ravel(y0), _flat(dy0, y0)])
-    dleaves = tuple(_zeros_like(v) if d is ZERO or d is NO_TANGENT else d for v, d in zip(leaves, dleaves))
+    start = np.concatenate([np.ravel(y0), flat_tangent(dy0, y0)])
+    dleaves = tuple(zeros_like_leaf(v) if d is ZERO or d is NO_TANGENT else d for v, d in zip(leaves, dleaves))
     both = ivp_solution(tangent, start, *leaves, *dleaves)
     return both[n:]
 
@@ -133,7 +122,7 @@ class _Adjoint:
 
     def products(self, y, lam, t, theta):
         grads = grad(self.weighted, y, lam, t, theta, wrt=(0, 3))[1]
-        return np.concatenate([_flat(grads[1], y), _flat(grads[4], theta)])
+        return np.concatenate([flat_tangent(grads[1], y), flat_tangent(grads[4], theta)])
 
     def __call__(self, t, state):
         return -self.vjp(self.dense(t), state[:self.n], float(t))
@@ -190,8 +179,8 @@ class _Sensitivities:
 
     def value_and_jacobian(self, y, t, theta):
         rows = [grad(self.weighted, y, e, t, theta, wrt=(0, 3))[1] for e in np.eye(self.n)]
-        return np.concatenate([self.rhs(y, t, theta)] + [_flat(r[1], y) for r in rows] +
-                              [_flat(r[4], theta) for r in rows])
+        return np.concatenate([self.rhs(y, t, theta)] + [flat_tangent(r[1], y) for r in rows] +
+                              [flat_tangent(r[4], theta) for r in rows])
 
     def __call__(self, t, z):
         n, m = self.n, self.m
@@ -301,10 +290,10 @@ def _tangent_cotangent(problem, dY, y0, *leaves):
     n = int(np.size(y0))
     times = problem.dense_at(y0, leaves)[0]
     dY = np.reshape(dY, (n, len(times)))
-    directions = [(e, [_zeros_like(v) for v in leaves]) for e in np.eye(n)]
+    directions = [(e, [zeros_like_leaf(v) for v in leaves]) for e in np.eye(n)]
     for i, v in enumerate(leaves):
         for e in np.eye(int(np.size(v))):
-            d = [_zeros_like(u) for u in leaves]
+            d = [zeros_like_leaf(u) for u in leaves]
             d[i] = np.reshape(e, np.shape(v)) if np.ndim(v) else float(e[0])
             directions.append((np.zeros(n), d))
     return np.stack([np.sum(dY * _tangent_solve(problem, times, y0, leaves, dy, dl)) for dy, dl in directions])

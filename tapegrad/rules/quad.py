@@ -19,7 +19,7 @@ from ..program.codegen import compile_tape
 from ..program.guards import GuardError
 from ..program.passes import optimize
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import distinct_leaves, plain, split_flat
+from ..scipy._implicit import distinct_leaves, flat_tangent, plain, split_flat, zeros_like_leaf
 from ..scipy._quad import quad_value
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO, Thunk
@@ -28,15 +28,6 @@ from ..tracing import trace
 
 def _absent(t) -> bool:
     return t is ZERO or t is NO_TANGENT
-
-
-def _zeros_like(v):
-    return np.zeros(np.shape(v)) if np.ndim(v) else 0.0
-
-
-def _flat(t, like):
-    """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
-    return np.zeros(np.size(like)) if _absent(t) else np.ravel(t)
 
 
 class _Compiled:
@@ -83,7 +74,7 @@ class _Vjp:
             return np.sum(w * self.base.integrand.at(theta)(t))
 
         grads = gradient(weighted, *distinct_leaves((w, *theta)))[1:]
-        flat = np.concatenate([_flat(g, v) for g, v in zip(grads, theta)])
+        flat = np.concatenate([flat_tangent(g, v) for g, v in zip(grads, theta)])
         return flat[0] if self.scalar else flat
 
 
@@ -100,7 +91,7 @@ class _Jvp:
     def product(self, t, *leaves):
         theta, dtheta = leaves[:self.m], leaves[self.m:]
         value, tangent = jvp(lambda *theta: self.base.integrand.at(theta)(t), distinct_leaves(theta), dtheta)
-        return _zeros_like(value) if _absent(tangent) else tangent
+        return zeros_like_leaf(value) if _absent(tangent) else tangent
 
 
 def _at_limit(problem, limit, leaves):
@@ -138,7 +129,7 @@ def quad_value_frule(dargs, problem, a, b, *leaves):
     _, da, db, *dleaves = dargs
     dy = ZERO
     if any(not _absent(d) for d in dleaves):
-        dleaves = tuple(_zeros_like(v) if _absent(d) else d for v, d in zip(leaves, dleaves))
+        dleaves = tuple(zeros_like_leaf(v) if _absent(d) else d for v, d in zip(leaves, dleaves))
         tangent = problem.derived(_Jvp(problem, len(leaves)), problem.vector, "jvp", "the integral of ∂f/∂θ·dθ")
         dy = quad_value(tangent, a, b, *leaves, *dleaves)
     for d, limit, sign in ((da, a, -1.0), (db, b, 1.0)):

@@ -23,9 +23,10 @@ from ..context import primitive
 from ..errors import TapegradError, user_location
 from ..pytree import flatten, unflatten
 from ..structures import Boxed
+from ..tangents import NO_TANGENT, ZERO
 from ..views import concrete
 
-__all__ = ["Captured", "ImplicitProblem", "implicit_solution", "plain", "distinct_leaves", "split_flat", "SolverError"]
+__all__ = ["Captured", "ImplicitProblem", "implicit_solution", "plain", "distinct_leaves", "split_flat", "flat_tangent", "zeros_like_leaf", "SolverError"]
 
 
 class SolverError(TapegradError, RuntimeError):
@@ -111,6 +112,18 @@ class ImplicitProblem:
 
     def __repr__(self):
         return f"<{self.name} problem at {self.where}>"
+
+
+def flat_tangent(t, like):
+    """A tangent as a flat float vector of `like`'s size (zeros for ZeroTangent / NoTangent)."""
+    if t is ZERO or t is NO_TANGENT:
+        return np.zeros(np.size(like))
+    return np.ravel(t)
+
+
+def zeros_like_leaf(v):
+    """The zero tangent of a leaf as a value: zeros of an array's shape, 0.0 for a number."""
+    return np.zeros(np.shape(v)) if np.ndim(v) else 0.0
 
 
 def split_flat(flat, leaves):
