@@ -313,9 +313,9 @@ def _result(tape, f, out):
     refused = tape.meta.get("refused")
     if refused is not None:
         raise type(refused)(
-            f"an error tapegrad raised inside {getattr(f, '__name__', 'f')} was caught (by it, or "
-            f"by a library it called) and the computation went on, so its result would silently "
-            f"lack a gradient; let it propagate and fix its cause: {refused}"
+            f"{refused} (this error, raised inside {getattr(f, '__name__', 'f')}, was caught by it "
+            f"or by a library it called and the computation went on, so its result would silently "
+            f"lack a gradient: let it propagate and fix its cause)"
         ) from refused
     if type(out) is Tracer and out._tape is tape:
         tape.result = out._var

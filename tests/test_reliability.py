@@ -373,10 +373,11 @@ def swallows_array(x):
 def test_an_error_the_function_catches_is_raised_again_when_it_returns(f, x):
     """try: float(x) except TypeError: r = 0.0 goes on with a constant: the trace raises at its end, naming the line."""
     for entry in (grad, pullback, tapegrad.compiled_grad(f)):
-        with pytest.raises(ConcreteValueError, match=rf"^an error tapegrad raised inside {f.__name__} was caught "
-                                                     r"\(by it, or by a library it called\) and the computation "
-                                                     r"went on, so its result would silently lack a gradient; let "
-                                                     r"it propagate and fix its cause: .* at test_reliability.py:\d+"):
+        with pytest.raises(ConcreteValueError, match=r"^(float|tolist)\(\) of the traced value .* at test_reliability.py:\d+ "
+                                                     r"would drop its gradient.* \(this error, raised inside "
+                                                     rf"{f.__name__}, was caught by it or by a library it called and "
+                                                     r"the computation went on, so its result would silently lack a "
+                                                     r"gradient: let it propagate and fix its cause\)$"):
             entry(f, x) if entry in (grad, pullback) else entry(x)
 
 
@@ -423,6 +424,18 @@ def test_a_scipy_optimize_function_names_itself_not_the_objective():
     with pytest.raises(ConcreteValueError, match=r"^scipy.optimize.minimize_scalar cannot see traced values: use "
                                                  r"tapegrad.scipy.optimize.minimize_scalar .* at test_reliability.py:\d+"):
         grad(lambda x: scipy.optimize.minimize_scalar(lambda t: (t - x) ** 2).x, 1.5)
+
+
+def test_a_refusal_scipy_swallows_leads_with_its_replacement():
+    """scipy's brentq catches tapegrad's refusal in its C code and goes on: the error raised when the
+    function returns opens with what to use instead, then says the refusal was caught."""
+    import scipy.optimize
+
+    with pytest.raises(ConcreteValueError, match=r"^scipy.optimize.brentq cannot see traced values: use "
+                                                 r"tapegrad.scipy.optimize.brentq .* at test_reliability.py:\d+ .*"
+                                                 r"\(this error, raised inside <lambda>, was caught by it or by a "
+                                                 r"library it called .*\)$"):
+        grad(lambda a: scipy.optimize.brentq(lambda t: t ** 3 - a, 0.0, 5.0), 2.0)
 
 
 def test_the_einsum_sublist_form_is_differentiated():
