@@ -14,9 +14,8 @@ import types
 
 __all__ = ["running_primitive"]
 
-#: code -> [(fn, rule), ...], and the rules it was built from
+#: id of a rule table -> (the rules it was built from, {code: [(fn, rule), ...]})
 _OWNERS: dict = {}
-_BUILT_FROM = [None]
 
 
 def _codes_of(code, out):
@@ -31,9 +30,10 @@ def _owner_table(rules) -> dict:
     """code -> [(fn, rule), ...]: the code a rule runs, its pullbacks' and its helpers' (the
     functions of the rule's own module that it names, and theirs)."""
     key = tuple(map(id, rules.values()))
-    if _BUILT_FROM[0] == key:
-        return _OWNERS
-    _OWNERS.clear()
+    built = _OWNERS.get(id(rules))
+    if built is not None and built[0] == key:
+        return built[1]
+    owners = {}
     for fn, rule in rules.items():
         code = getattr(rule, "__code__", None)
         if code is None:
@@ -51,9 +51,9 @@ def _owner_table(rules) -> dict:
                     todo.append(g.__code__)
             todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
         for c in codes:
-            _OWNERS.setdefault(c, []).append((fn, rule))
-    _BUILT_FROM[0] = key
-    return _OWNERS
+            owners.setdefault(c, []).append((fn, rule))
+    _OWNERS[id(rules)] = (key, owners)
+    return owners
 
 
 def _closure_matches(rule, frame) -> bool:
@@ -64,12 +64,21 @@ def _closure_matches(rule, frame) -> bool:
     return all(local[n] is c.cell_contents for n, c in zip(rule.__code__.co_freevars, cells) if n in local)
 
 
-def running_primitive(rules, frames):
+def running_primitive(rules, frules, frames):
     """``(i, fn, in_derivative)`` for the innermost of `frames` (innermost first) that runs the
     rule, a pullback or a helper of a primitive of `rules` ({fn: rule}), or None. The derivative
     is running unless the rule's own frame is among the frames outside it. A frame that several
-    primitives share (a helper of many rules) is passed over, as numpy's own."""
-    owners = _owner_table(rules)
+    primitives share (a helper of many rules) is passed over, as numpy's own. Failing that, a
+    forward rule of `frules` (which computes the value and its variation in one frame) gives
+    ``in_derivative="forward"``."""
+    found = _running(_owner_table(rules), frames)
+    if found is not None:
+        return found
+    found = _running(_owner_table(frules), frames)
+    return None if found is None else (found[0], found[1], "forward")
+
+
+def _running(owners, frames):
     for i, frame in enumerate(frames):
         found = owners.get(frame.f_code)
         if not found:

@@ -138,6 +138,10 @@ def user_location(skip_packages=()) -> str:
 #: code (this module imports nothing of tapegrad's)
 running_primitive = None
 
+#: code -> what it does, for tapegrad's own code outside any rule that can meet a warning (the
+#: reverse sweep's sum of two shares of a derivative); its modules fill it in
+DOING: dict = {}
+
 
 def _warn_at_user_line(kind, flag):
     """numpy's error callback: warn about `kind` ("divide by zero") at the user's line, naming
@@ -152,9 +156,12 @@ def _warn_at_user_line(kind, flag):
     what = None
     if found is not None and (compiled is None or found[0] < compiled):
         _, fn, in_derivative = found
-        what = f"the derivative of {short_name(fn)}" if in_derivative else short_name(fn)
+        what = (f"{short_name(fn)} or its derivative (forward mode)" if in_derivative == "forward"
+                else f"the derivative of {short_name(fn)}" if in_derivative else short_name(fn))
     elif compiled is not None:
         what = "a compiled gradient program"
+    else:  # tapegrad's own code outside a rule (a sum of shares of dual numbers runs their rules' helpers)
+        what = next((DOING[f.f_code] for f in inside if f.f_code in DOING), None)
     message = f"{kind} encountered in {what or 'numpy'}"
     if frame is None:  # pragma: no cover - tapegrad is always called from somewhere
         warnings.warn(message, RuntimeWarning, stacklevel=2)

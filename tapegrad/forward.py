@@ -12,7 +12,8 @@ import numpy as np
 from .arraylike import ArrayLike, new_epoch
 from .buffers import Buffer, TracedBuffer, unbuffer
 from .grad import pullback
-from .errors import ComplexValueError, is_complex_value, too_deep_error, type_str, user_location
+from .errors import (ComplexValueError, is_complex_value, restore_warnings, route_warnings, too_deep_error, type_str,
+                     user_location)
 from .hints import plain_store_error
 from .literals import dual_literals
 from .pytree import flatten, unflatten
@@ -69,13 +70,21 @@ def _duals(arg, tangent, i, tag):
     """Argument `arg` with each float leaf made a Dual of `tag` carrying the tangent of the same place."""
     spec, leaves = flatten(arg, argument=True)
     if spec.kind == "leaf":
-        return Dual(arg, _checked(arg, tangent, f"argument {i}"), tag)
+        return Dual(_numpy_number(arg), _checked(arg, tangent, f"argument {i}"), tag)
     ts = []
     try:
         tangent_leaves(spec, tangent, f"argument {i}", ts)
     except RecursionError:
         raise too_deep_error(f"the tangent of argument {i}") from None
-    return unflatten(spec, [Dual(x, t, tag) for x, t in zip(leaves, ts)])
+    return unflatten(spec, [Dual(_numpy_number(x), t, tag) for x, t in zip(leaves, ts)])
+
+
+def _numpy_number(x):
+    """A Python float or complex as numpy's: the rules' arithmetic on it then follows numpy
+    (``1 / x`` at 0.0 is inf with a warning, as in reverse mode) rather than raising
+    ZeroDivisionError."""
+    t = type(x)
+    return np.float64(x) if t is float else np.complex128(x) if t is complex else x
 
 
 def new_tag():
@@ -130,6 +139,7 @@ def jvp(f, args, tangents):
         raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
     tag = new_tag()
     duals = [_duals(a, t, i, tag) for i, (a, t) in enumerate(zip(args, tangents))]
+    token = route_warnings()  # numpy's warnings inside rules point at the user's line
     with dual_literals():  # np.array([d1, d2]) of dual values, buffers from np.zeros & co.
         try:
             out = f(*duals)
@@ -138,6 +148,8 @@ def jvp(f, args, tangents):
             if error is None:
                 raise
             raise error from exc
+        finally:
+            restore_warnings(token)
     return _plain(_primal_of(out, tag)), _plain(tangent_of_result(out, tag))
 
 

@@ -418,7 +418,7 @@ def registered_rules() -> dict:
 
 
 # numpy's warnings inside a rule name its primitive (`tapegrad.attribution`), from these rules
-errors.running_primitive = functools.partial(attribution.running_primitive, RULES)
+errors.running_primitive = functools.partial(attribution.running_primitive, RULES, FRULES)
 
 
 #: arrays of at least this many bytes are worth replacing by a stand-in (see `stand_in`);

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import RuleError, qualified_name, type_str, user_location
+from .errors import DOING, RuleError, qualified_name, type_str, user_location
 from .tangents import NO_TANGENT, ZERO, Thunk, accum, getitem
 from .tape import Constant, Variable
 
@@ -302,3 +302,8 @@ def back_steps(tape, derivs, steps, record):
         # nothing of this step may outlive it: the tangents' tuple, its unread thunks (which
         # hold the cotangent) and the shares would stay alive through the next pullback
         dxs_val = dval = xval = None
+
+
+# numpy's warnings met while summing shares (inf + -inf) name the sum, not "numpy"
+DOING[back_steps.__code__] = DOING[add_shares.__code__] = DOING[accum.__code__] = (
+    "the sum of the derivatives that reach one value")

@@ -315,6 +315,45 @@ def test_numpy_warnings_inside_rules_point_at_the_users_line():
         grad(f, np.zeros(2))
 
 
+def test_numpy_warnings_in_forward_mode_and_in_the_sweeps_sums_point_at_the_users_line():
+    """jvp and forward-over-reverse Hessians warn at the user's line too, naming the forward rule;
+    a sum of two shares of a derivative (inf + -inf) names the sum, not "numpy"."""
+    import warnings
+
+    def seen(run):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = run()
+        return out, [(pathlib.Path(w.filename).name, str(w.message)) for w in caught]
+
+    here = pathlib.Path(__file__).name
+    out, caught = seen(lambda: tapegrad.jvp(np.log, (np.zeros(2),), (np.ones(2),)))
+    assert caught == [(here, "divide by zero encountered in log or its derivative (forward mode)")] * 2
+    np.testing.assert_array_equal(out[1], [np.inf, np.inf])
+    out, caught = seen(lambda: grad(lambda x: np.log(x - x), 1.0))
+    assert caught == [(here, "divide by zero encountered in log"),
+                      (here, "divide by zero encountered in the derivative of log"),
+                      (here, "invalid value encountered in the sum of the derivatives that reach one value")]
+    assert np.isnan(out[1][1])
+    _, caught = seen(lambda: tapegrad.hessian(lambda x: np.log(x - x), 1.0, mode="fwd-rev"))
+    assert {name for name, _ in caught} == {here} and caught[-1][1] == (
+        "invalid value encountered in add or its derivative (forward mode)")
+
+
+@pytest.mark.parametrize("f", [np.log, lambda x: 1 / x, lambda x: x / x], ids=["log", "one-over", "x-over-x"])
+def test_forward_mode_at_a_python_zero_follows_numpy_as_reverse_mode_does(f):
+    """A Python float argument of jvp is numpy's float64 inside: 1/x at 0.0 is inf (with numpy's
+    warning), not Python's ZeroDivisionError, and jvp agrees with grad."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        y, dy = tapegrad.jvp(f, (0.0,), (1.0,))
+        want = grad(f, 0.0)
+    np.testing.assert_array_equal([y, dy], [want[0], want[1][1]])
+    assert type(y) is float and type(dy) is float
+
+
 @pytest.mark.parametrize("f, expected", [
     (lambda x: np.sum(x, dtype=int) * 1.0, [0.0, 0.0, 0.0]),
     (lambda x: np.sum(np.cumsum(x, dtype=np.int32)) * 1.0, [0.0, 0.0, 0.0]),
