@@ -13,6 +13,10 @@ replays the same. Its own rule, for second derivatives, differentiates the adjoi
 traceable numpy (`_backward_cotangent`): odeint calls on the state (y, λ, t̄₀, θ̄) integrated
 backward, with the vector-Jacobian products of f taken by tapegrad.
 
+Forward mode through the pullback (`odeint_cotangent`'s forward rule, a Hessian forward over
+reverse) is the second-order adjoint of ``tapegrad.rules.ivp`` for (ȳ₀, θ̄) and the tangent of
+t̄'s formula; with moving time points it is derived from the reverse rule.
+
 Forward mode integrates the tangent δ alongside y: dδ/dt = ∂f/∂y δ + ∂f/∂θ dθ from
 δ(t₀) = dy₀ - f(y₀, t₀) dt₀, and the tangent at tᵢ is δ(tᵢ) + f(yᵢ, tᵢ) dtᵢ.
 

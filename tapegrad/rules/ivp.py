@@ -4,9 +4,10 @@ forward mode.
 
 For dy/dt = f(t, y, θ) observed at t₁ ≤ ... ≤ t_T with cotangents gₖ, the adjoint λ runs backward
 from t_T: between observations dλ/dt = -(∂f/∂y)ᵀλ and dθ̄/dt = -(∂f/∂θ)ᵀλ, at each tₖ it takes the
-jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward, with the
-forward method and tolerances, reading y(t) from the forward solve's dense output (the forward
-solution interpolated, never integrated backward: that is unstable where the problem is stiff).
+jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward at the
+forward's tolerances (by the method `backward_method` picks), reading y(t) from the forward
+solve's dense output (the forward solution interpolated, never integrated backward: that is
+unstable where the problem is stiff).
 Forward sensitivities (`sensitivities`) integrate S = ∂y/∂(y₀, θ) with y instead, and the
 pullback is Σₖ S(tₖ)ᵀgₖ; `strategy` picks between the two by the method and the sizes. Either way
 the products of f's Jacobian are one program per pullback, traced on its first evaluation and
@@ -22,6 +23,10 @@ Forward mode integrates the tangent v alongside y: dv/dt = ∂f/∂y v + ∂f/�
 as one more `ivp_solution` of the state (y, v) whose dynamics take θ and dθ as its captured
 values (a compiled program on plain values, jvp itself on traced ones). Being an `ivp_solution`
 itself, it is differentiated by these same rules: so are second derivatives.
+
+Forward mode through the pullback (a Hessian forward over reverse) is the second-order adjoint
+(`second_adjoint`): the tangent v solved forward with y, then λ with its tangent μ backward,
+dμ/dt = -(∂f/∂y)ᵀμ - (d(∂f/∂y)ᵀ along v, dθ)λ, taking the cotangents' tangents as jumps.
 """
 from __future__ import annotations
 
