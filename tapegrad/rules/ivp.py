@@ -217,11 +217,11 @@ def strategy(problem, n, p) -> str:
     stayed non-stiff (`backward_method`): at n = 2, p = 4 (Lotka–Volterra) it takes 6.7× against
     the sensitivities' 7.9×, at n = p = 1 8–9× against 6.1× (the sensitivities' one program,
     f and one vjp, against the adjoint's backward solve of its own). On the stiff Robertson
-    problem (n = p = 3) the adjoint wins with every stiff method (Radau 8–9× against 6–16×,
-    LSODA 7–8× against 13–16×), and for Radau and BDF the sensitivities' Newton iterations
-    difference the Jacobian of the whole n(1 + n + p) system (an analytic block-diagonal one,
-    without the second derivatives, was tried: Newton converged so slowly on Robertson that
-    they took 16× and 78×)."""
+    problem (n = p = 3) the adjoint wins with every stiff method (Radau 2.2–2.7× against 6.8×,
+    BDF 2.1–2.8× against 5.7×, LSODA 7–7.6× against 20×), and for Radau and BDF the
+    sensitivities' Newton iterations difference the Jacobian of the whole n(1 + n + p) system
+    (an analytic block-diagonal one, without the second derivatives, was tried: Newton
+    converged so slowly on Robertson that they took 16× and 78×)."""
     small = problem.method == "LSODA" and n * (n + p) <= 4 and np.ndim(problem.options.get("rtol", 1e-3)) == 0
     return "forward" if small else "adjoint"
 
