@@ -3,7 +3,10 @@
     python benchmarks/solvers.py [--repeats 7]
 
 Lotka–Volterra (2 states, 4 parameters, 11 observation times) with solve_ivp at rtol 1e-6,
-atol 1e-8, RK45 and LSODA: one plain ``scipy.integrate.solve_ivp``; the gradient of a loss
+atol 1e-8, every method (RK45, RK23, DOP853, Radau, BDF, LSODA), and the stiff Robertson
+problem (3 states, 3 rate constants, 5 observation times to t = 100, rtol 1e-6, atol 1e-8 and
+1e-12 for the intermediate) with the stiff methods (Radau, BDF, LSODA): one plain
+``scipy.integrate.solve_ivp``; the gradient of a loss
 (``tapegrad.gradient``) with each pullback forced in turn, the adjoint and forward
 sensitivities (one solve of y and dy/dθ), and as `tapegrad.rules.ivp.strategy` picks it;
 forward mode (``tapegrad.jacobian(..., mode="fwd")``, one tangent solve per parameter);
@@ -33,8 +36,19 @@ THETA = np.array([1.0, 0.8, 0.9, 0.6])
 TOL = {"rtol": 1e-6, "atol": 1e-8}
 
 
+METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+STIFF = ("Radau", "BDF", "LSODA")
+K_ROBERTSON = np.array([0.04, 3e7, 1e4])
+T_ROBERTSON = np.array([0.1, 1.0, 10.0, 30.0, 100.0])
+TOL_ROBERTSON = {"rtol": 1e-6, "atol": np.array([1e-8, 1e-12, 1e-8])}
+
+
 def lotka_volterra(t, y, a, b, c, d):
     return np.stack([a * y[0] - b * y[0] * y[1], d * y[0] * y[1] - c * y[1]])
+
+
+def robertson(t, y, k1, k2, k3):
+    return np.stack([-k1 * y[0] + k3 * y[1] * y[2], k1 * y[0] - k2 * y[1] ** 2 - k3 * y[1] * y[2], k2 * y[1] ** 2])
 
 
 def median_time(fn, repeats):
@@ -74,19 +88,19 @@ def median_ratio(fn, base, repeats):
     return statistics.median(ratios)
 
 
-def gradient_rows(name, plain, loss, repeats, picked):
-    rows = [(f"{name}: gradient, {label}", median_ratio(forced(how, lambda: tapegrad.gradient(loss, THETA)),
+def gradient_rows(name, plain, loss, repeats, picked, at=THETA):
+    rows = [(f"{name}: gradient, {label}", median_ratio(forced(how, lambda: tapegrad.gradient(loss, at)),
                                                         plain, repeats))
             for how, label in (("adjoint", "adjoint"), ("forward", "forward sensitivities (1 solve)"),
                                (None, f"as picked ({picked})"))]
-    rows.append((f"{name}: jacobian mode=fwd (4 tangent solves)",
-                 median_ratio(lambda: tapegrad.jacobian(loss, THETA, mode="fwd"), plain, repeats)))
+    rows.append((f"{name}: jacobian mode=fwd ({np.size(at)} tangent solves)",
+                 median_ratio(lambda: tapegrad.jacobian(loss, at, mode="fwd"), plain, repeats)))
     return rows
 
 
-def _picked(method):
-    problem = IvpProblem(None, (0.0, 5.0), None, method, dict(TOL))
-    return ivp_rules.strategy(problem, 2, 4)
+def _picked(method, n=2, p=4, tol=TOL):
+    problem = IvpProblem(None, (0.0, 5.0), None, method, dict(tol))
+    return ivp_rules.strategy(problem, n, p)
 
 
 def ivp_rows(method, repeats):
@@ -100,6 +114,20 @@ def ivp_rows(method, repeats):
         return np.sum(y ** 2)
 
     return gradient_rows(f"solve_ivp {method}", plain, loss, repeats, _picked(method))
+
+
+def stiff_rows(method, repeats):
+    def plain():
+        return scipy.integrate.solve_ivp(robertson, (0.0, 100.0), [1.0, 0.0, 0.0], method=method, t_eval=T_ROBERTSON,
+                                         args=tuple(K_ROBERTSON), **TOL_ROBERTSON)
+
+    def loss(k):
+        y = ti.solve_ivp(robertson, (0.0, 100.0), np.array([1.0, 0.0, 0.0]), method=method, t_eval=T_ROBERTSON,
+                         args=tuple(k[i] for i in range(3)), **TOL_ROBERTSON).y
+        return np.sum(y * np.array([[1.0], [1e4], [1.0]]))
+
+    return gradient_rows(f"Robertson {method}", plain, loss, repeats, _picked(method, 3, 3, TOL_ROBERTSON),
+                         at=K_ROBERTSON)
 
 
 def odeint_rows(repeats):
@@ -131,14 +159,24 @@ def implicit_rows(repeats):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--methods", default=",".join(METHODS), help="solve_ivp's methods to measure, by name")
+    parser.add_argument("--only", default="ivp,stiff,odeint,implicit",
+                        help="which groups: ivp (Lotka–Volterra), stiff (Robertson), odeint, implicit")
     args = parser.parse_args(argv)
-    rows = ivp_rows("RK45", args.repeats) + ivp_rows("LSODA", args.repeats) + odeint_rows(args.repeats)
-    rows += implicit_rows(args.repeats)
-    width = max(len(name) for name, _ in rows)
-    print(f"{'what':<{width}}  time ÷ one plain solve")
-    for name, ratio in rows:
-        print(f"{name:<{width}}  {ratio:6.1f}×")
-
+    methods, only = args.methods.split(","), args.only.split(",")
+    groups = []
+    if "ivp" in only:
+        groups += [lambda m=m: ivp_rows(m, args.repeats) for m in methods]
+    if "stiff" in only:
+        groups += [lambda m=m: stiff_rows(m, args.repeats) for m in methods if m in STIFF]
+    if "odeint" in only:
+        groups.append(lambda: odeint_rows(args.repeats))
+    if "implicit" in only:
+        groups.append(lambda: implicit_rows(args.repeats))
+    print(f"{'what':<62}  time ÷ one plain solve", flush=True)
+    for group in groups:  # printed as measured
+        for name, ratio in group():
+            print(f"{name:<62}  {ratio:6.1f}×", flush=True)
 
 if __name__ == "__main__":
     main()

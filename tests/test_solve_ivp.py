@@ -151,15 +151,33 @@ def test_adjoint_and_forward_sensitivities_agree_with_central_differences(method
 
 
 def test_strategy_picks_forward_sensitivities_for_small_lsoda_problems():
-    """Forward sensitivities for LSODA while n·(n + p) ≤ 16; the adjoint for more parameters and for
+    """Forward sensitivities for LSODA while n·(n + p) ≤ 4; the adjoint for more parameters and for
     every other method."""
     def problem(method, **options):
         return IvpProblem(None, (0.0, 1.0), None, method, options)
 
-    assert ivp_rules.strategy(problem("LSODA"), 2, 4) == "forward"
-    assert ivp_rules.strategy(problem("LSODA"), 2, 7) == "adjoint"
-    assert ivp_rules.strategy(problem("LSODA", rtol=np.array([1e-6, 1e-7])), 2, 4) == "adjoint"
+    assert ivp_rules.strategy(problem("LSODA"), 1, 3) == "forward"
+    assert ivp_rules.strategy(problem("LSODA"), 2, 1) == "adjoint"
+    assert ivp_rules.strategy(problem("LSODA"), 2, 4) == "adjoint"
+    assert ivp_rules.strategy(problem("LSODA", rtol=np.array([1e-6, 1e-7])), 1, 1) == "adjoint"
     assert [ivp_rules.strategy(problem(m), 1, 1) for m in METHODS if m != "LSODA"] == ["adjoint"] * 5
+
+
+def test_backward_method_follows_the_forward_solves_stiffness():
+    """The adjoint's backward solve: RK45 after the explicit methods (DOP853 at tight tolerances)
+    and after LSODA where the forward solve stayed non-stiff (no LU decomposition); LSODA after
+    the stiff methods and after LSODA that switched to BDF (Robertson)."""
+    def method_after(method, fun, y0, args, t_end, **tol):
+        problem = IvpProblem(None, (0.0, t_end), None, method, tol)
+        problem.result = scipy.integrate.solve_ivp(fun, (0.0, t_end), y0, method=method, args=args, **tol)
+        return ivp_rules.backward_method(problem)
+
+    lv = (lotka_volterra, [1.0, 0.5], (1.0, 0.8, 0.9, 0.6), 5.0)
+    robertson = (_robertson, [1.0, 0.0, 0.0], (0.04, 3e7, 1e4), 100.0)
+    assert method_after("LSODA", *lv, rtol=1e-8) == ivp_rules.NONSTIFF_BACKWARD == "RK45"
+    assert method_after("LSODA", *robertson, rtol=1e-6, atol=1e-10) == "LSODA"
+    assert [method_after(m, *lv) for m in METHODS[:5]] == ["RK45", "RK45", "RK45", "LSODA", "LSODA"]
+    assert method_after("DOP853", *lv, rtol=1e-9) == "DOP853"
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -242,6 +260,51 @@ def test_a_failed_solve_raises():
         gradient(lambda a: solve_ivp(lambda t, y: a * y ** 2, (0.0, 2.0), np.array([1.0])).y[0, -1], 1.0)
 
 
+@pytest.mark.parametrize("method", ["RK45", "Radau", "LSODA"])
+def test_forward_over_reverse_hessian_runs_the_second_order_adjoint(method, monkeypatch):
+    """hessian(mode="fwd-rev") of a Lotka–Volterra loss goes through ivp_cotangent's forward rule
+    (one tangent solve forward, one second-order adjoint backward), and matches the
+    reverse-over-reverse Hessian and central differences of the gradient."""
+    calls = []
+    second = ivp_rules.second_adjoint
+    monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
+
+    def loss(theta):
+        sol = solve_ivp(lotka_volterra, (0.0, 2.0), np.array([1.0, 0.5]), method=method, t_eval=np.array([1.0, 2.0]),
+                        args=tuple(theta[i] for i in range(4)), **TIGHT)
+        return np.sum(sol.y ** 2)
+
+    theta = np.array([1.0, 0.8, 0.9, 0.6])
+    H = hessian(loss, theta, mode="fwd-rev")
+    assert len(calls) == 4  # one per direction
+    np.testing.assert_allclose(H, hessian(loss, theta, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+    h = 1e-5
+    numeric = np.stack([(gradient(loss, theta + h * e)[0] - gradient(loss, theta - h * e)[0]) / (2 * h)
+                        for e in np.eye(4)])
+    np.testing.assert_allclose(H, numeric, rtol=1e-5, atol=1e-5)
+
+
+def test_forward_rule_of_the_pullback_takes_a_moving_cotangent_and_y0():
+    """jvp through the pullback, where the cotangent, y0 and a captured parameter all move: the
+    tangent of (ȳ₀, θ̄) matches central differences of the pullback."""
+    def cotangent(y0, k, w):
+        def final(y0, k):
+            sol = solve_ivp(lambda t, y: np.stack([-k * y[0] * y[1], k * y[0] - y[1]]), (0.0, 1.5), y0,
+                            t_eval=np.array([0.5, 1.5]), **TIGHT)
+            return sol.y
+        y, back = tapegrad.pullback(final, y0, k)
+        dy0, dk = back(w * np.ones((2, 2)) + y)[1:]
+        return np.concatenate([dy0, [dk]])
+
+    args = (np.array([1.0, 0.5]), 0.7, 0.3)
+    directions = (np.array([0.2, -0.4]), 0.5, 1.5)
+    _, tangent = jvp(cotangent, args, directions)
+    h = 1e-5
+    plus = cotangent(*(a + h * d for a, d in zip(args, directions)))
+    minus = cotangent(*(a - h * d for a, d in zip(args, directions)))
+    np.testing.assert_allclose(tangent, (plus - minus) / (2 * h), rtol=1e-6, atol=1e-7)
+
+
 # --- odeint on the same adjoint ---
 
 
@@ -290,6 +353,43 @@ def test_odeint_per_component_atol_in_both_modes():
 
     check_grad(final, np.array([1.0, 0.8, 0.9, 0.6]), rtol=1e-5)
     check_grad(lambda a: final(np.stack([a, 0.8, 0.9, 0.6])), 1.0, order=2, rtol=1e-4)
+
+
+def test_odeint_forward_over_reverse_runs_the_second_order_adjoint(monkeypatch):
+    """hessian(mode="fwd-rev") through odeint goes through odeint_cotangent's forward rule (the
+    second-order adjoint, once per direction) and matches the reverse-over-reverse Hessian."""
+    calls = []
+    second = ivp_rules.second_adjoint
+    monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
+
+    def loss(theta):
+        return np.sum(odeint(lotka_volterra, np.array([1.0, 0.5]), np.array([0.0, 1.0, 2.0]),
+                             args=tuple(theta[i] for i in range(4)), tfirst=True, rtol=1e-10, atol=1e-12) ** 2)
+
+    theta = np.array([1.0, 0.8, 0.9, 0.6])
+    H = hessian(loss, theta, mode="fwd-rev")
+    assert len(calls) == 4
+    np.testing.assert_allclose(H, hessian(loss, theta, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+
+
+def test_odeint_forward_rule_of_the_pullback_takes_a_moving_cotangent_y0_and_a_count():
+    """jvp through odeint's pullback, the cotangent, y0 and a parameter moving beside an int in
+    args: the tangent of (ȳ₀, θ̄, t̄) matches central differences of the pullback."""
+    def cotangent(y0, k, w, times):
+        def final(y0, k, times):
+            return odeint(lambda y, t, k, m: np.stack([-k * y[0] * y[1] * m, k * y[0] - y[1]]), y0, times,
+                          args=(k, 2), rtol=1e-11, atol=1e-12)
+        y, back = tapegrad.pullback(final, y0, k, times)
+        _, dy0, dk, dt = back(w * np.ones((3, 2)) + y)
+        return np.concatenate([dy0, [dk], dt])
+
+    args = (np.array([1.0, 0.5]), 0.7, 0.3, np.array([0.0, 0.5, 1.5]))
+    directions = (np.array([0.2, -0.4]), 0.5, 1.5, np.zeros(3))
+    _, tangent = jvp(cotangent, args, directions)
+    h = 1e-5
+    plus = cotangent(*(a + h * d for a, d in zip(args, directions)))
+    minus = cotangent(*(a - h * d for a, d in zip(args, directions)))
+    np.testing.assert_allclose(tangent, (plus - minus) / (2 * h), rtol=1e-6, atol=1e-7)
 
 
 def test_odeint_failure_raises():

@@ -13,6 +13,10 @@ replays the same. Its own rule, for second derivatives, differentiates the adjoi
 traceable numpy (`_backward_cotangent`): odeint calls on the state (y, λ, t̄₀, θ̄) integrated
 backward, with the vector-Jacobian products of f taken by tapegrad.
 
+Forward mode through the pullback (`odeint_cotangent`'s forward rule, a Hessian forward over
+reverse) is the second-order adjoint of ``tapegrad.rules.ivp`` for (ȳ₀, θ̄) and the tangent of
+t̄'s formula; with moving time points it is derived from the reverse rule.
+
 Forward mode integrates the tangent δ alongside y: dδ/dt = ∂f/∂y δ + ∂f/∂θ dθ from
 δ(t₀) = dy₀ - f(y₀, t₀) dt₀, and the tangent at tᵢ is δ(tᵢ) + f(yᵢ, tᵢ) dtᵢ.
 
@@ -30,14 +34,16 @@ from ..forward import jvp
 from ..context import primitive
 from ..grad import gradient, pullback
 from ..registry import frule, rrule, whole
-from ..scipy._implicit import flat_tangent
+from ..dual import derived_frule
+from ..pytree import any_nested
+from ..scipy._implicit import flat_tangent, zeros_like_leaf
 from ..scipy._ivp import IvpProblem
 from ..scipy.integrate import odeint_op
 from ..structures import Boxed, replace_items
 from ..tangents import NO_TANGENT, ZERO, getitem
 from ._odeprograms import Program
 from ._shapes import cast_like
-from .ivp import adjoint, sensitivities, strategy
+from . import ivp
 
 _DEFAULT_TOL = 1.49012e-8  # scipy's odeint's rtol and atol when not given
 
@@ -317,26 +323,32 @@ class _OdeintCaptured:
         return (lambda tt, y: np.ravel(self.f(np.reshape(y, self.shape), tt, *args))), ()
 
 
+def _lsoda_problem(f, rest, y0, t, args):
+    """(the solve_ivp problem of odeint's: LSODA at odeint's tolerances, its times, its leaves)."""
+    times = np.asarray(t, dtype=float)
+    options = {k: _DEFAULT_TOL if rest.get(k) is None else rest[k] for k in ("rtol", "atol")}
+    if rest.get("hmax"):
+        options["max_step"] = rest["hmax"]
+    options["rtol"] = float(np.min(options["rtol"]))  # (solve_ivp takes a scalar rtol)
+    problem = IvpProblem(_OdeintCaptured(f, np.shape(y0), args), (float(times[0]), float(times[-1])), times,
+                         "LSODA", options)
+    return problem, times, tuple(a for a in args if not _is_count(a))
+
+
 def _checkpointed(f, rest, y0, t, args, yt, g):
     """(ȳ₀, t̄, θ̄) flat on plain values by the pullbacks of ``tapegrad.rules.ivp`` with scipy's LSODA
     (odeint's method) at odeint's tolerances, picked as there (`strategy`): forward sensitivities
     for a small system, else the adjoint, λ integrated backward on a dense forward solution, never
     the state integrated backward (which overflows on a stiff problem, Robertson's). The time
     points: t̄ᵢ = gᵢ·f(yᵢ, tᵢ) for i > 0 and t̄₀ = -λ(t₀⁺)·f(y₀, t₀)."""
-    times = np.asarray(t, dtype=float)
+    problem, times, leaves = _lsoda_problem(f, rest, y0, t, args)
     n, d, shape = len(times), int(np.size(y0)), np.shape(y0)
     g = np.reshape(np.asarray(g, dtype=float), (n, d))
-    leaves = tuple(a for a in args if not _is_count(a))
-    options = {k: _DEFAULT_TOL if rest.get(k) is None else rest[k] for k in ("rtol", "atol")}
-    if rest.get("hmax"):
-        options["max_step"] = rest["hmax"]
-    options["rtol"] = float(np.min(options["rtol"]))  # (solve_ivp takes a scalar rtol)
-    problem = IvpProblem(_OdeintCaptured(f, shape, args), (float(times[0]), float(times[-1])), times, "LSODA",
-                         options)
-    if strategy(problem, d, sum(int(np.size(a)) for a in leaves)) == "forward":
-        dy0, dtheta = sensitivities(problem, times, y0, leaves, g.T)
+    if ivp.strategy(problem, d, sum(int(np.size(a)) for a in leaves)) == "forward":
+        dy0, dtheta = ivp.sensitivities(problem, times, y0, leaves, g.T)
     else:
-        dy0, dtheta = adjoint(problem, times, problem.solve(y0, leaves).sol, y0, leaves, g.T)
+        problem.result = problem.solve(y0, leaves)  # (its njev says whether LSODA went stiff)
+        dy0, dtheta = ivp.adjoint(problem, times, problem.result.sol, y0, leaves, g.T)
     slopes = np.stack([np.ravel(f(np.reshape(yi, shape), ti, *args)) for yi, ti in zip(np.reshape(yt, (n, d)), times)])
     tbar = np.sum(g * slopes, axis=1)
     tbar[0] = -(dy0 - g[0]) @ slopes[0]
@@ -344,3 +356,61 @@ def _checkpointed(f, rest, y0, t, args, yt, g):
     for a in args:
         flat.append(np.zeros(1) if _is_count(a) else np.ravel(next(pieces)))
     return np.concatenate([np.ravel(dy0), tbar, *flat])
+
+
+# --- forward mode through the adjoint ---
+
+
+def _is_zero(d) -> bool:
+    return d is ZERO or d is NO_TANGENT
+
+
+@frule(odeint_cotangent)
+def odeint_cotangent_frule(dargs, func, y0, t, args, yt, g, **kwargs):
+    # ȳ₀ and θ̄ by the second-order adjoint (`tapegrad.rules.ivp.second_adjoint`), t̄ by the
+    # tangent of its formula (`_checkpointed`); moving time points, or traced values (a trace
+    # inside this forward pass), by the rule derived from the reverse one
+    _, dy0, dt, dargs_, dyt, dg = dargs
+    if not _is_zero(dt) or any_nested([y0, t, args, yt, g, dargs], lambda v: isinstance(v, Boxed)):
+        return derived_frule(odeint_cotangent, (func, y0, t, args, yt, g), dargs, kwargs)
+    value = odeint_cotangent(func, y0, t, args, yt, g, **kwargs)
+    f, rest = _untfirst(func, kwargs)
+    problem, times, leaves = _lsoda_problem(f, rest, y0, t, args)
+    n, d, shape = len(times), int(np.size(y0)), np.shape(y0)
+    dparams = [ZERO if _is_zero(dargs_) else dargs_[i] for i in range(len(args))]
+    dleaves = [da for a, da in zip(args, dparams) if not _is_count(a)]
+    G = np.reshape(np.asarray(g, dtype=float), (n, d))
+    dG = np.zeros_like(G) if _is_zero(dg) else np.reshape(np.asarray(dg, dtype=float), (n, d))
+    if all(_is_zero(da) for da in (dy0, *dleaves)):
+        linear = odeint_cotangent(func, y0, t, args, yt, dG, **kwargs)  # (ȳ₀, θ̄) are linear in g
+        dcot = np.concatenate([linear[:d], np.concatenate([np.ravel(p) for p, a in zip(
+            np.split(linear[d + n:], np.cumsum([np.size(a) for a in args])[:-1]), args) if not _is_count(a)]
+            or [np.zeros(0)])])
+    else:
+        dcot = ivp.second_adjoint(problem, times, y0, leaves, dy0, dleaves, G.T, dG.T)[1]
+    # t̄ᵢ = gᵢ·f(yᵢ, tᵢ) (i > 0), t̄₀ = -(ȳ₀ - g₀)·f(y₀, t₀): their tangent, f's along (dyt, dθ)
+    slopes = _Slopes(f, shape, times, args)
+    Y = np.reshape(np.asarray(yt, dtype=float), (n, d))
+    dY = np.zeros_like(Y) if _is_zero(dyt) else np.reshape(np.asarray(dyt, dtype=float), (n, d))
+    plain_dleaves = tuple(zeros_like_leaf(a) if _is_zero(da) else da for a, da in zip(leaves, dleaves))
+    S, dS = jvp(slopes, (Y, *leaves), (dY, *plain_dleaves))
+    dtbar = np.sum(dG * S + G * dS, axis=1)
+    ybar, dybar = value[:d], dcot[:d]
+    dtbar[0] = -(dybar - dG[0]) @ S[0] - (ybar - G[0]) @ dS[0]
+    flat, pieces = [], iter(np.split(dcot[d:], np.cumsum([np.size(a) for a in leaves])[:-1]) if leaves else ())
+    for a in args:
+        flat.append(np.zeros(1) if _is_count(a) else np.ravel(next(pieces)))
+    return value, np.concatenate([dybar, dtbar, *flat])
+
+
+class _Slopes:
+    """(Y, *leaves) -> f(Yᵢ, tᵢ) stacked, (n, d): the slopes at the output times, the counts of
+    `args` kept in their places."""
+
+    def __init__(self, f, shape, times, args):
+        self.f, self.shape, self.times, self.args = f, shape, times, args
+
+    def __call__(self, Y, *leaves):
+        it = iter(leaves)
+        args = tuple(a if _is_count(a) else next(it) for a in self.args)
+        return np.stack([np.ravel(self.f(np.reshape(Y[i], self.shape), tt, *args)) for i, tt in enumerate(self.times)])

@@ -4,9 +4,10 @@ forward mode.
 
 For dy/dt = f(t, y, θ) observed at t₁ ≤ ... ≤ t_T with cotangents gₖ, the adjoint λ runs backward
 from t_T: between observations dλ/dt = -(∂f/∂y)ᵀλ and dθ̄/dt = -(∂f/∂θ)ᵀλ, at each tₖ it takes the
-jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward, with the
-forward method and tolerances, reading y(t) from the forward solve's dense output (the forward
-solution interpolated, never integrated backward: that is unstable where the problem is stiff).
+jump gₖ, and at t₀ it is ȳ₀ (θ̄ the parameters' cotangent). scipy integrates it backward at the
+forward's tolerances (by the method `backward_method` picks), reading y(t) from the forward
+solve's dense output (the forward solution interpolated, never integrated backward: that is
+unstable where the problem is stiff).
 Forward sensitivities (`sensitivities`) integrate S = ∂y/∂(y₀, θ) with y instead, and the
 pullback is Σₖ S(tₖ)ᵀgₖ; `strategy` picks between the two by the method and the sizes. Either way
 the products of f's Jacobian are one program per pullback, traced on its first evaluation and
@@ -22,12 +23,19 @@ Forward mode integrates the tangent v alongside y: dv/dt = ∂f/∂y v + ∂f/�
 as one more `ivp_solution` of the state (y, v) whose dynamics take θ and dθ as its captured
 values (a compiled program on plain values, jvp itself on traced ones). Being an `ivp_solution`
 itself, it is differentiated by these same rules: so are second derivatives.
+
+Forward mode through the pullback (a Hessian forward over reverse) is the second-order adjoint
+(`second_adjoint`): the tangent v solved forward with y, then λ with its tangent μ backward,
+dμ/dt = -(∂f/∂y)ᵀμ - (d(∂f/∂y)ᵀ along v, dθ)λ, taking the cotangents' tangents as jumps.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import scipy.integrate as _si
 
+from ..dual import derived_frule
 from ..forward import jvp
 from ..context import primitive
 from ..grad import grad, pullback
@@ -199,16 +207,22 @@ def strategy(problem, n, p) -> str:
     """How the pullback of a plain cotangent is computed, for a state of n components and p
     parameters: ``"forward"`` (forward sensitivities: one solve of y and its n × (n + p)
     sensitivity matrix, f and n vector-Jacobian products per evaluation) for LSODA when
-    n·(n + p) ≤ 16; ``"adjoint"`` otherwise (one vector-Jacobian product per evaluation, with
-    the forward solve's dense output and a backward solve from each output time to the next).
+    n·(n + p) ≤ 4; ``"adjoint"`` otherwise (one vector-Jacobian product per evaluation, with
+    the forward solve's dense output and a backward solve from each output time to the next,
+    by `backward_method`).
 
-    Measured (benchmarks/README.md): with an explicit Runge–Kutta method the adjoint is as
-    cheap or cheaper even at n = p = 1 (a Runge–Kutta step restarts for free); LSODA, a multistep
-    method, restarts the backward solve from first order at every output time, which the
-    sensitivities' one solve never does, and they win while the matrix is small. The implicit
-    methods (Radau, BDF) keep the adjoint: the sensitivities would make their Newton
-    iterations difference the Jacobian of the whole n(1 + n + p) system."""
-    small = problem.method == "LSODA" and n * (n + p) <= 16 and np.ndim(problem.options.get("rtol", 1e-3)) == 0
+    Measured (benchmarks/README.md, gradient ÷ one plain solve): with an explicit Runge–Kutta
+    method the adjoint is as cheap or cheaper even at n = p = 1 (a Runge–Kutta step restarts
+    for free at an output time). LSODA's adjoint is solved by RK45 where the forward solve
+    stayed non-stiff (`backward_method`): at n = 2, p = 4 (Lotka–Volterra) it takes 6.7× against
+    the sensitivities' 7.9×, at n = p = 1 8–9× against 6.1× (the sensitivities' one program,
+    f and one vjp, against the adjoint's backward solve of its own). On the stiff Robertson
+    problem (n = p = 3) the adjoint wins with every stiff method (Radau 2.2–2.7× against 6.8×,
+    BDF 2.1–2.8× against 5.7×, LSODA 7–7.6× against 20×), and for Radau and BDF the
+    sensitivities' Newton iterations difference the Jacobian of the whole n(1 + n + p) system
+    (an analytic block-diagonal one, without the second derivatives, was tried: Newton
+    converged so slowly on Robertson that they took 16× and 78×)."""
+    small = problem.method == "LSODA" and n * (n + p) <= 4 and np.ndim(problem.options.get("rtol", 1e-3)) == 0
     return "forward" if small else "adjoint"
 
 
@@ -226,12 +240,33 @@ def sensitivities(problem, times, y0, leaves, g):
     scale = np.concatenate([np.ones(n), np.where(dynamics.theta == 0, 1.0, np.abs(dynamics.theta))])
     options["atol"] = np.concatenate([atol, np.ravel(atol[:, None] / scale[None, :])])
     start = np.concatenate([np.ravel(plain(y0)).astype(float), np.ravel(np.eye(n, m))])
-    res = _si.solve_ivp(dynamics, problem.t_span, start, method=problem.method, t_eval=times, **options)
-    if not res.success:
-        raise problem.fail(f"the forward sensitivities' solve failed ({res.message})",
+    if problem.method == "LSODA":
+        ys, message = _odepack(dynamics, problem.t_span[0], start, times, options)
+    else:
+        res = _si.solve_ivp(dynamics, problem.t_span, start, method=problem.method, t_eval=times, **options)
+        ys, message = res.y, None if res.success else res.message
+    if message is not None:
+        raise problem.fail(f"the forward sensitivities' solve failed ({message})",
                            "tighten rtol/atol of the forward solve, or pick a stiff method (Radau, BDF)")
-    cot = np.einsum("imk,ik->m", np.reshape(res.y[n:], (n, m, len(times))), g)
+    cot = np.einsum("imk,ik->m", np.reshape(ys[n:], (n, m, len(times))), g)
     return cot[:n], cot[n:]
+
+
+def _odepack(fun, t0, start, times, options):
+    """(the state at `times`, (size, T); None or the failure) by scipy's odeint: the same LSODA as
+    solve_ivp's, stepped in Fortran to the output times where solve_ivp's LSODA returns to Python
+    at every step (a third of a small solve's time). solve_ivp's options under odeint's names, and
+    no cap on the steps (solve_ivp has none)."""
+    grid = np.asarray(times, dtype=float)
+    first = bool(len(grid)) and grid[0] == t0
+    grid = grid if first else np.concatenate([[t0], grid])
+    names = {"rtol": "rtol", "atol": "atol", "max_step": "hmax", "min_step": "hmin", "first_step": "h0"}
+    kwargs = {names[k]: v for k, v in options.items() if k in names and not (k == "max_step" and np.isinf(v))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _si.ODEintWarning)
+        ys, info = _si.odeint(fun, start, grid, tfirst=True, full_output=True, mxstep=10 ** 8, **kwargs)
+    ok = info["message"] == "Integration successful."
+    return (ys if first else ys[1:]).T, None if ok else info["message"]
 
 
 #: the methods that take a Jacobian of the dynamics
@@ -244,15 +279,58 @@ def adjoint(problem, times, dense, y0, leaves, g):
     p = sum(int(np.size(v)) for v in leaves)
     leaves = tuple(plain(v) for v in leaves)
     dynamics = _Adjoint(problem, dense, leaves, n)
+    state = _backward_solve(problem, dynamics, times, np.zeros(n + p), g)
+    return state[:n], state[n:]
+
+
+#: the method of the non-stiff backward solves
+NONSTIFF_BACKWARD = "RK45"
+
+
+def backward_method(problem, result=None):
+    """The method of the adjoint's backward solve, from the forward's, its rtol and what its
+    solve did (`result`, else the problem's last). The adjoint of a non-stiff problem is
+    non-stiff, of a stiff one stiff; the method that integrates it best need not be the forward's
+    (measured, benchmarks/README.md):
+
+    - RK23 and RK45: RK45 (`NONSTIFF_BACKWARD`; after RK23 it takes half the time RK23 does, at
+      rtol 1e-6 and 1e-10 alike); DOP853: RK45 above rtol 1e-8, DOP853 at tighter ones (where
+      its order pays);
+    - LSODA where the forward solve never switched to its stiff steps (no LU decomposition,
+      ``njev == 0``): RK45, which restarts at each output time for free where LSODA restarts
+      at first order;
+    - the stiff methods (Radau, BDF, LSODA that went stiff): LSODA with the adjoint's exact
+      Jacobian. Radau's and BDF's steps labour on the adjoint, whose dynamics read the forward
+      solution's interpolant, smooth only piecewise (on Robertson's problem Radau took five
+      times the forward's evaluations, and scipy's BDF stalls at tight tolerances); LSODA's
+      variable-order steps, in Fortran, switch to Adams where the adjoint is not stiff.
+    """
+    method = problem.method
+    if method in ("RK23", "RK45"):
+        return NONSTIFF_BACKWARD
+    if method == "DOP853":
+        return "DOP853" if float(np.min(problem.options.get("rtol", 1e-3))) <= 1e-8 else NONSTIFF_BACKWARD
+    if method in ("Radau", "BDF", "LSODA"):
+        result = problem.result if result is None else result
+        stayed_nonstiff = method == "LSODA" and result is not None and getattr(result, "njev", 1) == 0
+        return NONSTIFF_BACKWARD if stayed_nonstiff else "LSODA"
+    return method  # a solver class of the user's
+
+
+def _backward_solve(problem, dynamics, times, state, jumps, result=None):
+    """`backward` with the adjoint's method and options: the forward's method (BDF's is Radau),
+    the Jacobian from `dynamics.jacobian` for the implicit ones, one absolute tolerance."""
+    method = backward_method(problem, result)
     options = {k: v for k, v in problem.options.items() if k not in ("vectorized", "first_step", "atol", "jac",
                                                                      "jac_sparsity", "lband", "uband")}
+    if method != problem.method:  # the options all methods take
+        options = {k: v for k, v in options.items() if k in ("rtol", "max_step")}
+    if "rtol" in options:  # (one for the adjoint's state, as atol)
+        options["rtol"] = float(np.min(options["rtol"]))
     # λ and θ̄ have units of their own: the tightest of the user's absolute tolerances for all,
     # but no tighter than 1% of rtol (a tiny atol for a state near zero, Robertson's 1e-14, stalls
     # the adjoint's first step, whose θ̄ starts at zero)
     options["atol"] = max(float(np.min(problem.options.get("atol", 1e-6))), 1e-2 * problem.options.get("rtol", 1e-3))
-    # BDF's steps stall on the adjoint at tight tolerances (its dynamics read the forward
-    # solution's interpolant, smooth only piecewise): Radau, of higher order, integrates it
-    method = "Radau" if problem.method == "BDF" else problem.method
     if method in _IMPLICIT:
         options["jac"] = dynamics.jacobian
 
@@ -260,8 +338,7 @@ def adjoint(problem, times, dense, y0, leaves, g):
         return problem.fail(f"the adjoint's backward solve failed ({message})",
                             "tighten rtol/atol of the forward solve, or use forward mode (jvp)")
 
-    state = backward(dynamics, times, problem.t_span[0], np.zeros(n + p), g, method, options, fail)
-    return state[:n], state[n:]
+    return backward(dynamics, times, problem.t_span[0], state, jumps, method, options, fail)
 
 
 def _traced(*values) -> bool:
@@ -339,6 +416,77 @@ def ivp_solution_rrule(problem, y0, *leaves):
         return (NO_TANGENT, NO_TANGENT, dy0, *split_flat(dtheta, leaves))
 
     return Y, ivp_solution_pullback
+
+
+@frule(ivp_cotangent)
+def ivp_cotangent_frule(dargs, problem, dY, y0, *leaves):
+    # the tangent of Σₖ S(tₖ)ᵀgₖ: the same map of the tangent dg, plus the Hessian of Σₖ gₖ·y(tₖ)
+    # along (dy₀, dθ), by the second-order adjoint (`second_adjoint`)
+    if _traced(dY, y0, *leaves, *dargs):  # inside a trace: the rule derived from the reverse one
+        return derived_frule(ivp_cotangent, (problem, dY, y0, *leaves), dargs, {})
+    value = ivp_cotangent(problem, dY, y0, *leaves)
+    ddY, dy0, dleaves = dargs[1], dargs[2], dargs[3:]
+    if all(d is ZERO or d is NO_TANGENT for d in (dy0, *dleaves)):
+        return value, ZERO if ddY is ZERO or ddY is NO_TANGENT else ivp_cotangent(problem, ddY, y0, *leaves)
+    times = problem.dense_at(y0, leaves)[0]
+    n = int(np.size(y0))
+    g = np.reshape(np.asarray(dY, dtype=float), (n, len(times)))
+    dg = np.zeros_like(g) if ddY is ZERO or ddY is NO_TANGENT else np.reshape(np.asarray(ddY, dtype=float), g.shape)
+    return value, second_adjoint(problem, times, y0, leaves, dy0, dleaves, g, dg)[1]
+
+
+class _SecondAdjoint:
+    """The backward dynamics of (λ, μ, θ̄, dθ̄), μ and dθ̄ the tangents of λ and θ̄ as y, θ move
+    along (v, dθ): -(Jᵀλ, Jᵀμ + dJᵀλ, J_θᵀλ, J_θᵀμ + dJ_θᵀλ) (J = ∂f/∂y, J_θ = ∂f/∂θ, dJ their
+    derivatives along (v, dθ)), y and v read from the tangent solve's dense output. One program:
+    the jvp of the adjoint's vector-Jacobian product, traced on the first evaluation and compiled."""
+
+    def __init__(self, problem, dense, leaves, dleaves, n):
+        self.dense, self.n = Dense(dense), n
+        self.theta, self.dtheta = _packed(leaves), _packed(dleaves)
+        self.weighted = _weighted(problem, leaves)
+        self.program = Program(self.products)
+
+    def products(self, y, v, lam, mu, t, theta, dtheta):
+        def vjp(y, lam, theta):
+            grads = grad(self.weighted, y, lam, t, theta, wrt=(0, 3))[1]
+            return np.concatenate([flat_tangent(grads[1], y), flat_tangent(grads[4], theta)])
+
+        value, tangent = jvp(vjp, (y, lam, theta), (v, mu, dtheta))
+        n = self.n
+        return np.concatenate([value[:n], tangent[:n], value[n:], tangent[n:]])
+
+    def __call__(self, t, state):
+        n, yv = self.n, self.dense(t)
+        return -self.program(yv[:n], yv[n:], state[:n], state[n:2 * n], float(t), self.theta, self.dtheta)
+
+    def jacobian(self, t, state):
+        """The dynamics are linear in (λ, μ) and free of (θ̄, dθ̄): their columns are the dynamics
+        of the unit vectors (2n evaluations, exact)."""
+        out = np.zeros((state.size, state.size))
+        for j in range(2 * self.n):
+            e = np.zeros(state.size)
+            e[j] = 1.0
+            out[:, j] = self(t, e)
+        return out
+
+
+def second_adjoint(problem, times, y0, leaves, dy0, dleaves, g, dg):
+    """((ȳ₀, θ̄) flat, their tangent) along (dy₀, dθ) and the cotangents' tangent dg: the tangent v
+    of y solved forward with y (dense output kept), then (λ, μ, θ̄, dθ̄) backward, λ taking the
+    jumps g and μ the jumps dg (`_SecondAdjoint`). Exact (the derivative of the adjoint, not
+    differences of it) for one forward and one backward solve of twice the sizes."""
+    n, p = int(np.size(y0)), sum(int(np.size(v)) for v in leaves)
+    leaves = tuple(plain(v) for v in leaves)
+    dleaves = tuple(zeros_like_leaf(v) if d is ZERO or d is NO_TANGENT else plain(d) for v, d in zip(leaves, dleaves))
+    tangent = IvpProblem(_TangentCaptured(problem, n, len(leaves)), problem.t_span, times, problem.method,
+                         _options_for(problem, n, 2))
+    tangent.where = problem.where
+    res = tangent.solve(np.concatenate([np.ravel(plain(y0)), flat_tangent(dy0, y0)]), (*leaves, *dleaves))
+    dynamics = _SecondAdjoint(problem, res.sol, leaves, dleaves, n)
+    state = _backward_solve(problem, dynamics, times, np.zeros(2 * (n + p)), np.concatenate([g, dg]), res)
+    return (np.concatenate([state[:n], state[2 * n:2 * n + p]]),
+            np.concatenate([state[n:2 * n], state[2 * n + p:]]))
 
 
 @frule(ivp_solution)

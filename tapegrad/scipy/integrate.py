@@ -158,12 +158,14 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
     Every method (RK45, RK23, DOP853, Radau, BDF, LSODA), `t_eval`, `args` and scipy's options
     (`rtol`, `atol` per component too, `max_step`, ...). Reverse mode is the adjoint method: λ
-    integrated backward by scipy with the same method and tolerances, the forward solution read
-    from its dense output (interpolated, not integrated backward), the adjoint's right-hand side
-    one program compiled per gradient; for a small LSODA problem (n·(n+p) ≤ 16 for n states and
-    p parameters) forward sensitivities are cheaper and are taken instead. Forward mode integrates
-    the tangent alongside the state (forward sensitivities). Second derivatives compose (forward
-    sensitivities of the sensitivities). The derivatives are as accurate as the solves: set
+    integrated backward by scipy at the same tolerances (by RK45 after a non-stiff solve, by
+    LSODA with the adjoint's exact Jacobian after a stiff one: `tapegrad.rules.ivp.backward_method`),
+    the forward solution read from its dense output (interpolated, not integrated backward), the
+    adjoint's right-hand side one program compiled per gradient; for a small LSODA problem
+    (n·(n+p) ≤ 4 for n states and p parameters) forward sensitivities are cheaper and are taken
+    instead. Forward mode integrates the tangent alongside the state (forward sensitivities).
+    Second derivatives compose: forward sensitivities of the sensitivities, and forward over
+    reverse by the second-order adjoint. The derivatives are as accurate as the solves: set
     `rtol` and `atol` tighter than the accuracy you need. Returns scipy's OdeResult, its `y`
     traced; the output times `t` have no derivative (traced `t_span` or `t_eval` are refused:
     `grad` and `pullback` trace the values a function captures, `gradient` does not), nor do
