@@ -1,4 +1,5 @@
 """Fixtures and tables that several test modules share, and the quick subset (``--quick``)."""
+import gc
 import pathlib
 
 import numpy as np
@@ -40,6 +41,13 @@ def pytest_ignore_collect(collection_path, config):
     if config.getoption("quick") and collection_path.name in SLOW and TESTS in collection_path.parents:
         return True
     return None
+
+
+def pytest_collection_finish(session):
+    """The modules, tables and ~24,600 test items collected stay until the end: the collector
+    stops walking them (each full collection, and pytest's own at the session's end, would
+    scan them all again in every worker)."""
+    gc.freeze()
 
 
 @pytest.fixture
