@@ -1,4 +1,5 @@
 """Fixtures and tables that several test modules share, and the quick subset (``--quick``)."""
+import gc
 import pathlib
 
 import numpy as np
@@ -15,10 +16,18 @@ import pytest
 SLOW = {"conformance", "test_fuzz.py", "test_higher_order.py", "test_docs.py", "test_benchmarks.py",
         "test_compiled.py", "test_package.py", "test_integrate.py", "test_notebooks.py", "test_dask.py",
         "test_onimport.py", "test_solve_ivp.py", "test_viewer_browser.py"}
-#: single tests of the other files that --quick leaves out too (15 s of a million-op tape, 8 s
-#: of long chains' memory), every parametrization of each
+#: single tests of the other files that --quick leaves out too, every parametrization of each: a
+#: million-op tape (15 s), long chains' memory (8 s) and a 3,000-step viewer page (4 s), and the
+#: tests that start fresh interpreters, as test_onimport.py does (each imports numpy, scipy and
+#: tapegrad anew: 2-5 s of CPU apiece); every module they test keeps its other tests in --quick
 SLOW_TESTS = {"test_reliability.py::test_a_million_op_tape_without_recursion_errors",
-              "test_sweep.py::test_a_long_scalar_chain_holds_few_bytes_per_recorded_op"}
+              "test_sweep.py::test_a_long_scalar_chain_holds_few_bytes_per_recorded_op",
+              "test_viewer.py::test_a_long_sweep_builds_one_page_of_modest_size",
+              "test_scipy.py::test_replacements_are_reachable_right_after_import_tapegrad",
+              "test_cli.py::test_cli_help_and_demo_run_as_commands",
+              "test_composition.py::test_names_bound_from_numpy_at_import_are_named_in_the_refusal",
+              "test_composition.py::test_a_warning_inside_a_rule_reaches_the_user_however_python_runs",
+              "test_errors.py::test_the_sampler_hint_needs_no_source"}
 TESTS = pathlib.Path(__file__).parent
 
 
@@ -40,6 +49,13 @@ def pytest_ignore_collect(collection_path, config):
     if config.getoption("quick") and collection_path.name in SLOW and TESTS in collection_path.parents:
         return True
     return None
+
+
+def pytest_collection_finish(session):
+    """The modules, tables and ~24,600 test items collected stay until the end: the collector
+    stops walking them (each full collection, and pytest's own at the session's end, would
+    scan them all again in every worker)."""
+    gc.freeze()
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The layout of the tapegrad package: imports between its modules form no cycle, sit at the top of
 their module and take no private name of another module; the names of tapegrad.__all__ are public."""
 import ast
+import functools
 import importlib
 import pathlib
 
@@ -18,7 +19,14 @@ def module_name(path):
 
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-TREES = {name: ast.parse(path.read_text(), str(path)) for name, path in MODULES.items()}
+
+
+@functools.cache
+def tree(module):
+    """The parsed source of `module`, read when a test first asks (parsing all of tapegrad at import
+    would cost every worker's collection a second, and the runs that skip these tests too)."""
+    return ast.parse(MODULES[module].read_text(), str(MODULES[module]))
+
 
 # Deliberate exceptions to the rules below (none today): an entry says why it must stay.
 #: imports inside a function body, as "module: statement"
@@ -40,7 +48,7 @@ def imported_module(module, node):
 def imported_names(module):
     """(module imported from, name) for each name a top-level `from ... import` of `module` takes from tapegrad."""
     out = []
-    for node in TREES[module].body:
+    for node in tree(module).body:
         if isinstance(node, ast.ImportFrom) and imported_module(module, node) is not None:
             out.extend((imported_module(module, node), alias.name) for alias in node.names)
     return out
@@ -51,7 +59,7 @@ def dependencies(module):
     out = set()
     for source, name in imported_names(module):
         out.add(f"{source}.{name}" if f"{source}.{name}" in MODULES else source)
-    for node in TREES[module].body:
+    for node in tree(module).body:
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names if alias.name in MODULES)
     return out
@@ -107,8 +115,8 @@ def test_no_import_cycles_between_modules():
 def test_no_import_inside_a_function():
     """Every import of tapegrad sits at the top level of its module, where the layout can be read."""
     found = set()
-    for module, tree in TREES.items():
-        for fn in ast.walk(tree):
+    for module in MODULES:
+        for fn in ast.walk(tree(module)):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 found.update(f"{module}: {ast.unparse(node)}" for node in ast.walk(fn)
                              if isinstance(node, (ast.Import, ast.ImportFrom)))

@@ -15,7 +15,9 @@ FROM_SDIST = "TAPEGRAD_TESTS_FROM_SDIST"  # tools/check_sdist.py sets it in the 
 # Quick tests that read files beyond the package (README, .ci/run, docs/rules.md, the rule
 # tables): an sdist without them fails here. The check that every tracked file is in the sdist
 # covers the rest; CI runs the quick subset from the sdist too (tools/check_sdist.py --quick).
-SDIST_SUBSET = ["tests/test_readme.py", "tests/rules/test_coverage.py", "tests/test_layout.py"]
+# (-n 0: in one process, not setup.cfg's worker per core, each importing tapegrad and collecting
+# again for a few dozen tests)
+SDIST_SUBSET = ["-n", "0", "tests/test_readme.py", "tests/rules/test_coverage.py", "tests/test_layout.py"]
 
 
 @pytest.mark.skipif(bool(os.environ.get(FROM_SDIST)), reason="already running from an unpacked sdist")
