@@ -70,7 +70,7 @@ def family(*names):
 # costs more than all of tapegrad, which a program that never calls them need not pay.
 when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete", "special_elementary",
                                           "special_gamma", "special_losses", "special_erf", "special_expint", "special_bessel",
-                                          "special_elliptic"))
+                                          "special_elliptic", "special_distributions"))
 when_imported("scipy.signal", family("signal"))
 when_imported("scipy.integrate", family("integrate", "ivp", "quad"))
 when_imported("scipy.optimize", family("implicit"))
