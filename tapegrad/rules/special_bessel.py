@@ -19,6 +19,7 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import real_to
 from .bessel import jv_dv, kve_dv, yv_dv
 
 # --- K of fixed and integer order ---
@@ -138,8 +139,8 @@ def hankel1_rrule(v, x):
     """scipy.special.hankel1: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
 
     def hankel1_pullback(dy):
-        return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * _order_slope(v, x, 1), v)),
-                Thunk(lambda: unbroadcast(dy * ((sp.hankel1(v - 1, x) - sp.hankel1(v + 1, x)) / 2), x)))
+        return (NO_TANGENT, Thunk(lambda: real_to(dy * _order_slope(v, x, 1), v)),
+                Thunk(lambda: real_to(dy * ((sp.hankel1(v - 1, x) - sp.hankel1(v + 1, x)) / 2), x)))
 
     return sp.hankel1(v, x), hankel1_pullback
 
@@ -152,8 +153,8 @@ def hankel2_rrule(v, x):
     """scipy.special.hankel2: x by the recurrence of neighbouring orders, the order v by quadrature (first order only)."""
 
     def hankel2_pullback(dy):
-        return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * _order_slope(v, x, -1), v)),
-                Thunk(lambda: unbroadcast(dy * ((sp.hankel2(v - 1, x) - sp.hankel2(v + 1, x)) / 2), x)))
+        return (NO_TANGENT, Thunk(lambda: real_to(dy * _order_slope(v, x, -1), v)),
+                Thunk(lambda: real_to(dy * ((sp.hankel2(v - 1, x) - sp.hankel2(v + 1, x)) / 2), x)))
 
     return sp.hankel2(v, x), hankel2_pullback
 
@@ -167,8 +168,8 @@ def hankel1e_rrule(v, x):
     y = sp.hankel1e(v, x)
 
     def hankel1e_pullback(dy):
-        return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * _order_slope(v, x, 1, np.exp(-1j * x)), v)),
-                Thunk(lambda: unbroadcast(dy * ((sp.hankel1e(v - 1, x) - sp.hankel1e(v + 1, x)) / 2 - 1j * y), x)))
+        return (NO_TANGENT, Thunk(lambda: real_to(dy * _order_slope(v, x, 1, np.exp(-1j * x)), v)),
+                Thunk(lambda: real_to(dy * ((sp.hankel1e(v - 1, x) - sp.hankel1e(v + 1, x)) / 2 - 1j * y), x)))
 
     return y, hankel1e_pullback
 
@@ -182,7 +183,7 @@ def hankel2e_rrule(v, x):
     y = sp.hankel2e(v, x)
 
     def hankel2e_pullback(dy):
-        return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * _order_slope(v, x, -1, np.exp(1j * x)), v)),
-                Thunk(lambda: unbroadcast(dy * ((sp.hankel2e(v - 1, x) - sp.hankel2e(v + 1, x)) / 2 + 1j * y), x)))
+        return (NO_TANGENT, Thunk(lambda: real_to(dy * _order_slope(v, x, -1, np.exp(1j * x)), v)),
+                Thunk(lambda: real_to(dy * ((sp.hankel2e(v - 1, x) - sp.hankel2e(v + 1, x)) / 2 + 1j * y), x)))
 
     return y, hankel2e_pullback

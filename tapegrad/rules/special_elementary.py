@@ -107,7 +107,7 @@ _EXPREL_NEAR = 0.5
 _EXPREL_SLOPE_SERIES = tuple(k / math.factorial(k + 1) for k in range(1, 15))
 
 
-def _horner(coefficients, u):
+def horner(coefficients, u):
     """Σⱼ cⱼ uʲ, from the highest power down."""
     total = coefficients[-1]
     for c in coefficients[-2::-1]:
@@ -119,7 +119,7 @@ def exprel_slope(u):
     """d/du exprel(u) = (eᵘ - exprel(u))/u, and near 0 (|u| < 1/2) its Taylor series, whose value at 0 is 1/2."""
     near = np.abs(u) < _EXPREL_NEAR
     far = np.where(near, 1.0, u)  # (the closed form is computed away from 0 where the series is read)
-    return np.where(near, _horner(_EXPREL_SLOPE_SERIES, np.where(near, u, 0.0)), (np.exp(far) - sp.exprel(far)) / far)
+    return np.where(near, horner(_EXPREL_SLOPE_SERIES, np.where(near, u, 0.0)), (np.exp(far) - sp.exprel(far)) / far)
 
 
 @rrule(sp.exprel, formula=partials("(exp({a[0]}) - {y})/{a[0]}"))
@@ -230,7 +230,7 @@ def _log1p_quotient_slope(t):
     with t = λy, y² times it is ∂/∂λ of log1p(λy)/λ."""
     near = np.abs(t) < _INV_NEAR
     far = np.where(near, 1.0, t)
-    return np.where(near, _horner(_INV_SERIES, np.where(near, t, 0.0)), (far / (1 + far) - np.log1p(far)) / (far * far))
+    return np.where(near, horner(_INV_SERIES, np.where(near, t, 0.0)), (far / (1 + far) - np.log1p(far)) / (far * far))
 
 
 @rrule(sp.inv_boxcox, formula=partials("{y}/(1 + {a[1]}·{a[0]})",

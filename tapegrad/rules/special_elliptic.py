@@ -20,7 +20,7 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
-from .special_elementary import _horner
+from .special_elementary import horner
 
 # --- complete integrals ---
 
@@ -49,7 +49,7 @@ def ellipk_slope(m, k=None, e=None, one_minus_m=None):
     k = sp.ellipk(far) if k is None else np.where(near, 1.0, k)
     e = sp.ellipe(far) if e is None else np.where(near, 1.0, e)
     closed = (e - far_1 * k) / (2 * far * far_1)
-    return np.where(near, _horner(_K_SLOPE_SERIES, np.where(near, m, 0.0)), closed)
+    return np.where(near, horner(_K_SLOPE_SERIES, np.where(near, m, 0.0)), closed)
 
 
 def ellipe_slope(m, e=None):
@@ -57,7 +57,7 @@ def ellipe_slope(m, e=None):
     near = np.abs(m) < _NEAR
     far = np.where(near, 0.5, m)
     e = sp.ellipe(far) if e is None else np.where(near, 1.0, e)
-    return np.where(near, _horner(_E_SLOPE_SERIES, np.where(near, m, 0.0)), (e - sp.ellipk(far)) / (2 * far))
+    return np.where(near, horner(_E_SLOPE_SERIES, np.where(near, m, 0.0)), (e - sp.ellipk(far)) / (2 * far))
 
 
 @rrule(sp.ellipk, formula=partials("(ellipe({a[0]}) - (1 - {a[0]})·{y})/(2·{a[0]}·(1 - {a[0]}))"))

@@ -18,6 +18,7 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._shapes import real_for
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_TWO = math.sqrt(2.0)
@@ -56,7 +57,7 @@ def wofz_rrule(z):
     w = sp.wofz(z)
 
     def wofz_pullback(dy):
-        return NO_TANGENT, dy * (-2 * z * w + 1j * _TWO_OVER_SQRT_PI)
+        return NO_TANGENT, real_for(dy * (-2 * z * w + 1j * _TWO_OVER_SQRT_PI), z)
 
     return w, wofz_pullback
 

@@ -1,9 +1,11 @@
-"""Rules for the exponential integrals of scipy.special (expi, exp1, expn), the dilogarithm
-spence, and zetac, whose derivative scipy does not have.
+"""Rules for the exponential integrals of scipy.special (expi, exp1, expn) and the dilogarithm
+spence.
 
 expn(n, x) is differentiated in x (∂/∂x Eₙ = -Eₙ₋₁, and E₀′ = -e⁻ˣ(1 + x)/x²); its order n is
-an integer (scipy truncates a float one), so its tangent is NoTangent. zetac(x) = ζ(x) - 1:
-ζ′ has no function in scipy, so a gradient that reaches x raises NoRuleError naming it.
+an integer (scipy truncates a float one), so its tangent is NoTangent.
+
+(zetac(x) = ζ(x) - 1 has no rule: ζ′ has no function in scipy, and a rule whose only argument
+always refuses could not be checked at any order; a gradient through it raises NoRuleError.)
 """
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
-from .special_params import no_derivative
 
 # --- exponential integrals ---
 
@@ -62,15 +63,3 @@ def spence_rrule(z):
 
     return sp.spence(z), spence_pullback
 
-
-# --- Riemann zeta ---
-
-
-@rrule(sp.zetac, formula=partials("ζ′({a[0]}) (not in scipy: refused)"))
-def zetac_rrule(x):
-    """ζ′ has no function in scipy: a gradient that reaches x raises NoRuleError."""
-
-    def zetac_pullback(dy):
-        return NO_TANGENT, no_derivative(sp.zetac, "x", x, "ζ′(x) has no function in scipy to compute it with")
-
-    return sp.zetac(x), zetac_pullback
