@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
-from tapegrad import ZERO, grad, gradient
+import tapegrad.scipy.special as tsp
+from tapegrad import ZERO, check_grad, grad, gradient
 from tapegrad.rules.special_elementary import exprel_slope
 
 from _complex import complex_table_tests
@@ -99,3 +100,19 @@ def test_loggamma_complex_slope_is_digamma():
     """d/dz log Γ(z) = ψ(z) at a complex z (the holomorphic derivative, seed 1)."""
     z = 1.5 + 2j
     assert grad(sp.loggamma, z, seed=1.0)[1][1] == pytest.approx(sp.digamma(z), rel=1e-14)
+
+
+def test_logistic_regression_through_tapegrad_scipy_special():
+    """The program that found the gap: a logistic regression's loss written with
+    tapegrad.scipy.special's log1p and expit has the gradient of the same loss written with numpy's log1p."""
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((6, 3)), (rng.uniform(size=6) > 0.5).astype(float)
+
+    def loss(w, log1p):
+        p = tsp.expit(X @ w)
+        return -np.sum(y * np.log(p) + (1 - y) * log1p(-p))
+
+    w = rng.standard_normal(3)
+    check_grad(lambda w: loss(w, tsp.log1p), w)
+    np.testing.assert_allclose(gradient(lambda w: loss(w, tsp.log1p), w)[0],
+                               gradient(lambda w: loss(w, np.log1p), w)[0], rtol=1e-14)
