@@ -16,14 +16,14 @@ from tapegrad.errors import qualified_name, type_str
 def test_no_rule_error_names_function_types_place_and_fix():
     """A primitive without a rule raises NoRuleError naming it, its argument types, the line and the fix."""
     def model(x):
-        return np.sum(scipy.special.dawsn(x))
+        return np.sum(scipy.special.zetac(x))
 
     with pytest.raises(NoRuleError) as err:
         grad(model, np.ones(4))
     msg = str(err.value)
-    assert "no rrule for scipy.special.dawsn(%2::float64[4])" in msg
+    assert "no rrule for scipy.special.zetac(%2::float64[4])" in msg
     assert "test_errors.py:" in msg
-    assert "@tapegrad.rrule(scipy.special.dawsn)" in msg
+    assert "@tapegrad.rrule(scipy.special.zetac)" in msg
 
 
 def test_keyword_a_rule_does_not_take_is_named_with_the_fix():

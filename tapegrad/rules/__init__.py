@@ -68,7 +68,9 @@ def family(*names):
 # The rules keyed on scipy's own functions, registered when the program imports scipy's module
 # (which it does before it can call them): importing scipy.special, .stats, .signal and .integrate
 # costs more than all of tapegrad, which a program that never calls them need not pay.
-when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete"))
+when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete", "special_elementary",
+                                          "special_gamma", "special_losses", "special_erf", "special_expint", "special_bessel",
+                                          "special_elliptic", "special_distributions"))
 when_imported("scipy.signal", family("signal"))
 when_imported("scipy.integrate", family("integrate", "ivp", "quad"))
 when_imported("scipy.optimize", family("implicit"))

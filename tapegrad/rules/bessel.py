@@ -10,8 +10,8 @@ where Jᵥ or Iᵥ is small against its integrands (v > -1 and x small against v
 series Σₖ (±1)ᵏ (x/2)²ᵏ⁺ᵛ (log(x/2) - ψ(k+v+1)) / (k! Γ(k+v+1)); both to about 1e-13 relative
 to the function's scale, except where Jᵥ is exponentially small but the series cancels (x a
 little below a large v, e.g. v = 150, x = 100), where the error is about 1e-18 absolute. These are primitives without rules of their own (`jv_dv`, `yv_dv`,
-`iv_dv`, `ive_dv`, `kv_dv`): a second derivative in the order raises `NoRuleError`. The order
-is read only when it is differentiated: a constant order (the usual case) costs nothing.
+`iv_dv`, `ive_dv`, `kv_dv`, `kve_dv`): a second derivative in the order raises `NoRuleError`.
+The order is read only when it is differentiated: a constant order (the usual case) costs nothing.
 """
 from __future__ import annotations
 
@@ -148,6 +148,12 @@ def iv_dv(v, x):
     """∂Iᵥ(x)/∂v, elementwise (broadcast); nan for x ≤ 0."""
     with np.errstate(over="ignore", invalid="ignore"):  # inf where Iᵥ itself overflows
         return _elementwise(_ive_dv_one, v, x) * np.exp(np.asarray(x, dtype=np.float64))
+
+
+@primitive(traceable=False)
+def kve_dv(v, x):
+    """∂kve(v, x)/∂v = eˣ ∂Kᵥ(x)/∂v, elementwise (broadcast); nan for x ≤ 0."""
+    return _elementwise(_kve_dv_one, v, x)
 
 
 @primitive(traceable=False)

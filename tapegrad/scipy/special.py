@@ -10,6 +10,33 @@ functions are ufuncs and work on traced values as they are; every other name of 
 is scipy.special's own (``tapegrad.scipy.special.gammainc is scipy.special.gammainc``), so
 code ported from ``autograd.scipy.special`` can import everything from here.
 
+The ufuncs with rules (``docs/rules.md`` lists each with its formula), by family:
+
+- gamma and beta: ``gamma``, ``gammaln``, ``loggamma`` (complex too), ``digamma``/``psi``,
+  ``rgamma``, ``beta``, ``betaln``, ``binom`` and ``poch`` (real arguments), ``gammainc``,
+  ``gammaincc``, ``betainc`` (their shapes by quadrature, first order);
+- elementary: ``log1p``, ``expm1``, ``exp2``, ``exp10``, ``cbrt``, ``cosm1``, ``powm1``,
+  ``exprel``, ``sindg``, ``cosdg``, ``tandg``, ``cotdg``, ``radian``, ``boxcox``,
+  ``boxcox1p``, ``inv_boxcox``, ``inv_boxcox1p`` (``round`` is piecewise constant);
+- logistic, entropies and losses: ``expit``, ``logit``, ``log_expit``, ``xlogy``,
+  ``xlog1py``, ``entr``, ``rel_entr``, ``kl_div``, ``huber``, ``pseudo_huber``;
+- error functions and integrals: ``erf``, ``erfc``, ``erfcx``, ``erfinv``, ``erfcinv``,
+  ``erfi``, ``dawsn``, ``wofz`` (complex), ``voigt_profile``, ``owens_t``, ``expi``,
+  ``exp1``, ``expn`` (in x), ``spence``;
+- the normal distribution and others, in their variable: ``ndtr``, ``log_ndtr``, ``ndtri``,
+  ``stdtr``, ``chdtr``, ``chdtrc``, ``gdtr``, ``gdtrc`` (and the rate), ``pdtr``, ``pdtrc``,
+  ``bdtr``, ``bdtrc``, ``nbdtr``, ``nbdtrc``, ``fdtr``, ``fdtrc`` (a shape parameter raises
+  NoRuleError naming the gammainc or betainc form to write instead; counts are integers);
+- Bessel functions: ``jv``, ``yv``, ``iv``, ``ive``, ``kv``, ``jve``, ``yve``, ``kve`` (the
+  order by quadrature, first order), ``yn``, ``kn`` (in x), ``j0``, ``j1``, ``y0``, ``y1``,
+  ``i0``, ``i1``, ``i0e``, ``i1e``, ``k0``, ``k1``, ``k0e``, ``k1e``, and the Hankel functions
+  ``hankel1``, ``hankel2``, ``hankel1e``, ``hankel2e`` (complex values);
+- elliptic integrals: ``ellipk``, ``ellipkm1``, ``ellipe``, ``ellipkinc``, ``ellipeinc``,
+  ``agm``.
+
+Any other ufunc of scipy.special (``zetac``, whose derivative scipy cannot compute, the
+hypergeometric and Mathieu functions, ...) raises NoRuleError in a gradient.
+
 Examples
 --------
 >>> import numpy as np, tapegrad

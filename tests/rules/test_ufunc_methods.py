@@ -24,6 +24,12 @@ BINARY = NUMPY_BINARY + [
     (sp.beta, (0.5, 3), (0.5, 3)), (sp.betaln, (0.5, 3), (0.5, 3)),
     (sp.xlogy, (-2, 2), (0.1, 3)), (sp.xlog1py, (-2, 2), (-0.5, 3)),
     (sp.rel_entr, (0.1, 2), (0.1, 2)),
+    # (tests/rules/test_special_elementary.py and test_special_integrals.py)
+    (sp.powm1, (0.5, 2), (-2, 2)), (sp.boxcox, (0.5, 3), (-1, 1)), (sp.boxcox1p, (-0.5, 2), (-1, 1)),
+    (sp.inv_boxcox, (-1, 1), (-0.5, 0.5)), (sp.inv_boxcox1p, (-1, 1), (-0.5, 0.5)), (sp.binom, (2, 6), (0.3, 1.8)),
+    (sp.poch, (0.5, 3), (-0.4, 2)), (sp.kl_div, (0.2, 2), (0.2, 2)), (sp.huber, (0.5, 1.5), (-3, 3)),
+    (sp.pseudo_huber, (0.5, 1.5), (-3, 3)), (sp.owens_t, (-2, 2), (-2, 2)), (sp.ellipkinc, (-1.5, 1.5), (-1, 0.9)),
+    (sp.ellipeinc, (-1.5, 1.5), (-1, 0.9)), (sp.agm, (0.5, 3), (0.5, 3)),
 ]
 #: (ufunc of (parameter, x), constant parameters, interval of x): differentiated in x
 #: (tests/rules/test_special_extra.py covers the parameter)
@@ -32,7 +38,16 @@ OF_X = [
     (sp.yn, np.array([0, 1, 2]), (0.5, 4)), (sp.iv, np.array([0.5, 1.5]), (0.5, 3)),
     (sp.ive, np.array([0.5, 1.0]), (0.2, 3)), (sp.kv, np.array([0.5, 1.5, 2.0]), (0.3, 3)),
     (sp.gammainc, np.array([0.5, 1.0, 3.0]), (0.2, 4)), (sp.gammaincc, np.array([0.7, 2.0]), (0.2, 4)),
+    # (tests/rules/test_special_integrals.py, test_special_bessel_extra.py, test_special_distributions.py)
+    (sp.expn, np.array([0, 1, 3]), (0.3, 3)), (sp.kn, np.array([0, 1, 3]), (0.3, 3)),
+    (sp.jve, np.array([0.5, 1.5]), (0.5, 4)), (sp.yve, np.array([0.5, 2.5]), (0.5, 4)),
+    (sp.kve, np.array([0.5, 1.5]), (0.3, 3)), (sp.stdtr, np.array([2.5, 4.0]), (-3, 3)),
+    (sp.chdtr, np.array([1.5, 3.0]), (0.3, 5)), (sp.chdtrc, np.array([1.5, 3.0]), (0.3, 5)),
+    (sp.pdtr, np.array([0, 2, 3]), (0.5, 4)), (sp.pdtrc, np.array([0, 2, 3]), (0.5, 4)),
 ]
+#: the Hankel functions of (order, x), complex valued: a real function of them is differentiated in x
+HANKEL = [sp.hankel1, sp.hankel2, sp.hankel1e, sp.hankel2e]
+HANKEL_ORDERS = np.array([0.5, 1.5])
 #: well-apart values for the extrema, so that a step of central differences changes no pick
 DISTINCT = "distinct"
 #: where each reduction and scan is smooth: extrema away from ties, products of moderate size
@@ -63,6 +78,9 @@ def _outer_rows():
                     lambda a, b: np.divmod.outer(a, b)[1] * 2 + np.divmod.outer(a, b)[0]))
     for uf, v, dx in OF_X:
         rows.append(row("in x", uf.outer, [((4,), dx)], lambda x, uf=uf, v=v: uf.outer(v, x)))
+    for uf in HANKEL:
+        rows.append(row("in x", uf.outer, [((4,), (0.5, 4))],
+                        lambda x, uf=uf: np.real(uf.outer(HANKEL_ORDERS, x)) + 2 * np.imag(uf.outer(HANKEL_ORDERS, x))))
     rows += [
         row("same array twice", np.subtract.outer, [((5,), (-2, 2))], lambda x: np.subtract.outer(x, x)),
         row("same matrix twice", np.subtract.outer, [((2, 3), (-2, 2))], lambda x: np.subtract.outer(x, x)),
@@ -639,6 +657,7 @@ def _complex_table():
         crow("", np.minimum.reduce, z34),
         crow("", np.add.reduceat, cvalues(rng, (6,)), [0, 4, 1], wrt=[0]),
     ]
+    rows += [crow("real x", uf.outer, HANKEL_ORDERS, rng.uniform(0.5, 4, 4), wrt=[1]) for uf in HANKEL]
     return rows
 
 

@@ -1,0 +1,65 @@
+"""Rules for the exponential integrals of scipy.special (expi, exp1, expn) and the dilogarithm
+spence.
+
+expn(n, x) is differentiated in x (∂/∂x Eₙ = -Eₙ₋₁, and E₀′ = -e⁻ˣ(1 + x)/x²); its order n is
+an integer (scipy truncates a float one), so its tangent is NoTangent.
+
+(zetac(x) = ζ(x) - 1 has no rule: ζ′ has no function in scipy, and a rule whose only argument
+always refuses could not be checked at any order; a gradient through it raises NoRuleError.)
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sp
+
+from ..registry import partials, rrule
+from ..broadcasting import unbroadcast
+from ..tangents import NO_TANGENT, Thunk
+
+# --- exponential integrals ---
+
+
+@rrule(sp.expi, formula=partials("exp({a[0]})/{a[0]}"))
+def expi_rrule(x):
+    def expi_pullback(dy):
+        # Ei(x) = -∫₋ₓ^∞ e⁻ᵗ/t dt: Ei′ = eˣ/x
+        return NO_TANGENT, dy * (np.exp(x) / x)
+
+    return sp.expi(x), expi_pullback
+
+
+@rrule(sp.exp1, formula=partials("(-exp(-{a[0]})/{a[0]})"))
+def exp1_rrule(x):
+    def exp1_pullback(dy):
+        # E₁(x) = ∫ₓ^∞ e⁻ᵗ/t dt: E₁′ = -e⁻ˣ/x
+        return NO_TANGENT, dy * (-np.exp(-x) / x)
+
+    return sp.exp1(x), exp1_pullback
+
+
+@rrule(sp.expn, formula=partials(None, "(-expn({a[0]} - 1, {a[1]}))"))
+def expn_rrule(n, x):
+    """∂x: -Eₙ₋₁(x) (for n = 0, -e⁻ˣ(1 + x)/x²); the integer order n gets NoTangent."""
+
+    def expn_pullback(dy):
+        zero = n == 0
+        below = -sp.expn(np.where(zero, 1, n) - 1, x)
+        slope = np.where(zero, -np.exp(-x) * (1 + x) / (x * x), below) if np.any(zero) else below
+        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * slope, x))
+
+    return sp.expn(n, x), expn_pullback
+
+
+# --- the dilogarithm ---
+
+
+@rrule(sp.spence, formula=partials("log({a[0]})/(1 - {a[0]})"))
+def spence_rrule(z):
+    """spence(z) = ∫₁ᶻ log t/(1 - t) dt: log z/(1 - z), and -1 at z = 1 (its limit)."""
+
+    def spence_pullback(dy):
+        one = z == 1
+        return NO_TANGENT, dy * np.where(one, -1.0, np.log(z) / (1 - np.where(one, 0.0, z)))
+
+    return sp.spence(z), spence_pullback
+
