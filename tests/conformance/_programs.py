@@ -18,6 +18,9 @@ class Case:
     f: object
     args: tuple
     refuses: dict = dataclasses.field(default_factory=dict)
+    #: what seeds the case's random directions (its id unless given): a table row's place in its
+    #: own module, so that rows added to other modules leave its directions as they were
+    seed: str = ""
 
 
 PROGRAMS = []

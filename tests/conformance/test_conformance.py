@@ -19,7 +19,16 @@ from _layer import Reference
 from _programs import PROGRAMS, Case
 from _tables import modules, order2_rows
 
-CASES = [Case(f"{qualified_name(fn)}-{i}", f, tuple(args)) for i, (_, (fn, f, args)) in enumerate(order2_rows())]
+def _table_cases():
+    """A case per ORDER2 row, numbered in the whole table (its id) and seeded by its module and its
+    place there (adding rows to one module changes no other case's directions)."""
+    places = {}
+    for i, (stem, (fn, f, args)) in enumerate(order2_rows()):
+        places[stem] = places.get(stem, -1) + 1
+        yield Case(f"{qualified_name(fn)}-{i}", f, tuple(args), seed=f"{stem}-{places[stem]}")
+
+
+CASES = list(_table_cases())
 CASES += PROGRAMS
 
 
