@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     assembly,
     indexing,
     products,
+    array_api,
     linalg,
     decompositions, norms,
     fft,
