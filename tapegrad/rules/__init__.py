@@ -42,10 +42,13 @@ from . import (  # noqa: F401
     composites,
     linalg_composites,
     nanreductions,
+    polynomials,
+    fft_hermitian,
     scipy_linalg,
     nondiff,
     inplace,
     structure,
+    float_parts,
     ufunc_methods,  # last: it gives outer to every two-input ufunc registered above
 )
 
