@@ -43,6 +43,7 @@ from . import (  # noqa: F401
     linalg_composites,
     nanreductions,
     polynomials,
+    sets,
     fft_hermitian,
     scipy_linalg,
     nondiff,

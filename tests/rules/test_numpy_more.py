@@ -5,13 +5,20 @@ import numpy as np
 import pytest
 import scipy.special
 
-from tapegrad import ZERO, check_grad, gradient, hessian, trace
+from tapegrad import ZERO, NoRuleError, check_grad, gradient, hessian, trace
 
 X = np.array([0.3, -0.7, 0.9, 2.2])
 P = np.array([1.0, -0.6, -1.3, 0.5])  # three distinct real roots
 M = np.array([[2.0, 0.3, 0.1], [0.2, 1.0, 0.4], [0.0, 0.5, 3.0]])
 C = np.array([1.0 + 0.5j, 0.3 - 0.2j, 0.7 + 0.1j])
 E = np.array([1, -2, 3, 0])
+S = np.array([0.3, 0.5, 0.9, 0.2])
+T = np.array([0.95, 0.1, 0.7])
+
+
+def twice(a):
+    """a with two of its values repeated."""
+    return np.concatenate([a, a[1:3]])
 
 
 def parts(f):
@@ -43,6 +50,15 @@ TABLE = [
     ("fft.hfft of reals", lambda a: np.fft.hfft(a), (X,)),
     ("fft.ihfft", parts(lambda a: np.fft.ihfft(a)), (X,)),
     ("fft.ihfft n forward", parts(lambda a: np.fft.ihfft(a, 6, norm="forward")), (X,)),
+    # set functions: repeated values are made inside f, so that central differences keep them equal
+    ("unique_values", lambda a: np.unique_values(twice(a)), (S,)),
+    ("unique_counts", lambda a: np.unique_counts(twice(a)).values * np.unique_counts(twice(a)).counts, (S,)),
+    ("unique_inverse", lambda a: np.unique_inverse(twice(a)).values[np.unique_inverse(twice(a)).inverse_indices], (S,)),
+    ("unique_all", lambda a: np.unique_all(twice(a)).values ** 2, (S,)),
+    ("union1d", lambda a, b: np.union1d(a, b), (S, T)),
+    ("union1d shared value", lambda a, b: np.union1d(twice(a), np.concatenate([b, a[:1]])), (S, T)),
+    ("setdiff1d", lambda a, b: np.setdiff1d(twice(a), np.concatenate([b, a[:1]])), (S, T)),
+    ("setdiff1d assume_unique", lambda a, b: np.setdiff1d(a, b, True), (T, S[:3])),
 ]
 
 #: (rule's function, f, args): the rules of float_parts
@@ -101,3 +117,15 @@ def test_roots_tape_holds_eigvals_of_the_companion_matrix():
     """np.roots is recorded as numpy computes it: the eigenvalues of the companion matrix."""
     _, tape = trace(lambda p: np.roots(p), P)
     assert np.linalg.eigvals in [getattr(op, "fn", None) for op in tape.ops]
+
+
+def test_intersect1d_is_refused_naming_the_gather():
+    """A value of np.intersect1d is in both arguments: no derivative, so the error names a[np.isin(a, b)]."""
+    with pytest.raises(NoRuleError, match=r"numpy.intersect1d\(float64\[4\], float64\[3\]\) at .*a\[np.isin\(a, b\)\]"):
+        gradient(lambda a: np.sum(np.intersect1d(a, T)), S)
+
+
+def test_union1d_gives_a_shared_value_to_its_first_occurrence():
+    """union1d is unique(concatenate(a, b)): a value in both gets its cotangent in a (np.unique's convention)."""
+    da, db = gradient(lambda a, b: np.sum(np.union1d(a, b) * np.arange(1.0, 6.0)), S, np.array([0.9, 0.1]))
+    assert da.tolist() == [3.0, 4.0, 5.0, 2.0] and db.tolist() == [0.0, 1.0]
