@@ -44,6 +44,7 @@ from . import (  # noqa: F401
     nanreductions,
     polynomials,
     sets,
+    histograms_nd,
     fft_hermitian,
     scipy_linalg,
     nondiff,
