@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.special
 
-from tapegrad import ZERO, NoRuleError, check_grad, gradient, hessian, trace
+from tapegrad import ZERO, NoRuleError, check_grad, gradient, hessian, jvp, trace
+from tapegrad.errors import ConcreteValueError
 
 X = np.array([0.3, -0.7, 0.9, 2.2])
 P = np.array([1.0, -0.6, -1.3, 0.5])  # three distinct real roots
@@ -129,3 +130,16 @@ def test_union1d_gives_a_shared_value_to_its_first_occurrence():
     """union1d is unique(concatenate(a, b)): a value in both gets its cotangent in a (np.unique's convention)."""
     da, db = gradient(lambda a, b: np.sum(np.union1d(a, b) * np.arange(1.0, 6.0)), S, np.array([0.9, 0.1]))
     assert da.tolist() == [3.0, 4.0, 5.0, 2.0] and db.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("f, fix", [
+    (lambda x: np.sum(np.vectorize(lambda t: t * t)(x)), r"np\.vectorize calls its function on one element .*np\.apply_along_axis"),
+    (lambda x: np.polynomial.Polynomial(x)(0.5), r"numpy\.polynomial\.Polynomial converts its coefficients .*np\.polyval\(c\[::-1\], t\)"),
+    (lambda x: np.polynomial.chebyshev.chebval(0.5, x), r"numpy\.polynomial\.chebyshev\.chebval converts .*Clenshaw's"),
+], ids=["vectorize", "Polynomial", "chebval"])
+def test_functions_that_cannot_see_traced_values_name_the_fix(f, fix):
+    """np.vectorize and numpy.polynomial convert traced values themselves: the error names them and the fix, in both modes."""
+    with pytest.raises(ConcreteValueError, match=fix):
+        gradient(f, S[:2])
+    with pytest.raises(ConcreteValueError, match=fix):
+        jvp(f, (S[:2],), (np.ones(2),))
