@@ -106,6 +106,9 @@ def numpy_call_hint(value="traced") -> str:
     bound = bound_at_import_hint(frame, value)
     if bound:
         return bound
+    known = _known_refusal(called) if called is not None else ""
+    if known:
+        return known
     line = _source_line(frame)
     for name in re.findall(r"([A-Za-z_][\w.]*)\s*\(\s*[\[(]", line):  # f([...]) or f((...))
         if isinstance(_resolve(frame, name), np.ufunc):
@@ -114,6 +117,24 @@ def numpy_call_hint(value="traced") -> str:
         for local in list(called.f_locals.values()):
             if isinstance(local, (list, tuple)) and any(hasattr(v, "_val") and hasattr(v, "_dispatch") for v in local):
                 return _given_a_list(_numpy_name(called), value)
+    return ""
+
+
+def _known_refusal(called) -> str:
+    """The fix for numpy's callables that convert traced values whatever they are given (the
+    outermost numpy frame `called` is theirs): np.vectorize, numpy.polynomial."""
+    owner = called.f_locals.get("self")
+    if isinstance(owner, np.vectorize):
+        return ("np.vectorize calls its function on one element at a time, as plain numbers: write the "
+                "function with numpy calls on the whole array (np.where for a branch), or use "
+                "np.apply_along_axis, or a list comprehension and np.stack")
+    module = called.f_globals.get("__name__") or ""
+    if module.startswith("numpy.polynomial"):
+        name = (f"numpy.polynomial.{type(owner).__name__}" if owner is not None
+                else _public(module, called.f_code.co_name))
+        return (f"{name} converts its coefficients with np.array itself: evaluate a power series with "
+                f"np.polyval(c[::-1], t) (which has a rule), or write the recurrence (Horner's; Clenshaw's "
+                f"for chebval, legval, hermval) with numpy calls on the traced coefficients")
     return ""
 
 

@@ -84,7 +84,7 @@ def test_every_guide_page_is_built(built):
     """The guide has the pages the README promises, each built to HTML."""
     guide = {p.stem for p in (built / "guide").glob("*.html")}
     assert guide == {"getting-started", "tape", "viewer", "rules", "forward", "compiled", "refusals",
-                     "autograd", "parallel", "solvers"}
+                     "autograd", "parallel", "solvers", "numpy-coverage"}
 
 
 def test_a_broken_reference_fails_the_build(tmp_path):

@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     assembly,
     indexing,
     products,
+    array_api,
     linalg,
     decompositions, norms,
     fft,
@@ -38,10 +39,18 @@ from . import (  # noqa: F401
     histograms,
     fitting,
     functional,
+    composites,
+    linalg_composites,
+    nanreductions,
+    polynomials,
+    sets,
+    histograms_nd,
+    fft_hermitian,
     scipy_linalg,
     nondiff,
     inplace,
     structure,
+    float_parts,
     ufunc_methods,  # last: it gives outer to every two-input ufunc registered above
 )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import nondifferentiable
+from ..registry import declare, nondifferentiable
 
 # --- comparisons and logic ---
 
@@ -54,3 +54,28 @@ nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, complex=True)
 nondifferentiable(
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
 )
+
+# --- bins, set membership, sort keys, index conversions, ranks ---
+
+# (np.bincount has a rule, rules/composites.py: it is a scatter-add of its weights)
+nondifferentiable(
+    np.digitize, np.isin, np.lexsort, np.nanargmax, np.nanargmin, np.diag_indices_from,
+    np.tril_indices_from, np.triu_indices_from, np.ravel_multi_index, np.unravel_index,
+    np.linalg.matrix_rank,
+)
+
+# --- integers, bits, dates ---
+
+nondifferentiable(
+    np.gcd, np.lcm, np.bitwise_count, np.packbits, np.unpackbits, np.isnat,
+    np.busday_offset, np.busday_count, np.is_busday,
+)
+
+
+def common_type(*arrays):
+    """``np.common_type`` of traced values: a type, read from their dtypes alone (which are
+    fixed while tracing), as np.result_type is."""
+    return np.common_type(*[np.empty(0, np.result_type(a)) for a in arrays])
+
+
+declare(np.common_type, traced_by=common_type)

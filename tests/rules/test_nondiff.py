@@ -73,6 +73,30 @@ NONDIFF = [
     (np.argpartition, lambda x: np.argpartition(x, 1, axis=1)),
     (scipy.special.gammasgn, scipy.special.gammasgn),
     (scipy.special.round, scipy.special.round),
+    # bins, membership, sort keys, index conversions, ranks
+    (np.digitize, lambda x: np.digitize(x, [0.0, 1.0])),
+    (np.isin, lambda x: np.isin(np.round(x), [1.0, 2.0])),
+    (np.lexsort, lambda x: np.lexsort((x[0], x[1]))),
+    (np.nanargmax, lambda x: np.nanargmax(x, axis=0)),
+    (np.nanargmin, np.nanargmin),
+    (np.diag_indices_from, lambda x: np.diag_indices_from(x[:, :2])[0][:, None]),
+    (np.tril_indices_from, lambda x: np.tril_indices_from(x)[1]),
+    (np.triu_indices_from, lambda x: np.triu_indices_from(x, 1)[0]),
+    (np.ravel_multi_index, lambda x: np.ravel_multi_index((sorter(x), sorter(x)), (3, 3))),
+    (np.unravel_index, lambda x: np.unravel_index(sorter(x), (3, 1))[0]),
+    (np.linalg.matrix_rank, np.linalg.matrix_rank),
+    # integers, bits, dates
+    (np.gcd, lambda x: np.gcd(sorter(x), 2)),
+    (np.lcm, lambda x: np.lcm(sorter(x), 2)),
+    (np.bitwise_count, lambda x: np.bitwise_count(sorter(x))),
+    (np.packbits, lambda x: np.packbits(x > 0, axis=-1)),
+    (np.unpackbits, lambda x: np.unpackbits(np.astype(sorter(x), np.uint8), axis=-1, count=3)),
+    (np.isnat, lambda x: np.isnat(np.astype(sorter(x), "datetime64[D]"))),
+    (np.busday_offset, lambda x: np.busday_offset("2024-01-01", sorter(x), roll="forward").astype(float)),
+    (np.busday_count, lambda x: np.busday_count("2024-01-01", np.datetime64("2024-01-01") + sorter(x))),
+    (np.is_busday, lambda x: np.is_busday(np.datetime64("2024-01-01") + sorter(x))),
+    # the ulp at x: constant between powers of 2
+    (np.spacing, np.spacing),
 ]
 
 
@@ -87,6 +111,7 @@ METHOD_INPUTS = [
     (np.equal, above), (np.not_equal, above), (np.logical_and, above), (np.logical_or, above),
     (np.logical_xor, above), (np.floor_divide, lambda x: x), (np.bitwise_and, sorter),
     (np.bitwise_or, sorter), (np.bitwise_xor, sorter), (np.left_shift, sorter), (np.right_shift, sorter),
+    (np.gcd, sorter), (np.lcm, sorter),
 ]
 for _uf, _of in METHOD_INPUTS:
     # outer: a column against a row shifted off the column's values, so that the result is x's shape
@@ -229,3 +254,11 @@ def test_branch_on_a_whole_array_test(test):
     np.testing.assert_array_equal(gradient(f, x)[0], 2 * x if test(x) else np.ones(3))
     _, tape = trace(f, x)
     assert "guard" in str(tape)
+
+
+def test_common_type_of_traced_values_is_numpys():
+    """np.common_type of traced values is the type numpy gives for their dtypes (no NoRuleError)."""
+    x = np.array([1.0, 2.0], np.float32)
+    assert gradient(lambda x: np.sum(x.astype(np.common_type(x, x))), x)[0].tolist() == [1.0, 1.0]
+    value, _ = trace(lambda x: np.common_type(x), x)
+    assert value is np.float32
