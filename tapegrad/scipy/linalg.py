@@ -28,13 +28,14 @@ import numpy as np
 from ..context import primitive
 from ..hints import register_replacement
 from ..onimport import OnFirstUse
-from . import _linalg_more
-from ._linalg_more import (_mH, _plain, _traced, block_diag, circulant, det, eig, eigh, eigvals, eigvalsh, hankel,
-                           inv, lstsq, norm, pinv, qr, solve_discrete_lyapunov, svd, svdvals, toeplitz)
+from . import linalg_more
+from .linalg_more import (block_diag, circulant, conj_transpose, det, eig, eigh, eigvals, eigvalsh, hankel, inv,
+                          lstsq, norm, pinv, plain_value, qr, solve_discrete_lyapunov, svd, svdvals, toeplitz,
+                          traced_among)
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve",
            "sqrtm", "solve_sylvester", "solve_banded", "logm", "lu", "solve_continuous_lyapunov",
-           *_linalg_more.__all__]
+           *linalg_more.__all__]
 
 # scipy.linalg, imported at the first call: the rules of np.linalg call these, and importing
 # tapegrad does not import scipy (see tapegrad.onimport)
@@ -252,7 +253,7 @@ def logm(A, disp=True):
     array([[0.5 , 0.  ],
            [0.  , 0.25]])
     """
-    return _sl.logm(A, disp=disp)
+    return _sl.logm(A) if disp is True else _sl.logm(A, disp=disp)  # (scipy 1.17 deprecates disp)
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
@@ -270,23 +271,23 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     array([[-4.,  3.],
            [ 2., -1.]])
     """
-    if not _traced(a):
+    if not traced_among(a):
         return _sl.lu(a, permute_l=permute_l, overwrite_a=overwrite_a, check_finite=check_finite,
                       p_indices=p_indices)
     factors, piv = lu_factor(a, check_finite=check_finite)
     m, n = np.shape(factors)
     k = min(m, n)
-    l = np.tril(factors[:, :k], -1) + np.eye(m, k, dtype=_plain(factors).dtype)
+    l = np.tril(factors[:, :k], -1) + np.eye(m, k, dtype=plain_value(factors).dtype)
     u = np.triu(factors[:k, :])
     perm = np.arange(m)
-    for i, p in enumerate(_plain(piv)):  # LAPACK's pivots are row swaps applied in order: A[perm] = L U
+    for i, p in enumerate(plain_value(piv)):  # LAPACK's pivots are row swaps applied in order: A[perm] = L U
         perm[[i, int(p)]] = perm[[int(p), i]]
     inverse = np.argsort(perm)  # A = (L U)[inverse]
     if permute_l:
         return l[inverse], u
     if p_indices:
         return inverse.astype(np.int32), l, u
-    pm = np.zeros((m, m), dtype=_plain(factors).dtype)
+    pm = np.zeros((m, m), dtype=plain_value(factors).dtype)
     pm[perm, np.arange(m)] = 1
     return pm, l, u
 
@@ -304,9 +305,9 @@ def solve_continuous_lyapunov(a, q):
     array([[0.5, 0. ],
            [0. , 0.5]])
     """
-    if not _traced(a, q):
+    if not traced_among(a, q):
         return _sl.solve_continuous_lyapunov(a, q)
-    return solve_sylvester(a, _mH(a), q)
+    return solve_sylvester(a, conj_transpose(a), q)
 
 
 for _name in __all__:

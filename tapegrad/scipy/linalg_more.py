@@ -30,7 +30,7 @@ __all__ = ["det", "inv", "pinv", "eigh", "eigvalsh", "eig", "eigvals", "svd", "s
            "norm", "block_diag", "toeplitz", "circulant", "hankel", "solve_discrete_lyapunov"]
 
 
-def _traced(*values) -> bool:
+def traced_among(*values) -> bool:
     """True when a traced or dual value is among `values` (inside tuples and lists too)."""
     return find_nested(list(values), Boxed) is not None
 
@@ -41,7 +41,7 @@ def _refuse(call, option, advice):
                         f"has no derivative: {advice}")
 
 
-def _mH(a):
+def conj_transpose(a):
     return np.conj(np.swapaxes(a, -1, -2))
 
 
@@ -59,7 +59,7 @@ def det(a, overwrite_a=False, check_finite=True):
     array([[ 3., -1.],
            [-1.,  2.]])
     """
-    if _traced(a):
+    if traced_among(a):
         return np.linalg.det(a)
     return _sl.det(a, overwrite_a=overwrite_a, check_finite=check_finite)
 
@@ -75,7 +75,7 @@ def inv(a, overwrite_a=False, check_finite=True):
     array([[0.5 , 0.  ],
            [0.  , 0.25]])
     """
-    if _traced(a):
+    if traced_among(a):
         return np.linalg.inv(a)
     return _sl.inv(a, overwrite_a=overwrite_a, check_finite=check_finite)
 
@@ -91,12 +91,12 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     >>> pinv(np.array([[1.0], [1.0]]))
     array([[0.5, 0.5]])
     """
-    if not _traced(a):
+    if not traced_among(a):
         return _sl.pinv(a, atol=atol, rtol=rtol, return_rank=return_rank, check_finite=check_finite)
     if atol not in (None, 0, 0.0):
         _refuse("pinv", f"atol={atol!r}", "numpy's pinv cuts off relative to the largest singular value only: "
                 "pass rtol instead")
-    plain = _plain(a)
+    plain = plain_value(a)
     if rtol is None:  # scipy's default: max(m, n) · eps of the matrix's precision
         rtol = max(np.shape(plain)[-2:]) * np.finfo(np.result_type(plain.dtype, np.float32)).eps
     x = np.linalg.pinv(a, rcond=rtol)
@@ -106,7 +106,7 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     return x
 
 
-def _plain(v):
+def plain_value(v):
     """The plain value a traced or dual value stands for."""
     while isinstance(v, Boxed):
         v = v._val
@@ -119,7 +119,7 @@ def _plain(v):
 def _from_triangle(a, lower):
     """The Hermitian matrix scipy reads from one triangle of `a`: only that triangle gets a gradient."""
     t = np.tril(a) if lower else np.triu(a)
-    return t + _mH(np.tril(a, -1) if lower else np.triu(a, 1))
+    return t + conj_transpose(np.tril(a, -1) if lower else np.triu(a, 1))
 
 
 def _eigh_general(a, b, lower, eigvals_only):
@@ -127,11 +127,11 @@ def _eigh_general(a, b, lower, eigvals_only):
     C = L⁻¹ A L⁻ᴴ has the same eigenvalues, and x = L⁻ᴴ y (so xᴴ B x = 1, as scipy normalizes)."""
     l = np.linalg.cholesky(_from_triangle(b, lower))
     linv_a = np.linalg.solve(l, _from_triangle(a, lower))  # L⁻¹ A
-    c = _mH(np.linalg.solve(l, _mH(linv_a)))              # L⁻¹ A L⁻ᴴ
+    c = conj_transpose(np.linalg.solve(l, conj_transpose(linv_a)))              # L⁻¹ A L⁻ᴴ
     if eigvals_only:
         return np.linalg.eigvalsh(c)
     w, y = np.linalg.eigh(c)
-    return w, np.linalg.solve(_mH(l), y)
+    return w, np.linalg.solve(conj_transpose(l), y)
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
@@ -151,7 +151,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     array([[0., 0.],
            [0., 1.]])
     """
-    if not _traced(a, b):
+    if not traced_among(a, b):
         return _sl.eigh(a, b, lower=lower, eigvals_only=eigvals_only, overwrite_a=overwrite_a,
                         overwrite_b=overwrite_b, type=type, check_finite=check_finite,
                         subset_by_index=subset_by_index, subset_by_value=subset_by_value, driver=driver)
@@ -183,7 +183,7 @@ def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, typ
 
 def _complex(w):
     """scipy's eigenvalues are complex even when numpy's are real."""
-    return w if np.iscomplexobj(_plain(w)) else w + 0j
+    return w if np.iscomplexobj(plain_value(w)) else w + 0j
 
 
 def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False, check_finite=True,
@@ -202,7 +202,7 @@ def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False,
     >>> eig(np.diag([1.0, 2.0]))[0]
     array([1.+0.j, 2.+0.j])
     """
-    if not _traced(a, b):
+    if not traced_among(a, b):
         return _sl.eig(a, b, left=left, right=right, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
                        check_finite=check_finite, homogeneous_eigvals=homogeneous_eigvals)
     if b is not None or left or homogeneous_eigvals:
@@ -225,7 +225,7 @@ def eigvals(a, b=None, overwrite_a=False, check_finite=True, homogeneous_eigvals
     >>> eigvals(np.array([[0.0, -1.0], [1.0, 0.0]]))
     array([0.+1.j, 0.-1.j])
     """
-    if not _traced(a, b):
+    if not traced_among(a, b):
         return _sl.eigvals(a, b, overwrite_a=overwrite_a, check_finite=check_finite,
                            homogeneous_eigvals=homogeneous_eigvals)
     return eig(a, b, right=False, homogeneous_eigvals=homogeneous_eigvals)
@@ -245,7 +245,7 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
     array([[1., 0.],
            [0., 0.]])
     """
-    if _traced(a):
+    if traced_among(a):
         return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
     return _sl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, overwrite_a=overwrite_a,
                    check_finite=check_finite, lapack_driver=lapack_driver)
@@ -261,7 +261,7 @@ def svdvals(a, overwrite_a=False, check_finite=True):
     >>> svdvals(np.array([[0.0, 2.0], [1.0, 0.0]]))
     array([2., 1.])
     """
-    if _traced(a):
+    if traced_among(a):
         return np.linalg.svd(a, compute_uv=False)
     return _sl.svdvals(a, overwrite_a=overwrite_a, check_finite=check_finite)
 
@@ -283,13 +283,16 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     (array([[-5.],
            [ 0.]]),)
     """
-    if not _traced(a):
+    if not traced_among(a):
         return _sl.qr(a, overwrite_a=overwrite_a, lwork=lwork, mode=mode, pivoting=pivoting,
                       check_finite=check_finite)
     if pivoting or mode not in _QR_MODES:
         _refuse("qr", f"mode={mode!r}, pivoting={pivoting!r}", "use mode 'full', 'economic' or 'r', without pivoting")
     if mode == "r":
-        r = np.linalg.qr(a, mode="complete")[1]  # scipy's R in 'r' mode is m×n
+        r = np.linalg.qr(a, mode="r")  # k×n: scipy's is m×n, zeros below
+        m, n = np.shape(a)[-2:]
+        if m > n:
+            r = np.concatenate([r, np.zeros((m - n, n), dtype=plain_value(r).dtype)], axis=0)
         return (r,)
     return tuple(np.linalg.qr(a, mode=_QR_MODES[mode]))
 
@@ -307,13 +310,13 @@ def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=Tr
     >>> tapegrad.gradient(lambda b: lstsq(a, b)[0][0], np.array([1.0, 3.0]))[0]  # the mean
     array([0.5, 0.5])
     """
-    if not _traced(a, b):
+    if not traced_among(a, b):
         return _sl.lstsq(a, b, cond=cond, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
                          check_finite=check_finite, lapack_driver=lapack_driver)
     x, res, rank, s = np.linalg.lstsq(a, b, rcond=cond)
     if np.ndim(b) == 1 and np.shape(res) == (1,):
         res = res[0]
-    return x, res, int(_plain(rank)), s
+    return x, res, int(plain_value(rank)), s
 
 
 def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
@@ -326,7 +329,7 @@ def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
     >>> tapegrad.gradient(norm, np.array([3.0, 4.0]))[0]
     array([0.6, 0.8])
     """
-    if _traced(a):
+    if traced_among(a):
         return np.linalg.norm(a, ord=ord, axis=axis, keepdims=keepdims)
     return _sl.norm(a, ord=ord, axis=axis, keepdims=keepdims, check_finite=check_finite)
 
@@ -346,10 +349,10 @@ def block_diag(*arrs):
     array([[1., 0., 0.],
            [0., 2., 2.]])
     """
-    if not _traced(*arrs):
+    if not traced_among(*arrs):
         return _sl.block_diag(*arrs)
     blocks = [np.atleast_2d(x) for x in arrs]
-    dtype = np.result_type(*[_plain(x) for x in blocks])
+    dtype = np.result_type(*[plain_value(x) for x in blocks])
     widths = [np.shape(x)[1] for x in blocks]
     total = sum(widths)
     rows, left = [], 0
@@ -382,7 +385,7 @@ def toeplitz(c, r=None):
            [2., 1.],
            [3., 2.]])
     """
-    if not _traced(c, r):
+    if not traced_among(c, r):
         return _sl.toeplitz(c, r)
     c = np.atleast_1d(c)
     r = np.conj(c) if r is None else np.atleast_1d(r)
@@ -405,7 +408,7 @@ def circulant(c):
            [2., 1., 3.],
            [3., 2., 1.]])
     """
-    if not _traced(c):
+    if not traced_among(c):
         return _sl.circulant(c)
     c = np.atleast_1d(c)
     n = np.shape(c)[-1]
@@ -425,10 +428,10 @@ def hankel(c, r=None):
            [2., 3.],
            [3., 4.]])
     """
-    if not _traced(c, r):
+    if not traced_among(c, r):
         return _sl.hankel(c, r)
     c = np.ravel(c)  # (scipy 1.17 ravels arrays of more dimensions, with a FutureWarning)
-    r = np.zeros_like(_plain(c)) if r is None else np.ravel(r)
+    r = np.zeros_like(plain_value(c)) if r is None else np.ravel(r)
     m, n = np.shape(c)[0], np.shape(r)[0]
     vals = np.concatenate([c, r[1:]])
     return vals[np.arange(m)[:, None] + np.arange(n)[None, :]]
@@ -450,7 +453,7 @@ def solve_discrete_lyapunov(a, q, method=None):
     array([[1.33333333, 0.        ],
            [0.        , 1.33333333]])
     """
-    if not _traced(a, q):
+    if not traced_among(a, q):
         return _sl.solve_discrete_lyapunov(a, q, method=method)
     n = np.shape(a)[-1]
     lhs = np.eye(n * n) - np.kron(a, np.conj(a))
