@@ -69,7 +69,7 @@ def family(*names):
 # (which it does before it can call them): importing scipy.special, .stats, .signal and .integrate
 # costs more than all of tapegrad, which a program that never calls them need not pay.
 when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete"))
-when_imported("scipy.signal", family("signal"))
+when_imported("scipy.signal", family("signal", "signal_filters"))
 when_imported("scipy.integrate", family("integrate", "ivp", "quad"))
 when_imported("scipy.optimize", family("implicit"))
 when_imported("scipy.stats", family("stats"))
