@@ -58,6 +58,11 @@ def _refuse(call, option, advice):
                         f"has no derivative: {advice}")
 
 
+def _vector(v):
+    """Filter coefficients as a 1-d array (a list may hold traced values: np.array records them)."""
+    return np.atleast_1d(np.array(v) if isinstance(v, (list, tuple)) else v)
+
+
 def _flip_conj(v):
     v = np.flip(v)
     return np.conj(v) if np.iscomplexobj(plain_value(v)) else v
@@ -240,12 +245,12 @@ def lfilter(b, a, x, axis=-1, zi=None):
     >>> x = np.array([1.0, 0.0, 0.0])
     >>> lfilter([1.0], [1.0, -0.5], x)  # y[n] = x[n] + y[n-1] / 2
     array([1.  , 0.5 , 0.25])
-    >>> tapegrad.gradient(lambda a1: np.sum(lfilter([1.0], [1.0, a1], x)), -0.5)[0]  # -(0.5 + 2 · 0.25)
-    -1.0
+    >>> tapegrad.gradient(lambda a1: np.sum(lfilter([1.0], [1.0, a1], x)), -0.5)[0]  # d(1 - a₁ + a₁²)/da₁
+    -2.0
     """
     if not traced_among(b, a, x, zi):
         return _ss.lfilter(b, a, x, axis=axis, zi=zi)
-    b, a = np.atleast_1d(b), np.atleast_1d(a)
+    b, a = _vector(b), _vector(a)
     y = lfilter_core(b, a, x, axis)
     if zi is None:
         return y
@@ -316,7 +321,7 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
         return _ss.filtfilt(b, a, x, axis=axis, padtype=padtype, padlen=padlen, method=method, irlen=irlen)
     if method != "pad":
         _refuse("filtfilt", f"method={method!r}", "use method='pad'")
-    b, a = np.atleast_1d(b), np.atleast_1d(a)
+    b, a = _vector(b), _vector(a)
     ntaps = max(np.shape(a)[0], np.shape(b)[0])
     edge = 3 * ntaps if padlen is None else padlen
     if padtype is None:
@@ -357,18 +362,19 @@ def _lfilter_zi_traced(b, a):
 
 def lfilter_zi(b, a):
     """`scipy.signal.lfilter_zi`: scipy's own on plain values; on traced coefficients the same
-    steady state (I - Aᵀ) zi = B solved with differentiable calls.
+    steady state, (I - Cᵀ) zi = b[1:] - a[1:] b[0] with C the companion matrix of a, solved with
+    differentiable calls.
 
     Examples
     --------
     >>> import numpy as np
     >>> from tapegrad.scipy.signal import lfilter_zi
-    >>> lfilter_zi([1.0], [1.0, -0.5])
-    array([0.5])
+    >>> lfilter_zi([1.0], [1.0, -0.5])  # a unit step settles at y = 2
+    array([1.])
     """
     if not traced_among(b, a):
         return _ss.lfilter_zi(b, a)
-    return _lfilter_zi_traced(np.atleast_1d(b), np.atleast_1d(a))
+    return _lfilter_zi_traced(_vector(b), _vector(a))
 
 
 # --- Savitzky-Golay ---
