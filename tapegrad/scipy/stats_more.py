@@ -220,7 +220,7 @@ class _Logistic(_Continuous):
 
 
 class _Halfnorm(_Continuous):
-    """The half-normal distribution: ``halfnorm.logpdf(x, loc=0, scale=1)``, |N(0, 1)| scaled."""
+    """The half-normal distribution: ``halfnorm.logpdf(x, loc=0, scale=1)``, the absolute value of a standard normal, scaled."""
 
     name = "halfnorm"
     _scipy = _stats.halfnorm
