@@ -15,7 +15,11 @@ from tapegrad import NoRuleError, check_grad, gradient
 #: the primitive poisson.entropy records (its rule is in tapegrad.rules.stats)
 EXERCISED = {ts.poisson_mean_gammaln}
 ORDER2 = [(ts.poisson_mean_gammaln, lambda mu: ts.poisson_mean_gammaln(mu, 1), (np.array([0.3, 2.0, 15.0]),)),
-          (ts.poisson_mean_gammaln, lambda mu: ts.poisson_mean_gammaln(mu, 3), (4.5,))]
+          (ts.poisson_mean_gammaln, lambda mu: ts.poisson_mean_gammaln(mu, 3), (4.5,)),
+          # the distributions of tapegrad.scipy.stats_more, one continuous and one discrete (by a rule they record)
+          (scipy.special.xlogy, lambda x, c, s: np.sum(ts.weibull_min.logpdf(x, c, 0.1, s)),
+           (np.array([0.5, 1.5]), 1.7, 1.2)),
+          (scipy.special.gammaln, lambda n, p: np.sum(ts.nbinom.logpmf(np.array([0.0, 2.0, 5.0]), n, p)), (2.5, 0.4))]
 
 CONTINUOUS = ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -27,6 +31,36 @@ def case(name, method, make, grad_of="all"):
 def u(rng, lo, hi, shape=()):
     return rng.uniform(lo, hi, size=shape)
 
+
+LOC_SCALE = ["logpdf", "cdf", "sf", "logsf"]
+
+
+def _loc_scale(r, lo, hi, *shapes):
+    """x in [lo, hi), shape parameters, loc near 0 and scale near 1: inside the support."""
+    return (u(r, lo, hi, (2, 3)), *shapes, u(r, -0.2, 0.2, (3,)), u(r, 0.8, 1.2, (2, 1)))
+
+
+#: the distributions of tapegrad.scipy.stats_more, each method at points inside the support
+MORE = (
+    [case("expon", m, lambda r: _loc_scale(r, 1, 3)) for m in LOC_SCALE]
+    + [case("lognorm", m, lambda r: _loc_scale(r, 1, 3, u(r, 0.5, 1.5))) for m in LOC_SCALE]
+    + [case("laplace", m, lambda r: _loc_scale(r, -2, 2)) for m in LOC_SCALE]
+    + [case("cauchy", m, lambda r: _loc_scale(r, -2, 2)) for m in LOC_SCALE]
+    + [case("uniform", m, lambda r: _loc_scale(r, 0.3, 0.7)) for m in LOC_SCALE]
+    + [case("logistic", m, lambda r: _loc_scale(r, -2, 2)) for m in LOC_SCALE + ["logcdf"]]
+    + [case("halfnorm", m, lambda r: _loc_scale(r, 1, 3)) for m in LOC_SCALE]
+    + [case("invgamma", m, lambda r: _loc_scale(r, 0.5, 3, u(r, 1.5, 3, (3,)))) for m in LOC_SCALE]
+    + [case("weibull_min", m, lambda r: _loc_scale(r, 0.5, 3, u(r, 0.5, 3))) for m in LOC_SCALE]
+    + [case("pareto", m, lambda r: _loc_scale(r, 2, 4, u(r, 1, 3))) for m in LOC_SCALE]
+    + [case("binom", m, lambda r: (np.array([0.0, 1.0, 3.0, 6.0]), 6, u(r, 0.2, 0.8, (2, 1))), grad_of=(2,))
+       for m in ["logpmf", "cdf", "sf"]]
+    + [case("nbinom", m, lambda r: (np.array([0.0, 1.0, 3.0, 6.0]), u(r, 1.5, 4), u(r, 0.2, 0.8, (2, 1))),
+            grad_of=(1, 2)) for m in ["logpmf", "cdf", "sf"]]
+    + [case("bernoulli", m, lambda r: (np.array([0.0, 1.0, 1.0, 0.0]), u(r, 0.2, 0.8, (2, 1))), grad_of=(1,))
+       for m in ["logpmf", "cdf", "sf"]]
+    + [case("geom", m, lambda r: (np.array([1.0, 2.0, 5.0]), u(r, 0.2, 0.8, (2, 1)), 0.0), grad_of=(1,))
+       for m in ["pmf", "logpmf", "cdf", "sf", "logsf"]]
+)
 
 #: (distribution, method, arguments maker, which arguments to differentiate: "all" or a count from the left)
 TABLE = (
@@ -56,6 +90,7 @@ TABLE = (
        for m in ["pdf", "logpdf"]]
     + [case("multivariate_normal", "logpdf", lambda r: (u(r, -1, 1, (2,)), np.zeros(2), u(r, 0.5, 2, (2,))), grad_of=(0, 2))]
     + [case("multivariate_normal", "pdf", lambda r: (u(r, -1, 1, (3, 2)), None, np.array([[1.5, 0.2], [0.2, 1.0]])), grad_of=(0, 2))]
+    + MORE
 )
 
 ENTROPY = [
@@ -65,6 +100,9 @@ ENTROPY = [
     ("dirichlet", lambda r: (u(r, 0.5, 3, (3,)),)),
     ("poisson", lambda r: (np.array([0.05, 0.7, 3.0, 40.0]), np.array([[0.0], [2.0]]))),
     ("multivariate_normal", lambda r: (np.zeros(2), np.array([[2.0, 0.3], [0.3, 1.0]]))),
+    ("expon", lambda r: (u(r, -1, 1), u(r, 0.5, 2, (2,)))), ("laplace", lambda r: (u(r, -1, 1), u(r, 0.5, 2))),
+    ("cauchy", lambda r: (u(r, -1, 1), u(r, 0.5, 2))), ("uniform", lambda r: (u(r, -1, 1), u(r, 0.5, 2))),
+    ("logistic", lambda r: (u(r, -1, 1), u(r, 0.5, 2))), ("bernoulli", lambda r: (u(r, 0.1, 0.9, (3,)),)),
 ]
 
 
@@ -184,6 +222,10 @@ FROZEN = {
     "norm": (0.3, 1.7), "t": (4.0, 0.2, 1.5), "gamma": (2.5, 0.1, 1.2), "chi2": (3.0, 0.0, 1.1),
     "beta": (2.0, 3.0, 0.0, 1.0), "poisson": (2.5,), "dirichlet": (np.array([1.5, 2.0, 3.0]),),
     "multivariate_normal": (np.array([0.1, -0.2]), np.array([[2.0, 0.3], [0.3, 1.0]])),
+    "expon": (0.3, 1.7), "lognorm": (0.8, 0.1, 1.2), "laplace": (0.3, 1.7), "cauchy": (0.3, 1.7),
+    "uniform": (0.3, 1.7), "logistic": (0.3, 1.7), "halfnorm": (0.1, 1.2), "invgamma": (2.5, 0.1, 1.2),
+    "weibull_min": (1.5, 0.1, 1.2), "pareto": (2.5, 0.1, 1.2), "binom": (6, 0.4), "nbinom": (3.5, 0.4),
+    "bernoulli": (0.3,), "geom": (0.4,),
 }
 
 
@@ -224,7 +266,8 @@ def test_frozen_methods_are_scipys_values(name, rng):
     params = FROZEN[name]
     ours, theirs = getattr(ts, name)(*params), getattr(scipy.stats, name)(*params)
     x = {"poisson": np.array([0.0, 2.0, 5.0]), "dirichlet": np.array([0.2, 0.3, 0.5]),
-         "multivariate_normal": rng.uniform(-1, 1, (3, 2)), "beta": np.array([0.2, 0.7])}.get(name, np.array([0.5, 1.9]))
+         "multivariate_normal": rng.uniform(-1, 1, (3, 2)), "beta": np.array([0.2, 0.7]),
+         "pareto": np.array([1.5, 2.9]), "geom": np.array([1.0, 3.0]), "bernoulli": np.array([0.0, 1.0])}.get(name, np.array([0.5, 1.9]))
     for method in sorted(getattr(ts, name)._own - {"freeze"}):
         if method in ("cdf", "logcdf") and name == "multivariate_normal":
             continue  # randomized quasi-Monte Carlo (tested above)
@@ -315,6 +358,13 @@ MOMENTS = (
        for m in ["mean", "var", "std"]]
     + [case("poisson", m, lambda r: (u(r, 0.5, 5, (3,)), 1.0), grad_of=(0,)) for m in ["mean", "var", "std"]]
     + [case("dirichlet", m, lambda r: (u(r, 0.5, 3, (4,)),)) for m in ["mean", "var", "cov"]]
+    + [case(d, m, lambda r: (u(r, -1, 1, (3,)), u(r, 0.5, 2))) for m in ["mean", "var"]
+       for d in ["expon", "laplace", "uniform", "logistic", "halfnorm"]]
+    + [case(d, m, lambda r: (u(r, 2.5, 4, (3,)), u(r, -1, 1), u(r, 0.5, 2))) for m in ["mean", "var"]
+       for d in ["lognorm", "invgamma", "weibull_min", "pareto"]]
+    + [case("binom", m, lambda r: (6, u(r, 0.1, 0.9, (3,))), grad_of=(1,)) for m in ["mean", "var"]]
+    + [case("nbinom", m, lambda r: (u(r, 1, 4), u(r, 0.1, 0.9, (3,)))) for m in ["mean", "var"]]
+    + [case(d, m, lambda r: (u(r, 0.1, 0.9, (3,)),)) for m in ["mean", "var"] for d in ["bernoulli", "geom"]]
 )
 
 

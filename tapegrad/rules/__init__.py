@@ -80,7 +80,7 @@ def family(*names):
 when_imported("scipy.special", family("special", "logsumexp", "bessel", "incomplete", "special_elementary",
                                           "special_gamma", "special_losses", "special_erf", "special_expint", "special_bessel",
                                           "special_elliptic", "special_distributions"))
-when_imported("scipy.signal", family("signal"))
+when_imported("scipy.signal", family("signal", "signal_filters"))
 when_imported("scipy.integrate", family("integrate", "ivp", "quad"))
 when_imported("scipy.optimize", family("implicit"))
 when_imported("scipy.stats", family("stats"))

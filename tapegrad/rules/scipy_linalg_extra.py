@@ -1,9 +1,11 @@
-"""Rules for scipy.linalg's sqrtm, solve_sylvester and solve_banded (their replacements in
+"""Rules for scipy.linalg's sqrtm, logm, solve_sylvester and solve_banded (their replacements in
 ``tapegrad.scipy.linalg``).
 
 - solve_sylvester, A X + X B = Q: with Q̄ the solution of Aᵀ Q̄ + Q̄ Bᵀ = X̄, the gradients are
   Q̄, Ā = -Q̄ Xᵀ and B̄ = -Xᵀ Q̄.
 - sqrtm, X X = A: X dX + dX X = dA, so Ā solves Xᵀ Ā + Ā Xᵀ = X̄ (a Sylvester equation).
+- logm: Ā = L_log(Aᵀ, X̄), the Fréchet derivative, read off the upper-right block of the
+  logarithm of the block-triangular [[Aᵀ, X̄], [0, Aᵀ]] (the same trick as expm's rule).
 - solve_banded: the banded matrix A has A[i, j] = ab[u + i - j, j]; b̄ = A⁻ᵀ x̄ (a banded solve
   with the band of Aᵀ) and the band entries get Ā[i, j] = -b̄ᵢ xⱼ; the corners of `ab` that
   scipy does not read get 0.
@@ -20,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import rrule, whole
-from ..scipy.linalg import solve_banded, solve_sylvester, sqrtm
-from ..tangents import NO_TANGENT, Thunk
-from ._shapes import like, mT
+from ..scipy.linalg import logm, solve_banded, solve_sylvester, sqrtm
+from ..tangents import NO_TANGENT, Thunk, ZERO
+from ._shapes import dtype_of, like, mT, tangent_float
 
 # --- Sylvester equations ---
 
@@ -106,3 +108,29 @@ def solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
         return NO_TANGENT, NO_TANGENT, Thunk(dab), like(db, b), *(NO_TANGENT for _ in args)
 
     return x, solve_banded_pullback
+
+
+# --- logarithm ---
+
+
+@rrule(logm, complex=True, formula=whole("the Fréchet derivative of logm at {a[0]}ᵀ applied to {dy}"))
+def logm_rrule(a, *rest, **kwargs):
+    disp = rest[0] if rest else kwargs.get("disp", True)
+    y = logm(a, disp=disp)
+    x = y if disp else y[0]  # complex for a real matrix with a negative eigenvalue
+
+    def logm_pullback(dy):
+        dx = dy if disp else (ZERO if dy is ZERO else dy[0])
+        if dx is ZERO:
+            return NO_TANGENT, ZERO, *(NO_TANGENT for _ in rest)
+        # Ā = L(Aᵀ, X̄), the Fréchet derivative of the primary function log (a power series
+        # with real coefficients, so its adjoint is itself at Aᵀ): the upper-right block of
+        # logm([[Aᵀ, X̄], [0, Aᵀ]]), as expm's rule does with expm
+        n = np.shape(a)[-1]
+        at = mT(a)
+        zero = np.zeros(np.shape(a), dtype=np.result_type(tangent_float(a), dtype_of(dx)))
+        big = np.concatenate([np.concatenate([at + zero, dx + zero], axis=-1),
+                              np.concatenate([zero, at + zero], axis=-1)], axis=-2)
+        return NO_TANGENT, like(logm(big)[..., :n, n:], a), *(NO_TANGENT for _ in rest)
+
+    return (x if disp else (x, y[1])), logm_pullback

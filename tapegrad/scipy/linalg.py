@@ -23,12 +23,19 @@ True
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..context import primitive
 from ..hints import register_replacement
 from ..onimport import OnFirstUse
+from . import linalg_more
+from .linalg_more import (block_diag, circulant, conj_transpose, det, eig, eigh, eigvals, eigvalsh, hankel, inv,
+                          lstsq, norm, pinv, plain_value, qr, solve_discrete_lyapunov, svd, svdvals, toeplitz,
+                          traced_among)
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve", "solve",
-           "sqrtm", "solve_sylvester", "solve_banded"]
+           "sqrtm", "solve_sylvester", "solve_banded", "logm", "lu", "solve_continuous_lyapunov",
+           *linalg_more.__all__]
 
 # scipy.linalg, imported at the first call: the rules of np.linalg call these, and importing
 # tapegrad does not import scipy (see tapegrad.onimport)
@@ -225,6 +232,82 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
     """
     return _sl.solve_banded(l_and_u, ab, b, overwrite_ab=overwrite_ab, overwrite_b=overwrite_b,
                             check_finite=check_finite)
+
+
+@primitive(traceable=False)
+def logm(A, disp=True):
+    """`scipy.linalg.logm` that traced values can go through: the principal logarithm.
+
+    Differentiable wherever the principal logarithm is (no eigenvalue of `A` on the closed
+    negative real axis), for complex matrices too; a real matrix with a negative eigenvalue has
+    a complex logarithm, and gets the real part of its cotangent. The gradient is the Fréchet
+    derivative of logm at Aᵀ, the upper-right block of ``logm([[Aᵀ, Ȳ], [0, Aᵀ]])`` (the rule is
+    in ``tapegrad.rules.scipy_linalg_extra``). With ``disp=False`` the result is ``(logm, errest)``,
+    the error estimate not differentiated.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy.linalg import logm
+    >>> tapegrad.gradient(lambda a: np.trace(logm(a)), np.diag([2.0, 4.0]))[0]  # d log a = 1/a
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    return _sl.logm(A) if disp is True else _sl.logm(A, disp=disp)  # (scipy 1.17 deprecates disp)
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """`scipy.linalg.lu` that traced values can go through: ``(p, l, u)`` with ``a = p @ l @ u``,
+    ``(p @ l, u)`` with ``permute_l``, or row indices ``p`` with ``p_indices``.
+
+    On traced values it is one `lu_factor` op (its rule, square matrices only) and the
+    triangles taken from it; the permutation is constant nearby and gets no gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, tapegrad
+    >>> from tapegrad.scipy.linalg import lu
+    >>> tapegrad.gradient(lambda a: np.prod(np.diag(lu(a)[2])), np.array([[1.0, 2.0], [3.0, 4.0]]))[0]
+    array([[-4.,  3.],
+           [ 2., -1.]])
+    """
+    if not traced_among(a):
+        return _sl.lu(a, permute_l=permute_l, overwrite_a=overwrite_a, check_finite=check_finite,
+                      p_indices=p_indices)
+    factors, piv = lu_factor(a, check_finite=check_finite)
+    m, n = np.shape(factors)
+    k = min(m, n)
+    l = np.tril(factors[:, :k], -1) + np.eye(m, k, dtype=plain_value(factors).dtype)
+    u = np.triu(factors[:k, :])
+    perm = np.arange(m)
+    for i, p in enumerate(plain_value(piv)):  # LAPACK's pivots are row swaps applied in order: A[perm] = L U
+        perm[[i, int(p)]] = perm[[int(p), i]]
+    inverse = np.argsort(perm)  # A = (L U)[inverse]
+    if permute_l:
+        return l[inverse], u
+    if p_indices:
+        return inverse.astype(np.int32), l, u
+    pm = np.zeros((m, m), dtype=plain_value(factors).dtype)
+    pm[perm, np.arange(m)] = 1
+    return pm, l, u
+
+
+def solve_continuous_lyapunov(a, q):
+    """`scipy.linalg.solve_continuous_lyapunov` that traced values can go through: X with
+    A X + X Aᴴ = Q, on traced values the Sylvester equation ``solve_sylvester(a, aᴴ, q)`` (one op,
+    its rule).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tapegrad.scipy.linalg import solve_continuous_lyapunov
+    >>> solve_continuous_lyapunov(-np.eye(2), -np.eye(2))
+    array([[0.5, 0. ],
+           [0. , 0.5]])
+    """
+    if not traced_among(a, q):
+        return _sl.solve_continuous_lyapunov(a, q)
+    return solve_sylvester(a, conj_transpose(a), q)
 
 
 for _name in __all__:

@@ -41,6 +41,7 @@ array([1.764, 0.4  , 0.979])
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 
 import numpy as np
@@ -52,7 +53,10 @@ from ..context import primitive
 from ..errors import NoRuleError, type_str, user_location
 from ..pytree import Boxed, find_nested
 
-__all__ = ["norm", "t", "gamma", "beta", "chi2", "poisson", "dirichlet", "multivariate_normal"]
+__all__ = ["norm", "t", "gamma", "beta", "chi2", "poisson", "dirichlet", "multivariate_normal",
+           # in tapegrad.scipy.stats_more, which builds on the classes here: read at first use
+           "expon", "lognorm", "laplace", "cauchy", "uniform", "logistic", "halfnorm", "invgamma", "weibull_min",
+           "pareto", "binom", "nbinom", "bernoulli", "geom"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -683,3 +687,22 @@ beta = _Beta()
 poisson = _Poisson()
 dirichlet = _Dirichlet()
 multivariate_normal = _MultivariateNormal()
+
+
+# --- the distributions of tapegrad.scipy.stats_more, under this module's name ---
+
+#: the building blocks stats_more uses, by public names
+Distribution, Univariate, z_score, on_support = _Distribution, _Univariate, _z, _on_support
+
+
+def __getattr__(name):
+    """``tapegrad.scipy.stats.expon`` and the others of `tapegrad.scipy.stats_more` (which imports
+    this module for its classes: read here at first use, not imported back)."""
+    more = importlib.import_module(f"{__package__}.stats_more")
+    if name in more.__all__:
+        return getattr(more, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
