@@ -27,9 +27,9 @@ HERE = "test_reliability.py:"
 def test_scipy_function_without_replacement_names_itself():
     """A scipy function that cannot see traced values is named, with its argument and the line."""
     with pytest.raises(ConcreteValueError) as err:
-        grad(lambda x: np.sum(scipy.signal.correlate(x, np.ones(2))), np.ones(3))
+        grad(lambda x: np.sum(scipy.signal.detrend(x)), np.ones(3))
     msg = str(err.value)
-    assert "scipy.signal.correlate cannot see traced values and tapegrad has no replacement" in msg
+    assert "scipy.signal.detrend cannot see traced values and tapegrad has no replacement" in msg
     assert "%2::float64[3]" in msg and HERE in msg and "use numpy functions" in msg
 
 
