@@ -403,7 +403,7 @@ def ivp_cotangent_rrule(problem, dY, y0, *leaves):
 @rrule(ivp_solution, formula=whole(lambda names, values, kwargs: [
     None, "λ(t₀): the adjoint λ integrated back from the last output time, dλ/dt = -(∂f/∂y)ᵀ·λ, "
           "taking the jump {dy}ₖ at each output time"] + [
-    "∫ (∂f/∂θ)ᵀ·λ dt from t₀ to the last output time (θ the values f captures)"] * (len(values) - 2)))
+    "∫ (∂f/∂θ)ᵀ·λ dt from t₀ to the last output time (θ: the args and the values f captures)"] * (len(values) - 2)))
 def ivp_solution_rrule(problem, y0, *leaves):
     Y = ivp_solution(problem, y0, *leaves)
     n = int(np.size(y0))

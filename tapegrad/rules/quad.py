@@ -102,7 +102,7 @@ def _at_limit(problem, limit, leaves):
 
 
 @rrule(quad_value, formula=whole(lambda names, values, kwargs: [
-    None, "-{dy}·f(a)", "{dy}·f(b)"] + ["∫ₐᵇ (∂f/∂θ)ᵀ·{dy} dt (under the integral sign; θ the values f captures)"] * (
+    None, "-{dy}·f(a)", "{dy}·f(b)"] + ["∫ₐᵇ (∂f/∂θ)ᵀ·{dy} dt (under the integral sign; θ: the args and the values f captures)"] * (
     len(values) - 3)))
 def quad_value_rrule(problem, a, b, *leaves):
     y = quad_value(problem, a, b, *leaves)
