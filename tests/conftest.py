@@ -52,7 +52,7 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_finish(session):
-    """The modules, tables and ~24,600 test items collected stay until the end: the collector
+    """The modules, tables and ~28,900 test items collected stay until the end: the collector
     stops walking them (each full collection, and pytest's own at the session's end, would
     scan them all again in every worker)."""
     gc.freeze()
