@@ -41,9 +41,14 @@ def _quad(f, lo, hi, **kwargs):
         return _integrate.quad(f, lo, hi, epsabs=0.0, epsrel=1e-12, limit=400, **kwargs)[0]
 
 
-def _gamma_density(a, x):
+def gamma_density(a, x):
     """d/dx P(a, x) = x^(a-1) e^(-x) / Γ(a), in logs (xlogy: 0·log 0 = 0 at x = 0)."""
     return np.exp(sp.xlogy(a - 1, x) - x - sp.gammaln(a))
+
+
+def beta_density(a, b, x):
+    """d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b), in logs."""
+    return np.exp(sp.xlogy(a - 1, x) + sp.xlog1py(b - 1, -x) - sp.betaln(a, b))
 
 
 def _gamma_breaks(a, x, lo, hi):
@@ -118,7 +123,7 @@ def gammainc_rrule(a, x):
 
     def gammainc_pullback(dy):
         return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * gammainc_da(a, x), a)),
-                Thunk(lambda: unbroadcast(dy * _gamma_density(a, x), x)))
+                Thunk(lambda: unbroadcast(dy * gamma_density(a, x), x)))
 
     return sp.gammainc(a, x), gammainc_pullback
 
@@ -133,7 +138,7 @@ def gammaincc_rrule(a, x):
     def gammaincc_pullback(dy):
         # Q = 1 - P
         return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * -gammainc_da(a, x), a)),
-                Thunk(lambda: unbroadcast(dy * -_gamma_density(a, x), x)))
+                Thunk(lambda: unbroadcast(dy * -gamma_density(a, x), x)))
 
     return sp.gammaincc(a, x), gammaincc_pullback
 
@@ -233,8 +238,7 @@ def betainc_rrule(a, b, x):
     """scipy.special.betainc: x in closed form, a and b by quadrature (first order only)."""
 
     def betainc_pullback(dy):
-        # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b); a and b by quadrature
-        density = np.exp(sp.xlogy(a - 1, x) + sp.xlog1py(b - 1, -x) - sp.betaln(a, b))
+        density = beta_density(a, b, x)  # a and b by quadrature
         return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * betainc_da(a, b, x), a)),
                 Thunk(lambda: unbroadcast(dy * betainc_db(a, b, x), b)),
                 Thunk(lambda: unbroadcast(dy * density, x)))

@@ -19,6 +19,7 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from .incomplete import beta_density, gamma_density
 from .special_params import no_derivative
 
 _LN2 = math.log(2.0)
@@ -29,16 +30,6 @@ def _shape(fn, name, value, through):
     """The tangent of a shape parameter: refused, naming the incomplete function to write `fn` with."""
     return no_derivative(fn, name, value, f"it has no closed form; write the function as {through}, whose "
                                           f"shape parameters tapegrad differentiates by quadrature (first order)")
-
-
-def _gamma_density(a, x):
-    """x^(a-1) e^(-x)/Γ(a), in logs (xlogy: 0 at x = 0 for a > 1)."""
-    return np.exp(sp.xlogy(a - 1, x) - x - sp.gammaln(a))
-
-
-def _beta_density(a, b, x):
-    """x^(a-1) (1-x)^(b-1)/B(a, b), in logs."""
-    return np.exp(sp.xlogy(a - 1, x) + sp.xlog1py(b - 1, -x) - sp.betaln(a, b))
 
 
 # --- Student's t ---
@@ -73,7 +64,7 @@ def chdtr_rrule(v, x):
 
     def chdtr_pullback(dy):
         return (NO_TANGENT, _shape(sp.chdtr, "v", v, "scipy.special.gammainc(v/2, x/2)"),
-                Thunk(lambda: unbroadcast(dy * (_gamma_density(v / 2, x / 2) / 2), x)))
+                Thunk(lambda: unbroadcast(dy * (gamma_density(v / 2, x / 2) / 2), x)))
 
     return sp.chdtr(v, x), chdtr_pullback
 
@@ -87,7 +78,7 @@ def chdtrc_rrule(v, x):
 
     def chdtrc_pullback(dy):
         return (NO_TANGENT, _shape(sp.chdtrc, "v", v, "scipy.special.gammaincc(v/2, x/2)"),
-                Thunk(lambda: unbroadcast(dy * (_gamma_density(v / 2, x / 2) / -2), x)))
+                Thunk(lambda: unbroadcast(dy * (gamma_density(v / 2, x / 2) / -2), x)))
 
     return sp.chdtrc(v, x), chdtrc_pullback
 
@@ -101,7 +92,7 @@ def gdtr_rrule(a, b, x):
     """P(b, ax) (a the rate, b the shape): ∂x: a·g(b, ax); ∂a: x·g(b, ax), g the gamma density; b refused."""
 
     def gdtr_pullback(dy):
-        d = dy * _gamma_density(b, a * x)
+        d = dy * gamma_density(b, a * x)
         return (NO_TANGENT, Thunk(lambda: unbroadcast(d * x, a)), _shape(sp.gdtr, "b", b, "scipy.special.gammainc(b, a*x)"),
                 Thunk(lambda: unbroadcast(d * a, x)))
 
@@ -117,7 +108,7 @@ def gdtrc_rrule(a, b, x):
     """Q(b, ax): ∂x: -a·g(b, ax); ∂a: -x·g(b, ax); b refused."""
 
     def gdtrc_pullback(dy):
-        d = dy * -_gamma_density(b, a * x)
+        d = dy * -gamma_density(b, a * x)
         return (NO_TANGENT, Thunk(lambda: unbroadcast(d * x, a)), _shape(sp.gdtrc, "b", b, "scipy.special.gammaincc(b, a*x)"),
                 Thunk(lambda: unbroadcast(d * a, x)))
 
@@ -132,7 +123,7 @@ def pdtr_rrule(k, m):
     """Σⱼ≤ₖ mʲe⁻ᵐ/j! = Q(⌊k⌋+1, m): ∂m: minus the Poisson probability of ⌊k⌋; k is a count."""
 
     def pdtr_pullback(dy):
-        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * -_gamma_density(np.floor(k) + 1, m), m))
+        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * -gamma_density(np.floor(k) + 1, m), m))
 
     return sp.pdtr(k, m), pdtr_pullback
 
@@ -142,7 +133,7 @@ def pdtrc_rrule(k, m):
     """P(⌊k⌋+1, m): ∂m: the Poisson probability of ⌊k⌋; k is a count."""
 
     def pdtrc_pullback(dy):
-        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * _gamma_density(np.floor(k) + 1, m), m))
+        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * gamma_density(np.floor(k) + 1, m), m))
 
     return sp.pdtrc(k, m), pdtrc_pullback
 
@@ -156,7 +147,7 @@ def bdtr_rrule(k, n, p):
 
     def bdtr_pullback(dy):
         kf, nf = np.floor(k), np.floor(n)
-        return NO_TANGENT, NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * -_beta_density(kf + 1, nf - kf, p), p))
+        return NO_TANGENT, NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * -beta_density(kf + 1, nf - kf, p), p))
 
     return sp.bdtr(k, n, p), bdtr_pullback
 
@@ -167,7 +158,7 @@ def bdtrc_rrule(k, n, p):
 
     def bdtrc_pullback(dy):
         kf, nf = np.floor(k), np.floor(n)
-        return NO_TANGENT, NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * _beta_density(kf + 1, nf - kf, p), p))
+        return NO_TANGENT, NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * beta_density(kf + 1, nf - kf, p), p))
 
     return sp.bdtrc(k, n, p), bdtrc_pullback
 
@@ -178,7 +169,7 @@ def nbdtr_rrule(k, n, p):
 
     def nbdtr_pullback(dy):
         return (NO_TANGENT, NO_TANGENT, NO_TANGENT,
-                Thunk(lambda: unbroadcast(dy * _beta_density(np.floor(n), np.floor(k) + 1, p), p)))
+                Thunk(lambda: unbroadcast(dy * beta_density(np.floor(n), np.floor(k) + 1, p), p)))
 
     return sp.nbdtr(k, n, p), nbdtr_pullback
 
@@ -189,7 +180,7 @@ def nbdtrc_rrule(k, n, p):
 
     def nbdtrc_pullback(dy):
         return (NO_TANGENT, NO_TANGENT, NO_TANGENT,
-                Thunk(lambda: unbroadcast(dy * -_beta_density(np.floor(n), np.floor(k) + 1, p), p)))
+                Thunk(lambda: unbroadcast(dy * -beta_density(np.floor(n), np.floor(k) + 1, p), p)))
 
     return sp.nbdtrc(k, n, p), nbdtrc_pullback
 
