@@ -1,6 +1,8 @@
 """What the elementwise rule tables share: shapes, dtypes, ids and how points are drawn."""
 import numpy as np
 
+from tapegrad import trace
+
 SHAPES = [(), (3,), (2, 3)]
 DTYPES = [np.float64, np.float32]
 
@@ -31,3 +33,16 @@ def sample(rng, domain, shape, dtype=np.float64):
 def middle(domain):
     """One fixed point of the domain, for scalar checks."""
     return (domain[0] + 2 * domain[1]) / 3
+
+
+def label(v):
+    """A test id for a (label, f, args) row: its label."""
+    return v if isinstance(v, str) else ""
+
+
+def assert_traced_value_is_numpys(f, args, rtol, atol=0.0):
+    """f traced gives numpy's own value, shape and dtype (for a function traced through)."""
+    value, _ = trace(f, *args)
+    expected = f(*args)
+    assert np.shape(value) == np.shape(expected) and np.result_type(value) == np.result_type(expected)
+    np.testing.assert_allclose(value, expected, rtol=rtol, atol=atol)

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+from _rule_tables import label
 from tapegrad import ZERO, check_grad, grad, gradient, trace
 
 _rng = np.random.default_rng(3)
@@ -100,17 +101,14 @@ ORDER2 = [
 EXERCISED = {np.bincount}
 
 
-def ids(v):
-    return v if isinstance(v, str) else ""
 
-
-@pytest.mark.parametrize("label, f, args", TABLE, ids=ids)
+@pytest.mark.parametrize("label, f, args", TABLE, ids=label)
 def test_traced_through_gradient(label, f, args):
     """The function's derivatives match central differences to second order, in both modes."""
     check_grad(f, *args, order=2)
 
 
-@pytest.mark.parametrize("label, f, args", TABLE, ids=ids)
+@pytest.mark.parametrize("label, f, args", TABLE, ids=label)
 def test_traced_through_value_is_numpys(label, f, args):
     """Traced, the function gives numpy's own value, shape and dtype, and no warning numpy does not give."""
     with warnings.catch_warnings():
