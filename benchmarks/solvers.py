@@ -8,7 +8,10 @@ problem (3 states, 3 rate constants, 5 observation times to t = 100, rtol 1e-6, 
 1e-12 for the intermediate) with the stiff methods (Radau, BDF, LSODA): one plain
 ``scipy.integrate.solve_ivp``; the gradient of a loss
 (``tapegrad.gradient``) with each pullback forced in turn, the adjoint and forward
-sensitivities (one solve of y and dy/dθ), and as `tapegrad.rules.ivp.strategy` picks it;
+sensitivities (one solve of y and dy/dθ), and as `tapegrad.rules.ivp.strategy` picks it (the
+gradients of one problem after the first find their compiled programs by their forward's tape:
+the row "programs compiled afresh" empties that store before each gradient, as a first
+gradient finds it);
 forward mode (``tapegrad.jacobian(..., mode="fwd")``, one tangent solve per parameter);
 odeint's likewise; and a root and a minimizer (the implicit function theorem) against their
 plain solves. Each is the median of `repeats` ratios of the process's CPU time (less
@@ -26,7 +29,7 @@ import scipy.integrate
 import scipy.optimize
 
 import tapegrad
-from tapegrad.rules import ivp as ivp_rules
+from tapegrad.rules import _odeprograms as odeprograms, ivp as ivp_rules
 from tapegrad.scipy import integrate as ti
 from tapegrad.scipy._ivp import IvpProblem
 from tapegrad.scipy import optimize as to
@@ -93,6 +96,8 @@ def gradient_rows(name, plain, loss, repeats, picked, at=THETA):
                                                         plain, repeats))
             for how, label in (("adjoint", "adjoint"), ("forward", "forward sensitivities (1 solve)"),
                                (None, f"as picked ({picked})"))]
+    rows.append((f"{name}: gradient, as picked, programs compiled afresh",
+                 median_ratio(lambda: (odeprograms.PROGRAMS.clear(), tapegrad.gradient(loss, at)), plain, repeats)))
     rows.append((f"{name}: jacobian mode=fwd ({np.size(at)} tangent solves)",
                  median_ratio(lambda: tapegrad.jacobian(loss, at, mode="fwd"), plain, repeats)))
     return rows

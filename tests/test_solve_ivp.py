@@ -1,17 +1,22 @@
 """tapegrad.scipy.integrate.solve_ivp: the adjoint method in reverse mode (on the forward solve's
 dense output), forward sensitivities in forward mode and at second order, every method; and
 odeint on the same adjoint: per-component tolerances, the stiff Robertson problem, failures."""
+import sys
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 import scipy.integrate
 
 import tapegrad
 from tapegrad import check_grad, gradient, hessian, jvp
-from tapegrad.rules import ivp as ivp_rules
+from tapegrad.registry import declarations_undone
+from tapegrad.rules import _odeprograms as odeprograms, ivp as ivp_rules
 from tapegrad.rules._odeprograms import Dense
 from tapegrad.rules.ivp import ivp_cotangent
 from tapegrad.scipy._ivp import IvpProblem, ivp_solution
 from tapegrad.scipy.integrate import SolverError, odeint, solve_ivp
+from tapegrad.tangents import NO_TANGENT
 
 EXERCISED = {ivp_solution, ivp_cotangent}
 
@@ -396,3 +401,115 @@ def test_odeint_failure_raises():
     """odepack's "Excess work done" (mxstep too small) is a SolverError, not a warning and wrong values."""
     with pytest.raises(SolverError, match=r"^odeint at test_solve_ivp\.py:\d+ failed: Excess work done"):
         odeint(robertson_odeint, np.array([1.0, 0.0, 0.0]), np.array([0.0, 100.0]), args=(0.04, 3e7, 1e4), mxstep=5)
+
+
+# --- the adjoint's compiled programs, kept across gradients by their forward's tape ---
+
+#: read by `_scaled_decay` as a global: a program that baked it in must not outlive a change
+SCALE = 1.0
+
+
+def _scaled_decay(k):
+    """y' = -SCALE k y from 2: y(1) = 2 e^(-SCALE k), ∂y(1)/∂k = -2 SCALE e^(-SCALE k)."""
+    return solve_ivp(lambda t, y: -SCALE * k * y, (0.0, 1.0), np.array([2.0]), **TIGHT).y[0, -1]
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The programs compiled from here on (a list that grows by one per compile), no program kept before."""
+    made = []
+    real = odeprograms.compile_source
+
+    def counted(src, namespace):
+        made.append(src)
+        return real(src, namespace)
+
+    monkeypatch.setattr(odeprograms, "compile_source", counted)
+    monkeypatch.setattr(odeprograms, "PROGRAMS", OrderedDict())
+    return made
+
+
+def test_the_next_gradient_of_a_problem_reuses_its_adjoint_program(compiles):
+    """An optimizer's next step: the adjoint program is found by its forward's tape (not traced
+    and compiled again), and computes the derivative at the new point."""
+    for k in (0.5, 0.9, 1.3):
+        assert gradient(_scaled_decay, k)[0] == pytest.approx(-2.0 * np.exp(-k), rel=1e-6)
+    assert len(compiles) == 1
+
+
+def test_a_changed_global_gets_a_program_of_its_own(compiles, monkeypatch):
+    """f reads a global, which changes between gradients: its forward records another constant,
+    so the gradient is the new f's, from a program of its own."""
+    assert gradient(_scaled_decay, 0.5)[0] == pytest.approx(-2.0 * np.exp(-0.5), rel=1e-6)
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)
+    assert gradient(_scaled_decay, 0.5)[0] == pytest.approx(-6.0 * np.exp(-1.5), rel=1e-6)
+    assert len(compiles) == 2
+
+
+def test_a_replaced_rule_gets_a_program_of_its_own(compiles):
+    """A rule registered again for a function f calls: the next gradient follows the new rule."""
+    @tapegrad.primitive
+    def rate(k, y):
+        return -k * y
+
+    def final(k):
+        return solve_ivp(lambda t, y: rate(k, y), (0.0, 1.0), np.array([2.0]), **TIGHT).y[0, -1]
+
+    with declarations_undone():
+        @tapegrad.rrule(rate)
+        def rate_rrule(k, y):
+            return rate(k, y), lambda dy: (NO_TANGENT, -np.sum(y * dy), -k * dy)
+
+        assert gradient(final, 0.5)[0] == pytest.approx(-2.0 * np.exp(-0.5), rel=1e-6)
+
+        @tapegrad.rrule(rate)
+        def rate_rrule_halved(k, y):  # a rule with half the derivative in k: what the next gradient must see
+            return rate(k, y), lambda dy: (NO_TANGENT, -0.5 * np.sum(y * dy), -k * dy)
+
+        assert gradient(final, 0.5)[0] == pytest.approx(-np.exp(-0.5), rel=1e-6)
+    assert len(compiles) == 2
+
+
+def test_a_large_constant_is_compared_by_compiling_afresh(compiles):
+    """A constant array larger than a key holds (`KEY_BYTES`): each gradient compiles its own
+    program, and each is right."""
+    A = np.diag(np.linspace(1.0, 2.0, 100))
+    assert A.nbytes > odeprograms.KEY_BYTES
+
+    def final(k):
+        return solve_ivp(lambda t, y: -k * (A @ y), (0.0, 1.0), np.ones(100), **TIGHT).y[:, -1].sum()
+
+    for k in (0.5, 0.7):
+        assert gradient(final, k)[0] == pytest.approx(-np.sum(np.diag(A) * np.exp(-k * np.diag(A))), rel=1e-6)
+    assert len(compiles) == 2
+
+
+def test_the_adjoint_program_writes_its_result_into_one_array(compiles):
+    """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, flattened and joined, are one sum of scatters into the whole
+    result (not two arrays, their ravels and a concatenate)."""
+    def final(k):
+        return solve_ivp(lambda t, y: np.stack([-k * y[0] * y[1], k * y[0]]), (0.0, 1.0), np.array([1.0, 2.0]),
+                         **TIGHT).y[0, -1]
+
+    gradient(final, 0.5)
+    assert compiles[0] == """\
+def replay(fn, y, lam, t, theta):
+    v6 = theta[0]
+    v7 = -v6
+    v8 = y[0]
+    v9 = v7 * v8
+    v10 = y[1]
+    v11 = np.reshape(lam, (2,), order='C')
+    v12 = v11[(0,)]
+    v13 = v11[(1,)]
+    v14 = v13 * v8
+    v15 = v13 * v6
+    v16 = v12 * v10
+    v17 = v12 * v9
+    v18 = v16 * v8
+    v19 = v16 * v7
+    v20 = -v18
+    v21 = v14 + v20
+    v22 = scatter_sum((3,), c_float64dtype, 0, v15, 1, v17, 0, v19, 2, v21)
+    return v22"""
+    check_grad(final, 0.5, order=2)

@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import bisect
 import operator
+import types
+from collections import OrderedDict
 
 import numpy as np
 import scipy.integrate as _si
+from scipy.integrate._ivp.lsoda import LsodaDenseOutput
 from scipy.integrate._ivp.rk import RkDenseOutput
 
 from ..program.codegen import compile_source, source_and_namespace
 from ..program.guards import GuardError
 from ..program.passes import optimize
-from ..tape import Call, Variable
-from ..tracing import trace
+from ..arraylike import is_traceable
+from ..context import BaseContext
+from ..registry import FRULES, NONDIFF, RULES
+from ..tape import Call, Input, Variable
+from ..tracing import ARGUMENTS, trace
 from .indexing import scatter_add
 
 __all__ = ["Program", "Dense", "backward", "solver_class"]
@@ -81,6 +87,7 @@ def _merged_scatters(tape):
     for var in merged:
         shape, dtype, pairs = groups[var]
         tape.replace(var, Call(_scatter_sum, (shape, dtype, *pairs)))
+    merged += _one_flat_result(tape, groups, uses)
     tape = optimize(tape, assume_finite=True) if merged else tape
     # a read whose value nothing uses is kept by `optimize` (an index may be out of range), but
     # this program only ever sees arrays of the shapes it was traced at: the read cannot fail
@@ -92,6 +99,38 @@ def _merged_scatters(tape):
         if type(op) is Call and op.fn is operator.getitem and op.var is not tape.result and not uses.get(op.var):
             tape.delete(op.var)
     return tape
+
+
+def _one_flat_result(tape, groups, uses):
+    """The result ``concatenate([ravel(s₁), ravel(s₂), ...])`` of 1-d sums of scatters (an
+    adjoint's (∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ flattened and joined) written as one `_scatter_sum` of the
+    whole length, each sum's indices offset by the lengths before it: one array, not three.
+    The Variables replaced (a list, empty when the result is not of that form)."""
+    result = tape.result
+    op = result.op if type(result) is Variable else None
+    if type(op) is not Call or op.fn is not np.concatenate or op.kwargs or len(op.args) != 1 \
+            or type(op.args[0]) is not list:
+        return []
+    pieces = []
+    for part in op.args[0]:
+        inner = part.op if type(part) is Variable else None
+        if type(inner) is not Call or inner.fn is not np.ravel or len(inner.args) != 1 or inner.kwargs \
+                or uses.get(part) != 1:
+            return []
+        summed = inner.args[0]
+        if summed not in groups or uses.get(summed) != 1 or len(groups[summed][0]) != 1:
+            return []
+        pieces.append(groups[summed])
+    if not pieces or len({dtype for _, dtype, _ in pieces}) != 1:
+        return []
+    pairs, offset = [], 0
+    for (length,), _, items in pieces:
+        for i in range(0, len(items), 2):
+            index = items[i][0] if type(items[i]) is tuple else items[i]
+            pairs += [offset + int(index) % length, items[i + 1]]
+        offset += length
+    tape.replace(result, Call(_scatter_sum, ((offset,), pieces[0][1], *pairs)))
+    return [result]
 
 
 def _distinct(args):
@@ -110,23 +149,121 @@ class Program:
     """``fn(*args)`` on plain values, traced on its first call and compiled; a failed guard (fn
     took another branch for these values) is answered by calling fn itself. The program is
     simplified taking its values as finite (``0 * x`` is 0: a solver that meets an infinite
-    state fails anyway), and only ever called with arrays of the shapes it was traced at."""
+    state fails anyway), and only ever called with arrays of the shapes it was traced at.
 
-    __slots__ = ("fn", "program")
+    With ``key=(tag, forward)``, the program is shared by every Program whose `forward` (a
+    function of the same arguments, what fn differentiates) records the same tape (`tape_key`):
+    the next gradient of one problem (an optimizer's next step) traces only its forward, not
+    the products of its derivatives, and compiles nothing. A forward that reads another global,
+    takes another branch, calls a function whose rule was replaced or holds another constant
+    records another tape, and gets a program of its own."""
 
-    def __init__(self, fn):
-        self.fn, self.program = fn, None
+    __slots__ = ("fn", "program", "key")
+
+    def __init__(self, fn, key=None):
+        self.fn, self.program, self.key = fn, None, key
 
     def __call__(self, *args):
         if self.program is None:
-            _, tape = trace(self.fn, *_distinct(args))
-            src, namespace = source_and_namespace(_merged_scatters(optimize(tape, assume_finite=True)))
-            namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
-            self.program = compile_source(src, namespace)
+            self.program = _program(self.fn, self.key, _distinct(args))
         try:
             return self.program(None, *args)
         except GuardError:
             return self.fn(*args)
+
+
+#: the compiled programs by ``(tag, tape_key(forward's tape))``, the least recently used dropped first
+PROGRAMS: OrderedDict = OrderedDict()
+PROGRAMS_KEPT = 64
+
+
+def _program(fn, key, args):
+    """fn's compiled program: `PROGRAMS`' when its key's forward records a tape seen before."""
+    found = None
+    if key is not None:
+        tag, forward = key
+        try:
+            found = (tag, tape_key(trace(forward, *args, ctx=_Primitives(), wrt=ARGUMENTS)[1]))
+        except Unkeyable:
+            found = None
+        program = PROGRAMS.get(found) if found is not None else None
+        if program is not None:
+            PROGRAMS.move_to_end(found)
+            return program
+    _, tape = trace(fn, *args, wrt=ARGUMENTS)
+    src, namespace = source_and_namespace(_merged_scatters(optimize(tape, assume_finite=True)))
+    namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
+    program = compile_source(src, namespace)
+    if found is not None:
+        PROGRAMS[found] = program
+        while len(PROGRAMS) > PROGRAMS_KEPT:
+            PROGRAMS.popitem(last=False)
+    return program
+
+
+class _Primitives(BaseContext):
+    """A plain trace that stops where derivatives do, at each function with a rule of either
+    mode (a `primitive` of the user's with one is recorded as one call, its rule in the key)."""
+
+    def is_primitive(self, fn, *args) -> bool:
+        return fn in RULES or fn in FRULES or fn in NONDIFF or not is_traceable(fn)
+
+
+class Unkeyable(Exception):
+    """A tape holds a value `tape_key` does not compare (an object of a library's, a large array)."""
+
+
+#: the largest constant array a key holds (bytes): a larger one makes the tape `Unkeyable`
+KEY_BYTES = 1 << 16
+#: the callables whose == compares what they call (a builtin or a method: function and receiver)
+_SAME_BY_IDENTITY = (types.BuiltinFunctionType, types.MethodType)
+_NUMBERS = (bool, int, str, bytes, type(None), type(Ellipsis))
+
+
+def _value_key(v):
+    t = type(v)
+    if t is Variable:
+        return ("%", v.id)
+    if t is float:
+        return (t, v.hex())  # tells -0.0 from 0.0, and is equal to itself for a NaN
+    if t in _NUMBERS:
+        return (t, v)
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+        return (t, v.tobytes())
+    if t is np.ndarray and v.dtype.kind in "biufc" and v.nbytes <= KEY_BYTES:
+        return (t, v.shape, v.dtype.str, v.tobytes())
+    if t is tuple or t is list:
+        return (t, *map(_value_key, v))
+    if t is slice:
+        return (t, _value_key(v.start), _value_key(v.stop), _value_key(v.step))
+    if t is np.dtype:
+        return (t, v.str)
+    if callable(v) and (t.__eq__ is object.__eq__ or t in _SAME_BY_IDENTITY):  # functions, ufuncs, classes
+        return (t, id(v), v)  # (the object kept in the key: its id is not reused while cached)
+    raise Unkeyable(t.__name__)
+
+
+def tape_key(tape):
+    """What determines the program traced from a tape's forward: each op's kind, function (and
+    the rules registered for it), arguments (constants by value), and the inputs' types and
+    shapes. Two tapes with equal keys differentiate to the same program."""
+    out = []
+    for op in tape:
+        t = type(op)
+        if t is Call:
+            fn = op.fn
+            kwargs = tuple((k, _value_key(v)) for k, v in op.kwargs.items()) if op.kwargs else ()
+            out.append((_value_key(fn), id(RULES.get(fn)), id(FRULES.get(fn)), _value_key(op.args), kwargs))
+        elif t is Input:
+            v = op.val
+            out.append(("in", np.shape(v), getattr(v, "dtype", type(v))) if isinstance(v, (np.ndarray, np.generic, float))
+                       else ("in", type(v)))
+        else:
+            out.append(("const", _value_key(op.val)))
+    out.append(_value_key(tape.result) if tape.result is not None else None)
+    return tuple(out)
 
 
 class Dense:
@@ -146,6 +283,9 @@ class Dense:
             exps = np.arange(1, p.Q.shape[1] + 1)
             t_old, h, hQ, y_old = p.t_old, p.h, p.h * p.Q, p.y_old
             return lambda t: y_old + hQ @ (((t - t_old) / h) ** exps)
+        if type(p) is LsodaDenseOutput:  # its Nordsieck history: Σⱼ yhⱼ ((t - tₙ)/h)ʲ
+            yh, t_new, h, exps = p.yh, p.t, p.h, p.p
+            return lambda t: yh @ (((t - t_new) / h) ** exps)
         return lambda t: p._call_impl(np.float64(t))
 
     def __call__(self, t):

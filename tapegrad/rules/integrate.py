@@ -254,7 +254,11 @@ class _TangentDynamics:
 
     def __init__(self, f, shape, m):
         self.f, self.shape, self.d, self.m = f, shape, int(np.prod(shape)), m
-        self.program = Program(self.eager)
+        self.program = Program(self.eager, key=(("odeint tangent", shape, m), self.forward))
+
+    def forward(self, state, tt, *params):
+        """What `eager` differentiates: the program's key (`Program`)."""
+        return self.f(np.reshape(state[:self.d], self.shape), tt, *params[:self.m])
 
     def __call__(self, state, tt, *params):
         # on plain values (scipy's calls) a program compiled on the first; traced ones (the tangent

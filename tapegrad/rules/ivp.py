@@ -54,7 +54,7 @@ class _TangentCaptured:
 
     def __init__(self, base, n, m):
         self.base, self.n, self.m = base, n, m
-        self.program = Program(self.products)
+        self.program = Program(self.products, key=(("tangent", n, m), self.forward))
 
     def bind(self, leaves):
         if _traced(*leaves):
@@ -63,6 +63,10 @@ class _TangentCaptured:
 
     def products(self, t, z, *leaves):
         return _TangentDynamics(self.base, self.n, leaves[:self.m], leaves[self.m:])(t, z)
+
+    def forward(self, t, z, *leaves):
+        """What `products` differentiates: the program's key (`Program`)."""
+        return self.base.rhs(leaves[:self.m])(t, z[:self.n])
 
 
 class _CompiledTangent:
@@ -122,7 +126,7 @@ class _Adjoint:
         self.dense, self.n = Dense(dense), n
         self.theta = _packed(leaves)
         self.weighted = _weighted(problem, leaves)
-        self.vjp_program = Program(self.products)
+        self.vjp_program = Program(self.products, key=(("adjoint",), self.weighted))
 
     def vjp(self, y, lam, t):
         """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, one flat vector."""
@@ -133,7 +137,7 @@ class _Adjoint:
         return np.concatenate([flat_tangent(grads[1], y), flat_tangent(grads[4], theta)])
 
     def __call__(self, t, state):
-        return -self.vjp(self.dense(t), state[:self.n], float(t))
+        return -self.vjp_program(self.dense(t), state[:self.n], float(t), self.theta)
 
     def jacobian(self, t, state):
         """∂/∂(λ, θ̄) of the dynamics, for the implicit methods: -(∂f/∂y)ᵀ and -(∂f/∂θ)ᵀ in λ's
@@ -183,7 +187,11 @@ class _Sensitivities:
         self.theta = _packed(leaves)
         self.m = n + self.theta.size
         self.rhs, self.weighted = _flat_rhs(problem, leaves), _weighted(problem, leaves)
-        self.program = Program(self.value_and_jacobian)
+        self.program = Program(self.value_and_jacobian, key=(("sensitivities",), self.forward))
+
+    def forward(self, y, t, theta):
+        """What `value_and_jacobian` differentiates: the program's key (`Program`)."""
+        return self.rhs(y, t, theta)
 
     def value_and_jacobian(self, y, t, theta):
         rows = [grad(self.weighted, y, e, t, theta, wrt=(0, 3))[1] for e in np.eye(self.n)]
@@ -445,7 +453,11 @@ class _SecondAdjoint:
         self.dense, self.n = Dense(dense), n
         self.theta, self.dtheta = _packed(leaves), _packed(dleaves)
         self.weighted = _weighted(problem, leaves)
-        self.program = Program(self.products)
+        self.program = Program(self.products, key=(("second adjoint",), self.forward))
+
+    def forward(self, y, v, lam, mu, t, theta, dtheta):
+        """What `products` differentiates: the program's key (`Program`)."""
+        return self.weighted(y, lam, t, theta)
 
     def products(self, y, v, lam, mu, t, theta, dtheta):
         def vjp(y, lam, theta):
