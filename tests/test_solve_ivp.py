@@ -3,6 +3,7 @@ dense output), forward sensitivities in forward mode and at second order, every 
 odeint on the same adjoint: per-component tolerances, the stiff Robertson problem, failures."""
 import sys
 from collections import OrderedDict
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -484,9 +485,10 @@ def test_a_large_constant_is_compared_by_compiling_afresh(compiles):
     assert len(compiles) == 2
 
 
-def test_the_adjoint_program_writes_its_result_into_one_array(compiles):
-    """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, flattened and joined, are one sum of scatters into the whole
-    result (not two arrays, their ravels and a concatenate)."""
+def test_the_adjoint_program_writes_its_result_as_one_array_of_sums(compiles):
+    """(∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ, flattened and joined, are one array of the sums of each
+    position's terms (not scatters into two arrays of zeros, their ravels and a concatenate),
+    and λ is read as it comes (not reshaped to its own shape)."""
     def final(k):
         return solve_ivp(lambda t, y: np.stack([-k * y[0] * y[1], k * y[0]]), (0.0, 1.0), np.array([1.0, 2.0]),
                          **TIGHT).y[0, -1]
@@ -499,17 +501,65 @@ def replay(fn, y, lam, t, theta):
     v8 = y[0]
     v9 = v7 * v8
     v10 = y[1]
-    v11 = np.reshape(lam, (2,), order='C')
-    v12 = v11[(0,)]
-    v13 = v11[(1,)]
-    v14 = v13 * v8
-    v15 = v13 * v6
-    v16 = v12 * v10
-    v17 = v12 * v9
-    v18 = v16 * v8
-    v19 = v16 * v7
-    v20 = -v18
-    v21 = v14 + v20
-    v22 = scatter_sum((3,), c_float64dtype, 0, v15, 1, v17, 0, v19, 2, v21)
+    v11 = lam[(0,)]
+    v12 = lam[(1,)]
+    v13 = v12 * v8
+    v14 = v12 * v6
+    v15 = v11 * v10
+    v16 = v11 * v9
+    v17 = v15 * v8
+    v18 = v15 * v7
+    v19 = v14 + v18
+    v20 = -v17
+    v21 = v13 + v20
+    v22 = np.array([v19, v16, v21])
     return v22"""
     check_grad(final, 0.5, order=2)
+
+
+def test_lsoda_backward_solve_stays_inside_the_forward_solution(monkeypatch):
+    """The stiff adjoint's LSODA (stepped by odeint) reads the forward solution only inside its
+    time span: it never steps past an output time or t₀ to interpolate back, which would
+    extrapolate the forward solution beyond its first piece. The gradient matches LSODA's
+    forward solve differenced."""
+    read = []
+    real = Dense.__call__
+
+    def recorded(self, t):
+        read.append(t)
+        return real(self, t)
+
+    monkeypatch.setattr(Dense, "__call__", recorded)
+
+    def loss(k):
+        y = solve_ivp(_robertson, (0.5, 100.0), np.array([1.0, 0.0, 0.0]), method="LSODA",
+                      t_eval=np.array([1.0, 10.0, 100.0]), args=(k[0], k[1], k[2]), rtol=1e-10,
+                      atol=np.array([1e-12, 1e-16, 1e-12])).y
+        return np.sum(y[:, -1] * np.array([1.0, 1e4, 1.0]))
+
+    k = np.array([0.04, 3e7, 1e4])
+    g = gradient(loss, k)[0]
+    assert ivp_rules.backward_method(IvpProblem(None, (0.5, 100.0), None, "LSODA", {}), SimpleNamespace(njev=3)) == \
+        "LSODA"
+    assert read and min(read) >= 0.5 and max(read) <= 100.0
+    numeric = np.array([(loss(k * (1 + 1e-4 * e)) - loss(k * (1 - 1e-4 * e))) / (2e-4 * k @ e) for e in np.eye(3)])
+    np.testing.assert_allclose(g, numeric, rtol=1e-5)
+
+
+def test_a_failed_lsoda_backward_solve_raises(monkeypatch):
+    """odeint's failure inside the stiff adjoint (here made to report "Excess work done") is a
+    SolverError naming the backward solve and what to do, never a gradient of a half-done solve."""
+    real = scipy.integrate.odeint
+
+    def failing(*args, **kwargs):
+        ys, info = real(*args, **kwargs)
+        return ys, dict(info, message="Excess work done on this call (perhaps wrong Dfun type).")
+
+    def loss(k):
+        return solve_ivp(_robertson, (0.0, 10.0), np.array([1.0, 0.0, 0.0]), method="BDF", t_eval=np.array([10.0]),
+                         args=(k[0], k[1], k[2]), rtol=1e-6, atol=1e-10).y[0, -1]
+
+    monkeypatch.setattr(scipy.integrate, "odeint", failing)
+    with pytest.raises(SolverError, match=r"solve_ivp at test_solve_ivp\.py:\d+: the adjoint's backward solve failed "
+                                          r"\(Excess work done.*\); tighten rtol/atol"):
+        gradient(loss, np.array([0.04, 3e7, 1e4]))

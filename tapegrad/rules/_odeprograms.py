@@ -5,16 +5,20 @@ on plain arrays. Taking a vector-Jacobian or Jacobian-vector product eagerly at 
 traces the user's function every time (about 1 ms); here it is traced once, optimized and
 compiled to Python (`Program`), so each call runs the straight-line numpy program alone (a
 guard of the program failing, where f takes another branch, is answered eagerly). The
-forward solution is read from scipy's dense output without its per-call checks (`Dense`),
-and the backward solve is stepped with scipy's solver classes, one solver per stretch between
-observation times, each starting with the step its predecessor ended with (`backward`), where
-`solve_ivp` would choose a first step afresh at each observation.
+programs are kept (`PROGRAMS`) by the tape of what they differentiate (`tape_key`): the next
+gradient of the same problem, an optimizer's next step, traces f's forward alone and finds
+its program. The forward solution is read from scipy's dense output without its per-call
+checks (`Dense`), and the backward solve is stepped with scipy's solver classes, one solver
+per stretch between observation times, each starting with the step its predecessor ended
+with (`backward`), where `solve_ivp` would choose a first step afresh at each observation;
+LSODA by scipy's odeint, which steps it in Fortran (`_lsoda_backward`).
 """
 from __future__ import annotations
 
 import bisect
 import operator
 import types
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -32,7 +36,7 @@ from ..tape import Call, Input, Variable
 from ..tracing import ARGUMENTS, trace
 from .indexing import scatter_add
 
-__all__ = ["Program", "Dense", "backward", "solver_class"]
+__all__ = ["Program", "Dense", "backward", "solver_class", "odeint_options"]
 
 
 def _is_basic(index) -> bool:
@@ -88,6 +92,8 @@ def _merged_scatters(tape):
         shape, dtype, pairs = groups[var]
         tape.replace(var, Call(_scatter_sum, (shape, dtype, *pairs)))
     merged += _one_flat_result(tape, groups, uses)
+    _packed_scalars(tape)
+    _same_shape_reshapes_dropped(tape)
     tape = optimize(tape, assume_finite=True) if merged else tape
     # a read whose value nothing uses is kept by `optimize` (an index may be out of range), but
     # this program only ever sees arrays of the shapes it was traced at: the read cannot fail
@@ -131,6 +137,58 @@ def _one_flat_result(tape, groups, uses):
         offset += length
     tape.replace(result, Call(_scatter_sum, ((offset,), pieces[0][1], *pairs)))
     return [result]
+
+
+def _packed_scalars(tape):
+    """Each `_scatter_sum` of float64 numbers into a 1-d array written as ``np.array([a + b,
+    c, ...])``: each position's values summed in the order the scatter adds them (the same
+    sums, bit for bit, but for the sign of a zero), and one array made from them, where the
+    scatter makes zeros and adds into them one at a time (a third of a small vector-Jacobian
+    product's time)."""
+    for op in list(tape):
+        if type(op) is not Call or op.fn is not _scatter_sum or len(op.args[0]) != 1 or op.args[1] != np.float64:
+            continue
+        (length,), _, *pairs = op.args
+        values = pairs[1::2]
+        if not all(type(v) is Variable and type(v.op.val) is np.float64 for v in values):
+            continue
+        slots = [[] for _ in range(length)]
+        for index, value in zip(pairs[0::2], values):
+            slots[int(index[0] if type(index) is tuple else index) % length].append(value)
+        items = []
+        for terms in slots:
+            total = terms[0] if terms else 0.0
+            for term in terms[1:]:
+                total = tape.insert(op.id, Call(np.add, (total, term)))[0]
+            items.append(total)
+        tape.replace(op.var, Call(np.array, (items,)))
+
+
+def _same_shape_reshapes_dropped(tape):
+    """``np.reshape(x, shape)`` of an x of that very shape (what a pullback writes to be sure)
+    replaced by x: the program only ever sees arrays of the shapes it was traced at."""
+    alias = {}
+    for op in tape:
+        if (type(op) is Call and op.fn is np.reshape and len(op.args) == 2 and type(op.args[0]) is Variable
+                and op.kwargs in (None, {}, {"order": "C"}) and type(op.args[0].op.val) is np.ndarray
+                and type(op.val) is np.ndarray and op.args[0].op.val.shape == op.val.shape):
+            alias[op.var] = alias.get(op.args[0], op.args[0])
+    if not alias:
+        return
+    for op in tape:
+        if type(op) is Call:
+            op.args = _renamed(op.args, alias)
+            if op.kwargs:
+                op.kwargs = {k: alias.get(v, v) if type(v) is Variable else v for k, v in op.kwargs.items()}
+    if type(tape.result) is Variable and tape.result in alias:
+        tape.result = alias[tape.result]
+    for var in alias:
+        tape.delete(var)
+
+
+def _renamed(args, alias):
+    return type(args)(alias.get(a, a) if type(a) is Variable else _renamed(a, alias) if type(a) in (list, tuple) else a
+                      for a in args)
 
 
 def _distinct(args):
@@ -276,6 +334,7 @@ class Dense:
         self.find = bisect.bisect_right if getattr(sol, "side", "left") == "right" else bisect.bisect_left
         self.last = len(sol.interpolants) - 1
         self.pieces = [self._piece(p) for p in sol.interpolants]
+        self.at = (np.inf, -np.inf, None)  # (the ends of the piece read last, its reader)
 
     @staticmethod
     def _piece(p):
@@ -289,9 +348,14 @@ class Dense:
         return lambda t: p._call_impl(np.float64(t))
 
     def __call__(self, t):
+        lo, hi, piece = self.at
+        if lo < t < hi:  # a solve reads inside the piece it read last, mostly (at its ends, as scipy picks)
+            return piece(t)
         segment = min(max(self.find(self.ts, t) - 1, 0), self.last)
+        lo, hi = self.ts[segment], self.ts[segment + 1]
         if not self.sol.ascending:
             segment = self.last - segment
+        self.at = (lo, hi, self.pieces[segment])
         return self.pieces[segment](t)
 
 
@@ -304,7 +368,9 @@ def backward(fun, times, t0, state, jumps, method, options, fail):
     """The state integrated from ``times[-1]`` back to `t0`, ``jumps[:, k]`` added to its first
     entries on reaching ``times[k]``: one scipy solver per stretch between observation times,
     each starting with the step the previous one ended with. `fail(message)` makes the error
-    of a failed step."""
+    of a failed step. LSODA is stepped by scipy's odeint (`_lsoda_backward`)."""
+    if method == "LSODA":
+        return _lsoda_backward(fun, times, t0, state, jumps, options, fail)
     cls, h, m = solver_class(method), None, jumps.shape[0]
     state = np.array(state, dtype=float)
     for k in range(len(times) - 1, -1, -1):
@@ -325,4 +391,42 @@ def backward(fun, times, t0, state, jumps, method, options, fail):
         # the last step of a stretch is cut short at its end: the one before it says the scale
         h = max(steps[-2:], default=0.0) or None
         state = np.array(solver.y, dtype=float)
+    return state
+
+
+#: solve_ivp's options under odeint's names
+_ODEINT_NAMES = {"rtol": "rtol", "atol": "atol", "max_step": "hmax", "min_step": "hmin", "first_step": "h0",
+                 "jac": "Dfun"}
+
+
+def odeint_options(options) -> dict:
+    """solve_ivp's `options` as scipy's odeint takes them (an infinite max_step left out)."""
+    return {_ODEINT_NAMES[k]: v for k, v in options.items()
+            if k in _ODEINT_NAMES and not (k == "max_step" and np.isinf(v))}
+
+
+def _lsoda_backward(fun, times, t0, state, jumps, options, fail):
+    """`backward` by LSODA, as scipy's odeint steps it: in Fortran from one observation time to
+    the next, where solve_ivp's LSODA returns to Python at every step (on Robertson's problem
+    the adjoint's ~700 steps cost a fifth of the gradient that way). Each stretch starts with
+    the step the previous one ended with, and none steps past its end (``tcrit``: past t₀ the forward
+solution would be extrapolated); no cap on the steps (solve_ivp has none)."""
+    m = jumps.shape[0]
+    kwargs = odeint_options(options)
+    state, h = np.array(state, dtype=float), None
+    for k in range(len(times) - 1, -1, -1):
+        state[:m] += jumps[:, k]
+        upper, lower = times[k], times[k - 1] if k > 0 else t0
+        if lower == upper:
+            continue
+        first = {} if h is None else {"h0": np.sign(lower - upper) * min(h, abs(upper - lower))}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _si.ODEintWarning)
+            ys, info = _si.odeint(fun, state, [upper, lower], tfirst=True, full_output=True, mxstep=10 ** 8,
+                                  tcrit=[lower], **kwargs, **first)
+        if info["message"] != "Integration successful.":
+            raise fail(info["message"])
+        # the last step of a stretch is cut short at its end: the one before it says the scale
+        h = abs(float(info["hu"][-1])) or None
+        state = np.array(ys[-1], dtype=float)
     return state

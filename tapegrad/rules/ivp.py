@@ -44,7 +44,7 @@ from ..scipy._implicit import distinct_leaves, flat_tangent, plain, split_flat, 
 from ..scipy._ivp import IvpProblem, ivp_solution
 from ..structures import Boxed
 from ..tangents import NO_TANGENT, ZERO
-from ._odeprograms import Dense, Program, backward
+from ._odeprograms import Dense, Program, backward, odeint_options
 
 
 class _TangentCaptured:
@@ -268,8 +268,7 @@ def _odepack(fun, t0, start, times, options):
     grid = np.asarray(times, dtype=float)
     first = bool(len(grid)) and grid[0] == t0
     grid = grid if first else np.concatenate([[t0], grid])
-    names = {"rtol": "rtol", "atol": "atol", "max_step": "hmax", "min_step": "hmin", "first_step": "h0"}
-    kwargs = {names[k]: v for k, v in options.items() if k in names and not (k == "max_step" and np.isinf(v))}
+    kwargs = odeint_options(options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", _si.ODEintWarning)
         ys, info = _si.odeint(fun, start, grid, tfirst=True, full_output=True, mxstep=10 ** 8, **kwargs)
