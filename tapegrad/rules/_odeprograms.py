@@ -66,9 +66,11 @@ def _scatter_sum(shape, dtype, *pairs):
 
 
 def _merged_scatters(tape):
-    """The tape with each sum of scatters (``scatter_add(a, (n,), 0) + scatter_add(b, (n,), 1)
-    + ...``, what the pullbacks of ``y[0]``, ``y[1]``, ... leave: an array and an add per read)
-    written as one `_scatter_sum`, when the scatters and partial sums are used nowhere else."""
+    """The traced tape made a program's: each sum of scatters (``scatter_add(a, (n,), 0) +
+    scatter_add(b, (n,), 1) + ...``, what the pullbacks of ``y[0]``, ``y[1]``, ... leave: an
+    array and an add per read) written as one `_scatter_sum` when the scatters and partial sums
+    are used nowhere else, a flat result of them as one array (`_one_flat_result`,
+    `_packed_scalars`), then optimized once."""
     uses = {}
     for op in tape:
         for v in op.used_vars():
@@ -91,10 +93,10 @@ def _merged_scatters(tape):
     for var in merged:
         shape, dtype, pairs = groups[var]
         tape.replace(var, Call(_scatter_sum, (shape, dtype, *pairs)))
-    merged += _one_flat_result(tape, groups, uses)
+    _one_flat_result(tape, groups, uses)
     _packed_scalars(tape)
     _same_shape_reshapes_dropped(tape)
-    tape = optimize(tape, assume_finite=True) if merged else tape
+    tape = optimize(tape, assume_finite=True)
     # a read whose value nothing uses is kept by `optimize` (an index may be out of range), but
     # this program only ever sees arrays of the shapes it was traced at: the read cannot fail
     uses = {}
@@ -110,25 +112,24 @@ def _merged_scatters(tape):
 def _one_flat_result(tape, groups, uses):
     """The result ``concatenate([ravel(s₁), ravel(s₂), ...])`` of 1-d sums of scatters (an
     adjoint's (∂f/∂y)ᵀλ and (∂f/∂θ)ᵀλ flattened and joined) written as one `_scatter_sum` of the
-    whole length, each sum's indices offset by the lengths before it: one array, not three.
-    The Variables replaced (a list, empty when the result is not of that form)."""
+    whole length, each sum's indices offset by the lengths before it: one array, not three."""
     result = tape.result
     op = result.op if type(result) is Variable else None
     if type(op) is not Call or op.fn is not np.concatenate or op.kwargs or len(op.args) != 1 \
             or type(op.args[0]) is not list:
-        return []
+        return
     pieces = []
     for part in op.args[0]:
         inner = part.op if type(part) is Variable else None
         if type(inner) is not Call or inner.fn is not np.ravel or len(inner.args) != 1 or inner.kwargs \
                 or uses.get(part) != 1:
-            return []
+            return
         summed = inner.args[0]
         if summed not in groups or uses.get(summed) != 1 or len(groups[summed][0]) != 1:
-            return []
+            return
         pieces.append(groups[summed])
     if not pieces or len({dtype for _, dtype, _ in pieces}) != 1:
-        return []
+        return
     pairs, offset = [], 0
     for (length,), _, items in pieces:
         for i in range(0, len(items), 2):
@@ -136,7 +137,6 @@ def _one_flat_result(tape, groups, uses):
             pairs += [offset + int(index) % length, items[i + 1]]
         offset += length
     tape.replace(result, Call(_scatter_sum, ((offset,), pieces[0][1], *pairs)))
-    return [result]
 
 
 def _packed_scalars(tape):
@@ -249,7 +249,7 @@ def _program(fn, key, args):
             PROGRAMS.move_to_end(found)
             return program
     _, tape = trace(fn, *args, wrt=ARGUMENTS)
-    src, namespace = source_and_namespace(_merged_scatters(optimize(tape, assume_finite=True)))
+    src, namespace = source_and_namespace(_merged_scatters(tape))
     namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
     program = compile_source(src, namespace)
     if found is not None:

@@ -219,14 +219,15 @@ def strategy(problem, n, p) -> str:
     the forward solve's dense output and a backward solve from each output time to the next,
     by `backward_method`).
 
-    Measured (benchmarks/README.md, gradient ÷ one plain solve): with an explicit Runge–Kutta
-    method the adjoint is as cheap or cheaper even at n = p = 1 (a Runge–Kutta step restarts
-    for free at an output time). LSODA's adjoint is solved by RK45 where the forward solve
-    stayed non-stiff (`backward_method`): at n = 2, p = 4 (Lotka–Volterra) it takes 6.7× against
-    the sensitivities' 7.9×, at n = p = 1 8–9× against 6.1× (the sensitivities' one program,
-    f and one vjp, against the adjoint's backward solve of its own). On the stiff Robertson
+    Measured (benchmarks/README.md, gradient ÷ one plain solve, the programs compiled by an
+    earlier gradient): with an explicit Runge–Kutta method the adjoint is as cheap or cheaper
+    even at n = p = 1 (a Runge–Kutta step restarts for free at an output time). LSODA's adjoint
+    is solved by RK45 where the forward solve stayed non-stiff (`backward_method`): at n = 2,
+    p = 4 (Lotka–Volterra) it takes 3.9–4.7× against the sensitivities' 5.1–5.3×, at n = 2,
+    p = 1 4.1× against 5.2×, at n = p = 1 5.9× against 4.9× (the sensitivities' one program, f
+    and one vjp, against the adjoint's backward solve of its own). On the stiff Robertson
     problem (n = p = 3) the adjoint wins with every stiff method (Radau 2.2–2.7× against 6.8×,
-    BDF 2.1–2.8× against 5.7×, LSODA 7–7.6× against 20×), and for Radau and BDF the
+    BDF 2.1–2.8× against 5.7×, LSODA 3.9–4.7× against 12×), and for Radau and BDF the
     sensitivities' Newton iterations difference the Jacobian of the whole n(1 + n + p) system
     (an analytic block-diagonal one, without the second derivatives, was tried: Newton
     converged so slowly on Robertson that they took 16× and 78×)."""
