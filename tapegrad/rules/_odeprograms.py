@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import threading
 import types
 import warnings
 from collections import OrderedDict
@@ -233,6 +234,7 @@ class Program:
 #: the compiled programs by ``(tag, tape_key(forward's tape))``, the least recently used dropped first
 PROGRAMS: OrderedDict = OrderedDict()
 PROGRAMS_KEPT = 64
+_KEPT = threading.Lock()  # (gradients in several threads share the store)
 
 
 def _program(fn, key, args):
@@ -244,18 +246,20 @@ def _program(fn, key, args):
             found = (tag, tape_key(trace(forward, *args, ctx=_Primitives(), wrt=ARGUMENTS)[1]))
         except Unkeyable:
             found = None
-        program = PROGRAMS.get(found) if found is not None else None
-        if program is not None:
-            PROGRAMS.move_to_end(found)
-            return program
+        with _KEPT:
+            program = PROGRAMS.get(found) if found is not None else None
+            if program is not None:
+                PROGRAMS.move_to_end(found)
+                return program
     _, tape = trace(fn, *args, wrt=ARGUMENTS)
     src, namespace = source_and_namespace(_merged_scatters(tape))
     namespace = {k: _plain_scatter if v is scatter_add else v for k, v in namespace.items()}
     program = compile_source(src, namespace)
     if found is not None:
-        PROGRAMS[found] = program
-        while len(PROGRAMS) > PROGRAMS_KEPT:
-            PROGRAMS.popitem(last=False)
+        with _KEPT:
+            PROGRAMS[found] = program
+            while len(PROGRAMS) > PROGRAMS_KEPT:
+                PROGRAMS.popitem(last=False)
     return program
 
 
@@ -298,9 +302,27 @@ def _value_key(v):
         return (t, _value_key(v.start), _value_key(v.stop), _value_key(v.step))
     if t is np.dtype:
         return (t, v.str)
-    if callable(v) and (t.__eq__ is object.__eq__ or t in _SAME_BY_IDENTITY):  # functions, ufuncs, classes
-        return (t, id(v), v)  # (the object kept in the key: its id is not reused while cached)
+    if t in _SAME_BY_IDENTITY:
+        return (t, v)
+    if callable(v) and t.__eq__ is object.__eq__:  # functions, ufuncs, classes
+        return _Identity(v)
     raise Unkeyable(t.__name__)
+
+
+class _Identity:
+    """A part of a key equal only to one of the same object, which it keeps alive (so that its id
+    is not reused while the key is kept)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Identity and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
 
 
 def tape_key(tape):
@@ -313,7 +335,8 @@ def tape_key(tape):
         if t is Call:
             fn = op.fn
             kwargs = tuple((k, _value_key(v)) for k, v in op.kwargs.items()) if op.kwargs else ()
-            out.append((_value_key(fn), id(RULES.get(fn)), id(FRULES.get(fn)), _value_key(op.args), kwargs))
+            out.append((_value_key(fn), _Identity(RULES.get(fn)), _Identity(FRULES.get(fn)), _value_key(op.args),
+                        kwargs))
         elif t is Input:
             v = op.val
             out.append(("in", np.shape(v), getattr(v, "dtype", type(v))) if isinstance(v, (np.ndarray, np.generic, float))
