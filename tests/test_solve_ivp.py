@@ -415,19 +415,23 @@ def _scaled_decay(k):
     return solve_ivp(lambda t, y: -SCALE * k * y, (0.0, 1.0), np.array([2.0]), **TIGHT).y[0, -1]
 
 
+def recorded(monkeypatch, owner, name, pick):
+    """A list of ``pick(*args)`` of each call of ``owner.name`` from here on (which still runs)."""
+    seen, real = [], getattr(owner, name)
+
+    def spy(*args):
+        seen.append(pick(*args))
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
 @pytest.fixture
 def compiles(monkeypatch):
     """The programs compiled from here on (a list that grows by one per compile), no program kept before."""
-    made = []
-    real = odeprograms.compile_source
-
-    def counted(src, namespace):
-        made.append(src)
-        return real(src, namespace)
-
-    monkeypatch.setattr(odeprograms, "compile_source", counted)
     monkeypatch.setattr(odeprograms, "PROGRAMS", OrderedDict())
-    return made
+    return recorded(monkeypatch, odeprograms, "compile_source", lambda src, namespace: src)
 
 
 def test_the_next_gradient_of_a_problem_reuses_its_adjoint_program(compiles):
@@ -522,14 +526,7 @@ def test_lsoda_backward_solve_stays_inside_the_forward_solution(monkeypatch):
     time span: it never steps past an output time or t₀ to interpolate back, which would
     extrapolate the forward solution beyond its first piece. The gradient matches LSODA's
     forward solve differenced."""
-    read = []
-    real = Dense.__call__
-
-    def recorded(self, t):
-        read.append(t)
-        return real(self, t)
-
-    monkeypatch.setattr(Dense, "__call__", recorded)
+    read = recorded(monkeypatch, Dense, "__call__", lambda dense, t: t)
 
     def loss(k):
         y = solve_ivp(_robertson, (0.5, 100.0), np.array([1.0, 0.0, 0.0]), method="LSODA",
