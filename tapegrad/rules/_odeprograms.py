@@ -339,8 +339,8 @@ def tape_key(tape):
                         kwargs))
         elif t is Input:
             v = op.val
-            out.append(("in", np.shape(v), getattr(v, "dtype", type(v))) if isinstance(v, (np.ndarray, np.generic, float))
-                       else ("in", type(v)))
+            numeric = isinstance(v, (np.ndarray, np.generic, float))
+            out.append(("in", np.shape(v), getattr(v, "dtype", type(v))) if numeric else ("in", type(v)))
         else:
             out.append(("const", _value_key(op.val)))
     out.append(_value_key(tape.result) if tape.result is not None else None)
@@ -432,8 +432,8 @@ def _lsoda_backward(fun, times, t0, state, jumps, options, fail):
     """`backward` by LSODA, as scipy's odeint steps it: in Fortran from one observation time to
     the next, where solve_ivp's LSODA returns to Python at every step (on Robertson's problem
     the adjoint's ~700 steps cost a fifth of the gradient that way). Each stretch starts with
-    the step the previous one ended with, and none steps past its end (``tcrit``: past t₀ the forward
-solution would be extrapolated); no cap on the steps (solve_ivp has none)."""
+    the step the previous one ended with, and none steps past its end (``tcrit``: past t₀ the
+    forward solution would be extrapolated); no cap on the steps (solve_ivp has none)."""
     m = jumps.shape[0]
     kwargs = odeint_options(options)
     state, h = np.array(state, dtype=float), None
