@@ -1,6 +1,7 @@
 """tapegrad.scipy.integrate.solve_ivp: the adjoint method in reverse mode (on the forward solve's
 dense output), forward sensitivities in forward mode and at second order, every method; and
 odeint on the same adjoint: per-component tolerances, the stiff Robertson problem, failures."""
+import functools
 import sys
 from collections import OrderedDict
 from types import SimpleNamespace
@@ -60,21 +61,39 @@ def test_exponential_decay_closed_form(method):
     assert float(hessian(lambda k: final(k, y0), k)) == pytest.approx(y0 * e, rel=1e-5)
 
 
+#: Lotka–Volterra's parameters, where the tests below differentiate it
+LV_THETA = np.array([1.0, 0.8, 0.9, 0.6])
+#: the tolerances of the references: DOP853 solves these in a few hundred steps
+REFERENCE = {"rtol": 1e-12, "atol": 1e-14}
+
+
+def _lv_loss(theta, method, t_end, times, tol=TIGHT):
+    sol = solve_ivp(lotka_volterra, (0.0, t_end), np.array([1.0, 0.5]), method=method, t_eval=times,
+                    args=tuple(theta[i] for i in range(4)), **tol)
+    return np.sum(sol.y ** 2)
+
+
+@functools.cache
+def _lv_gradient_reference():
+    """Central differences (h = 1e-5) of the loss over t = 0, 1, ..., 5 solved by DOP853 at 1e-12:
+    the solution's derivative to about 1e-7, whichever method the gradient under test takes."""
+    h = 1e-5
+    times = np.linspace(0.0, 5.0, 6)
+    return np.array([(_lv_loss(LV_THETA + h * e, "DOP853", 5.0, times, REFERENCE) -
+                      _lv_loss(LV_THETA - h * e, "DOP853", 5.0, times, REFERENCE)) / (2 * h) for e in np.eye(4)])
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_lotka_volterra_parameter_gradient(method):
-    """The Lotka–Volterra parameters' gradient of a loss over t_eval matches central differences,
-    in reverse (adjoint) and forward (sensitivities) mode, for every method."""
+    """The Lotka–Volterra parameters' gradient of a loss over t_eval matches central differences
+    (of a DOP853 solve at 1e-12: the same derivative, computed once), in reverse (adjoint) and
+    forward (sensitivities) mode, for every method."""
     def loss(theta):
-        sol = solve_ivp(lotka_volterra, (0.0, 5.0), np.array([1.0, 0.5]), method=method,
-                        t_eval=np.linspace(0.0, 5.0, 6), args=tuple(theta[i] for i in range(4)), **TIGHT)
-        return np.sum(sol.y ** 2)
+        return _lv_loss(theta, method, 5.0, np.linspace(0.0, 5.0, 6))
 
-    theta = np.array([1.0, 0.8, 0.9, 0.6])
-    g = gradient(loss, theta)[0]
-    h = 1e-5
-    numeric = np.array([(loss(theta + h * e) - loss(theta - h * e)) / (2 * h) for e in np.eye(4)])
-    np.testing.assert_allclose(g, numeric, rtol=1e-5)
-    np.testing.assert_allclose(tapegrad.jacobian(loss, theta, mode="fwd"), numeric, rtol=1e-5)
+    numeric = _lv_gradient_reference()
+    np.testing.assert_allclose(gradient(loss, LV_THETA)[0], numeric, rtol=1e-5)
+    np.testing.assert_allclose(tapegrad.jacobian(loss, LV_THETA, mode="fwd"), numeric, rtol=1e-5)
 
 
 def test_robertson_with_bdf_and_radau():
@@ -276,18 +295,22 @@ def test_forward_over_reverse_hessian_runs_the_second_order_adjoint(method, monk
     monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
 
     def loss(theta):
-        sol = solve_ivp(lotka_volterra, (0.0, 2.0), np.array([1.0, 0.5]), method=method, t_eval=np.array([1.0, 2.0]),
-                        args=tuple(theta[i] for i in range(4)), **TIGHT)
-        return np.sum(sol.y ** 2)
+        return _lv_loss(theta, method, 2.0, np.array([1.0, 2.0]))
 
-    theta = np.array([1.0, 0.8, 0.9, 0.6])
-    H = hessian(loss, theta, mode="fwd-rev")
+    H = hessian(loss, LV_THETA, mode="fwd-rev")
     assert len(calls) == 4  # one per direction
-    np.testing.assert_allclose(H, hessian(loss, theta, mode="rev-rev"), rtol=1e-6, atol=1e-6)
-    h = 1e-5
-    numeric = np.stack([(gradient(loss, theta + h * e)[0] - gradient(loss, theta - h * e)[0]) / (2 * h)
-                        for e in np.eye(4)])
-    np.testing.assert_allclose(H, numeric, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(H, hessian(loss, LV_THETA, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(H, _lv_hessian_reference(), rtol=1e-5, atol=1e-5)
+
+
+@functools.cache
+def _lv_hessian_reference():
+    """Central differences (h = 1e-5) of the gradient of the loss over t = 1, 2, DOP853 at 1e-12
+    (DOP853's gradient is checked against central differences of the loss itself above)."""
+    def grad_at(theta):
+        return gradient(lambda th: _lv_loss(th, "DOP853", 2.0, np.array([1.0, 2.0]), REFERENCE), theta)[0]
+
+    return np.stack([(grad_at(LV_THETA + 1e-5 * e) - grad_at(LV_THETA - 1e-5 * e)) / 2e-5 for e in np.eye(4)])
 
 
 def test_forward_rule_of_the_pullback_takes_a_moving_cotangent_and_y0():
