@@ -339,7 +339,26 @@ def _fit_decay(y):
                              gtol=1e-15).x
 
 
+def _constrained_minimizer(b):
+    """min x₀² + 2x₁² subject to x₀ + x₁ ≥ b (active for b > 0): x* = (2b/3, b/3). SLSQP with the
+    exact gradients solves its quadratic subproblem exactly: to rounding, as central differences need."""
+    return opt.minimize(lambda x: x[0] ** 2 + 2 * x[1] ** 2, np.zeros(2), jac=lambda x: np.stack([2 * x[0], 4 * x[1]]),
+                        method="SLSQP", options={"ftol": 1e-12},
+                        constraints=[{"type": "ineq", "fun": lambda x: x[0] + x[1] - b,
+                                      "jac": lambda x: np.ones(2)}]).x
+
+
+def _nearest_on_the_disk(c):
+    """The point of the unit disk nearest (c, 1/2), for c with c² + 1/4 > 1: (c, 1/2)/√(c² + 1/4)."""
+    target = np.stack([c, 0.5])
+    return opt.minimize(lambda x: np.sum((x - target) ** 2), np.zeros(2), jac=lambda x: 2 * (x - target),
+                        options={"ftol": 1e-12},
+                        constraints={"type": "ineq", "fun": lambda x: 1.0 - x @ x, "jac": lambda x: -2 * x})
+
+
 ORDER2 += [
+    (implicit_solution, _constrained_minimizer, (1.5,)),
+    (implicit_solution, lambda c: _nearest_on_the_disk(c).x, (2.0,)),
     (implicit_solution, _quadratic_minimizer, (np.array([1.0, -0.5]),)),
     (implicit_solution, _minimum_value, (1.0,)),
     # (exact data: Gauss-Newton converges to roundoff, as central differences of the fit need)
@@ -410,13 +429,91 @@ def test_a_weakly_active_bound_raises():
                                         bounds=[(0.0, 1.0)]).x[0], 1.0)
 
 
-def test_constraints_are_refused_when_differentiated():
-    """General constraints: a SolverError naming the line and the ways around; plain values are scipy's."""
-    cons = {"type": "eq", "fun": lambda x: x[0] + x[1] - 1.0}
-    assert opt.minimize(lambda x: np.sum(x ** 2), np.zeros(2), constraints=cons).success
-    with pytest.raises(SolverError, match=r"^minimize \(default\) at test_scipy_optimize\.py:\d+: constraints= "
-                                          r"are not differentiated"):
-        gradient(lambda c: opt.minimize(lambda x: np.sum((x - c) ** 2), np.zeros(2), constraints=cons).x[0], 1.0)
+@pytest.mark.parametrize("method,options", [("COBYLA", {"tol": 1e-12, "maxiter": 10000}), ("COBYQA", {}),
+                                            ("trust-constr", {"gtol": 1e-12, "xtol": 1e-14})])
+def test_every_constrained_method_gives_the_active_inequalitys_derivative(method, options):
+    """min x₀² + 2x₁² subject to x₀ + x₁ ≥ b by scipy's other constrained methods: x* = (2b/3, b/3)."""
+    def argmin(b):
+        return opt.minimize(lambda x: x[0] ** 2 + 2 * x[1] ** 2, np.zeros(2), method=method, options=options,
+                            constraints=[{"type": "ineq", "fun": lambda x: x[0] + x[1] - b}]).x
+
+    np.testing.assert_allclose(tapegrad.jacobian(argmin, 1.5), [2 / 3, 1 / 3], rtol=1e-6)
+
+
+def test_an_equality_constraint_closed_form():
+    """min x₀² + x₁² subject to x₀ + x₁ = a: x* = (a/2, a/2), the minimum a²/2; by SLSQP and by
+    trust-constr (scipy's two methods for constraints), in both modes and at second order."""
+    for method, options in (("SLSQP", {"ftol": 1e-12}), ("trust-constr", {"gtol": 1e-12, "xtol": 1e-14})):
+        def res(a):
+            return opt.minimize(lambda x: np.sum(x ** 2), np.zeros(2), method=method, options=options,
+                                constraints={"type": "eq", "fun": lambda x: x[0] + x[1] - a})
+
+        np.testing.assert_allclose(tapegrad.jacobian(lambda a: res(a).x, 1.0), [0.5, 0.5], rtol=1e-6)
+        np.testing.assert_allclose(tapegrad.jacobian(lambda a: res(a).x, 1.0, mode="fwd"), [0.5, 0.5], rtol=1e-6)
+        assert gradient(lambda a: res(a).fun, 1.0)[0] == pytest.approx(1.0, rel=1e-6)
+        assert float(hessian(lambda a: res(a).fun, 1.0)) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_an_active_inequality_closed_form():
+    """min x₀² + 2x₁² subject to x₀ + x₁ ≥ b: at b = 1.5 active, x* = (2b/3, b/3) and the minimum
+    2b²/3 (derivative 4b/3, second 4/3); at b = -1 inactive, x* = 0 with derivative 0."""
+    np.testing.assert_allclose(tapegrad.jacobian(_constrained_minimizer, 1.5), [2 / 3, 1 / 3], rtol=1e-9)
+    np.testing.assert_allclose(jvp(_constrained_minimizer, (1.5,), (1.0,))[1], [2 / 3, 1 / 3], rtol=1e-9)
+    np.testing.assert_allclose(tapegrad.jacobian(_constrained_minimizer, -1.0), [0.0, 0.0], atol=1e-12)
+
+    def minimum(b):
+        return opt.minimize(lambda x: x[0] ** 2 + 2 * x[1] ** 2, np.zeros(2), method="SLSQP", options={"ftol": 1e-12},
+                            constraints=[{"type": "ineq", "fun": lambda x: x[0] + x[1] - b}]).fun
+
+    assert gradient(minimum, 1.5)[0] == pytest.approx(2.0, rel=1e-6)
+    assert float(hessian(minimum, 1.5)) == pytest.approx(4 / 3, rel=1e-6)
+    check_grad(_constrained_minimizer, 1.5, order=2)
+
+
+def test_a_nonlinear_constraint_closed_form():
+    """The point of the unit disk nearest (c, 1/2) is u/|u|, u = (c, 1/2): its derivative in c is
+    (I - x xᵀ) e₁ / |u|; central differences agree at second order."""
+    c = 2.0
+    u = np.array([c, 0.5])
+    x = u / np.linalg.norm(u)
+    expected = (np.eye(2) - np.outer(x, x))[:, 0] / np.linalg.norm(u)
+    np.testing.assert_allclose(tapegrad.jacobian(lambda c: _nearest_on_the_disk(c).x, c), expected, rtol=1e-8)
+    check_grad(lambda c: _nearest_on_the_disk(c).x, c, order=2)
+
+
+def test_bounds_with_constraints_are_inequalities():
+    """(x - c)² on [0, 1] with a constraint x ≤ 5 that never binds: the bound holds x* = 1 for
+    c = 2 (derivative 0), c = 0.5 lies inside (derivative 1), and at c = 1 the bound is active
+    with a zero multiplier: SolverError."""
+    def argmin(c):
+        return opt.minimize(lambda x: np.sum((x - c) ** 2), np.full(1, 0.2), bounds=[(0.0, 1.0)], options={"ftol": 1e-12},
+                            constraints={"type": "ineq", "fun": lambda x: 5.0 - x[0]}).x[0]
+
+    assert gradient(argmin, 2.0)[0] == pytest.approx(0.0, abs=1e-12)
+    assert gradient(argmin, 0.5)[0] == pytest.approx(1.0, rel=1e-9)
+    with pytest.raises(SolverError, match=r"^minimize \(SLSQP\) at test_scipy_optimize\.py:\d+: the inequality "
+                                          r"constraints \[2\] hold with equality .* multipliers .* zero to rounding"):
+        gradient(argmin, 1.0)
+
+
+def test_dependent_active_constraints_raise():
+    """The same inequality twice, active: the multipliers are not unique, and SolverError says so."""
+    cons = [{"type": "ineq", "fun": lambda x: x[0] + x[1] - 1.0}, {"type": "ineq", "fun": lambda x: x[0] + x[1] - 1.0}]
+    with pytest.raises(SolverError, match=r"the gradients of the active constraints \[0, 1\] are dependent"):
+        gradient(lambda c: opt.minimize(lambda x: np.sum((x - c) ** 2), np.zeros(2), constraints=cons).x[0], 0.3)
+
+
+def test_constraints_of_plain_values_are_scipys_and_objects_are_refused():
+    """Nothing traced: scipy's result as it is, whatever form the constraints take. A
+    LinearConstraint whose solution is differentiated is refused with the dict to write instead."""
+    for cons in ({"type": "eq", "fun": lambda x: x[0] + x[1] - 1.0}, scipy.optimize.LinearConstraint(np.ones((1, 2)), 1.0, 1.0)):
+        ours = opt.minimize(lambda x: np.sum(x ** 2), np.zeros(2), constraints=cons)
+        theirs = scipy.optimize.minimize(lambda x: np.sum(x ** 2), np.zeros(2), constraints=cons)
+        assert ours.success and np.array_equal(ours.x, theirs.x)
+    with pytest.raises(TypeError, match=r"constraints given as dicts, .* not a LinearConstraint; write lb <= c\(x\)"):
+        gradient(lambda c: opt.minimize(lambda x: np.sum((x - c) ** 2), np.zeros(2),
+                                        constraints=scipy.optimize.LinearConstraint(np.ones((1, 2)), 1.0, 1.0)).x[0],
+                 0.3)
 
 
 def test_a_minimization_that_failed_raises():

@@ -34,7 +34,7 @@ _ROUNDOFF = 1e-10
 _REFUSED = {"weight": "a weight function (weight=, wvar=)", "wvar": "a weight function (weight=, wvar=)",
             "wopts": "a weight function's moments (wopts=)", "complex_func": "complex_func=True"}
 
-_NOT_CONVERGED = ("raise limit, loosen epsabs/epsrel, or split the range at the integrand's kinks and "
+NOT_CONVERGED = ("raise limit, loosen epsabs/epsrel, or split the range at the integrand's kinks and "
                   "singularities with points=[...]: an integral that was not computed has no derivative")
 _ROUNDED = ("rounding errors stop it short of the tolerance asked for: loosen epsabs/epsrel (an integral near "
             "zero cannot meet a tight relative tolerance; give an epsabs)")
@@ -58,7 +58,7 @@ class QuadProblem:
         self.integrand, self.vector, self.options, self.name = integrand, vector, options, name
         self.where = user_location() if where is None else where
         self.abserr = self.info = None
-        self.label, self.fix = name, _NOT_CONVERGED
+        self.label, self.fix = name, NOT_CONVERGED
 
     def derived(self, integrand, vector, label, what):
         """The problem of a derivative integral of this one, on the same range with the same

@@ -5,9 +5,9 @@ minimizer, so that its derivative is ∂f/∂θ.
 
 Bounds: a coordinate held at its bound with the gradient pushing outward keeps its bound (its
 derivative is zero; ``r_i = x_i - bound_i`` in place of ∂f/∂x_i); one at its bound with a zero
-gradient (the active set could change under any perturbation) raises. General constraints
-(`constraints=`) are refused when the solution would be differentiated: their multipliers and
-active set are not differentiated here.
+gradient (the active set could change under any perturbation) raises. With `constraints=`
+(scipy's dicts), the minimizer and its multipliers are differentiated through the KKT
+conditions of the active constraints, bounds among them (`_constrained`).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ...grad import gradient
 from ...errors import user_location
 from .._implicit import SolverError, plain as plain_of
 from ._roots import as_args
+from ._constrained import constrained_minimize
 from ._vector import solve_traced
 
 __all__ = ["minimize", "minimize_scalar", "least_squares"]
@@ -104,9 +105,15 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     condition ∇ₓf(x*, θ) = 0 (the implicit function theorem, with tapegrad's Hessian; a Krylov
     solve on Hessian-vector products for many unknowns), ``res.fun`` is f at the traced
     minimizer (its derivative is ∂f/∂θ). `jac`, `hess` and `hessp` only guide the search.
-    Bounds hold a coordinate at its bound (derivative zero) where the gradient pushes outward;
-    `constraints` are refused. A minimization that did not succeed, a singular Hessian or a
-    weakly active bound raises `SolverError`. The other fields are scipy's.
+    Bounds hold a coordinate at its bound (derivative zero) where the gradient pushes outward.
+    `constraints` (scipy's dicts, ``{"type": "eq" | "ineq", "fun": c, "args": ...}``, for
+    SLSQP, trust-constr, COBYLA and COBYQA) are differentiated through the KKT conditions of those
+    active at the minimizer: x* and the multipliers λ solve ∇f = J_Aᵀλ, c_A(x) = 0, and the
+    implicit function theorem takes that system's matrix in place of the Hessian. A
+    minimization that did not succeed, a singular Hessian (or KKT matrix), a weakly active
+    bound or inequality (multiplier zero to rounding) or dependent active constraints raise
+    `SolverError`; a `LinearConstraint` or `NonlinearConstraint` whose solution is
+    differentiated is refused (write it as dicts). The other fields are scipy's.
 
     Examples
     --------
@@ -138,13 +145,12 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     def residual(x, objs):
         return active.residual(x, _gradient(objective, x, objs))
 
-    refuse = None
     if constraints:
-        refuse = ("constraints= are not differentiated (the solution's derivative would need the active "
-                  "constraints and their multipliers); eliminate a constraint by a change of variables, put it "
-                  "into the objective as a penalty, or differentiate with bounds only")
+        x, res, bound = constrained_minimize(fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol,
+                                             callback, options, active.bounds)
+        return res if bound is None else _traced_result(res, x, objective(x, bound[:5]))
     x, res, bound = solve_traced(f"minimize ({method or 'default'})", (fun, jac, hess, hessp, args), x0, find,
-                                 residual, singular="the Hessian ∇ₓ²f", refuse=refuse)
+                                 residual, singular="the Hessian ∇ₓ²f")
     return res if bound is None else _traced_result(res, x, objective(x, bound))
 
 

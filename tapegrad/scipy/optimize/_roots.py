@@ -12,7 +12,7 @@ from .._implicit import Captured, ImplicitProblem, implicit_solution, plain
 __all__ = ["root_scalar", "brentq", "brenth", "bisect", "ridder", "toms748", "newton"]
 
 _RTOL = 4 * np.finfo(float).eps  # scipy's rtol of the bracketing solvers
-_NOT_CONVERGED = ("raise maxiter, loosen xtol/rtol, or give a better bracket or first guess: a root that "
+NOT_CONVERGED = ("raise maxiter, loosen xtol/rtol, or give a better bracket or first guess: a root that "
                   "was not found has no derivative")
 
 
@@ -46,9 +46,9 @@ def _run(name, call, f, extra, args, start, returns_derivatives=False, diagonal=
         try:
             x, info, converged = call(objs, start)
         except RuntimeError as exc:  # scipy's "Failed to converge after 100 iterations"
-            raise problem.fail(f"scipy did not find the root ({exc})", _NOT_CONVERGED) from exc
+            raise problem.fail(f"scipy did not find the root ({exc})", NOT_CONVERGED) from exc
         if not np.all(converged):
-            raise problem.fail(f"scipy did not converge (flag {getattr(info, 'flag', converged)!r})", _NOT_CONVERGED)
+            raise problem.fail(f"scipy did not converge (flag {getattr(info, 'flag', converged)!r})", NOT_CONVERGED)
         return x, info
 
     problem = ImplicitProblem(captured, name, find, _scalar_residual(returns_derivatives), diagonal=diagonal)

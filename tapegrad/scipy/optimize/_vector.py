@@ -11,7 +11,7 @@ from ._roots import as_args
 
 __all__ = ["root", "fsolve", "fixed_point"]
 
-_NOT_CONVERGED = ("loosen the tolerance, raise the iteration limit or start closer to the solution: a solution "
+NOT_CONVERGED = ("loosen the tolerance, raise the iteration limit or start closer to the solution: a solution "
                   "that was not found has no derivative")
 
 
@@ -35,9 +35,9 @@ def solve_traced(name, objs, start, find, residual, singular="∂f/∂x", refuse
         except SolverError:
             raise
         except RuntimeError as exc:  # fixed_point's "Failed to converge after 500 iterations"
-            raise problem.fail(f"scipy did not find the solution ({exc})", _NOT_CONVERGED) from exc
+            raise problem.fail(f"scipy did not find the solution ({exc})", NOT_CONVERGED) from exc
         if not converged and not _at_rounding_level(residual, x, start, objs):
-            raise problem.fail(f"scipy did not converge ({message})", _NOT_CONVERGED)
+            raise problem.fail(f"scipy did not converge ({message})", NOT_CONVERGED)
         return x, result
 
     problem = ImplicitProblem(captured, name, checked, residual, singular=singular)
