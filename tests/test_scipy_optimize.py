@@ -429,6 +429,7 @@ def test_a_weakly_active_bound_raises():
                                         bounds=[(0.0, 1.0)]).x[0], 1.0)
 
 
+@pytest.mark.filterwarnings("ignore:delta_grad == 0.0")  # trust-constr's quasi-Newton update on a quadratic
 @pytest.mark.parametrize("method,options", [("COBYLA", {"tol": 1e-12, "maxiter": 10000}), ("COBYQA", {}),
                                             ("trust-constr", {"gtol": 1e-12, "xtol": 1e-14})])
 def test_every_constrained_method_gives_the_active_inequalitys_derivative(method, options):
@@ -440,6 +441,7 @@ def test_every_constrained_method_gives_the_active_inequalitys_derivative(method
     np.testing.assert_allclose(tapegrad.jacobian(argmin, 1.5), [2 / 3, 1 / 3], rtol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:delta_grad == 0.0")
 def test_an_equality_constraint_closed_form():
     """min x₀² + x₁² subject to x₀ + x₁ = a: x* = (a/2, a/2), the minimum a²/2; by SLSQP and by
     trust-constr (scipy's two methods for constraints), in both modes and at second order."""
