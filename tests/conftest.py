@@ -1,9 +1,19 @@
 """Fixtures and tables that several test modules share, and the quick subset (``--quick``)."""
 import gc
+import os
 import pathlib
 
-import numpy as np
-import pytest
+# One BLAS thread per process, set before numpy is first imported (the xdist workers and the
+# interpreters the tests start inherit it): the suite runs a worker per core, and OpenBLAS's own
+# threads, two per worker on two cores, spin against each other and the other worker on every
+# small solve. scipy.linalg.solve_triangular of a 3×3 matrix and a 3×2 right-hand side took
+# 450 µs of wall time with them and 55 µs without; the conformance layer's scipy.linalg rows ran
+# 43 s and 14 s. (setdefault: a run that sets its own count keeps it.)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 #: what ``python -m pytest --quick`` leaves out: the files that take most of the suite's time
 #: (seconds of one full run on 2 loaded cores, of 1,810 in all): the conformance layer (885 s,
