@@ -44,6 +44,9 @@ TESTS = pathlib.Path(__file__).parent
 def pytest_addoption(parser):
     parser.addoption("--quick", action="store_true",
                      help="the quick subset: leave out the slowest test files (tests/conftest.py: SLOW)")
+    parser.addoption("--entry", action="append", default=[], metavar="PATTERN",
+                     help="the conformance layer runs only the entry points matching PATTERN "
+                          "(shell-style, repeatable; tests/conformance/test_conformance.py)")
 
 
 def pytest_collection_modifyitems(config, items):
