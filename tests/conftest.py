@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 
 #: what ``python -m pytest --quick`` leaves out: the files that take most of the suite's time
 #: (seconds of one full run on 2 loaded cores, of 1,810 in all): the conformance layer (885 s,
-#: 14,341 tests: every rule through every entry point), the random programs (271 s), the
+#: then 14,341 tests, now a test per case through every entry point), the random programs (271 s), the
 #: higher-order rule tables (122 s), the documentation build and its examples (58 s), the
 #: benchmarks' own checks (49 s), compiled_grad's tiers and pickling (47 s), the source
 #: distribution's build (40 s), the scipy.integrate solvers (37 s), the notebooks (23 s),
