@@ -1,13 +1,23 @@
 """Fixtures and tables that several test modules share, and the quick subset (``--quick``)."""
 import gc
+import os
 import pathlib
 
-import numpy as np
-import pytest
+# One BLAS thread per process, set before numpy is first imported (the xdist workers and the
+# interpreters the tests start inherit it): the suite runs a worker per core, and OpenBLAS's own
+# threads, two per worker on two cores, spin against each other and the other worker on every
+# small solve. scipy.linalg.solve_triangular of a 3×3 matrix and a 3×2 right-hand side took
+# 450 µs of wall time with them and 55 µs without; the conformance layer's scipy.linalg rows ran
+# 43 s and 14 s. (setdefault: a run that sets its own count keeps it.)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 #: what ``python -m pytest --quick`` leaves out: the files that take most of the suite's time
 #: (seconds of one full run on 2 loaded cores, of 1,810 in all): the conformance layer (885 s,
-#: 14,341 tests: every rule through every entry point), the random programs (271 s), the
+#: then 14,341 tests, now a test per case through every entry point), the random programs (271 s), the
 #: higher-order rule tables (122 s), the documentation build and its examples (58 s), the
 #: benchmarks' own checks (49 s), compiled_grad's tiers and pickling (47 s), the source
 #: distribution's build (40 s), the scipy.integrate solvers (37 s), the notebooks (23 s),
@@ -34,6 +44,9 @@ TESTS = pathlib.Path(__file__).parent
 def pytest_addoption(parser):
     parser.addoption("--quick", action="store_true",
                      help="the quick subset: leave out the slowest test files (tests/conftest.py: SLOW)")
+    parser.addoption("--entry", action="append", default=[], metavar="PATTERN",
+                     help="the conformance layer runs only the entry points matching PATTERN "
+                          "(shell-style, repeatable; tests/conformance/test_conformance.py)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -8,7 +8,15 @@ combinations of modes, compiled_grad after its warm-up, a replayed and a written
 whose results must match central differences and be plain values in the arguments' or the
 result's structure. A case may name the entry points that refuse it by design, with the
 error they raise.
+
+One test per case runs it through every entry point and reports each that fails (each was a
+test of its own, ~18,000 in all: pytest's and xdist's own work per test, about 3 ms of CPU,
+was a third of the layer's time). ``--entry PATTERN`` (repeatable, shell-style:
+``--entry 'hessian_*'``) runs only the entry points it names, with ``-k`` picking the cases:
+``python -m pytest tests/conformance -n 0 -k ivp_solution --entry 'hessian_*' --entry 'hvp_*'``.
 """
+import fnmatch
+
 import numpy as np
 import pytest
 
@@ -65,9 +73,7 @@ def test_case_ids_are_unique():
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_case_through_entry_point(case, entry):
+def through_entry_point(case, entry):
     """The entry point's derivatives of the case match central differences and are plain values
     in the case's structures; an entry point the case names as refusing it raises its error."""
     check = ENTRY_POINTS[entry]
@@ -78,3 +84,56 @@ def test_case_through_entry_point(case, entry):
             check(reference(case))
         return
     check(reference(case))
+
+
+@pytest.fixture
+def entries(request):
+    """The entry points to run: every one, or those ``--entry`` names (tests/conftest.py)."""
+    patterns = request.config.getoption("entry")
+    if not patterns:
+        return list(ENTRY_POINTS)
+    chosen = [e for e in ENTRY_POINTS if any(fnmatch.fnmatchcase(e, p) for p in patterns)]
+    assert chosen, f"--entry {patterns} names none of the entry points {list(ENTRY_POINTS)}"
+    return chosen
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_case_through_every_entry_point(case, entries):
+    """Each entry point passes `through_entry_point` on the case; every one runs, and the failure
+    names each that failed (the first one's traceback follows)."""
+    failed = []
+    for entry in entries:
+        try:
+            through_entry_point(case, entry)
+        except (Exception, pytest.fail.Exception) as exc:  # (Failed: a refusal that did not come)
+            failed.append((entry, exc))
+    if failed:
+        lines = "\n".join(f"  {entry}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                          for entry, exc in failed)
+        raise AssertionError(f"{case.id}: {len(failed)} of {len(entries)} entry points failed:\n{lines}") \
+            from failed[0][1]
+
+
+def test_every_failing_entry_point_is_named(monkeypatch):
+    """A case that fails at two entry points fails its test once, after running every entry
+    point, naming both and chaining the first one's error."""
+    ran = []
+
+    def passes(ref):
+        ran.append("passes")
+
+    def fails(ref):
+        ran.append("fails")
+        raise AssertionError(f"planted failure {len(ran)}")
+
+    monkeypatch.setitem(ENTRY_POINTS, "passes", passes)
+    monkeypatch.setitem(ENTRY_POINTS, "fails", fails)
+    monkeypatch.setitem(ENTRY_POINTS, "fails_too", fails)
+    case = CASES[0]
+    with pytest.raises(AssertionError) as info:
+        test_case_through_every_entry_point(case, ["fails", "passes", "fails_too", "passes"])
+    assert ran == ["fails", "passes", "fails", "passes"]
+    assert str(info.value) == (f"{case.id}: 2 of 4 entry points failed:\n"
+                               f"  fails: AssertionError: planted failure 1\n"
+                               f"  fails_too: AssertionError: planted failure 3")
+    assert str(info.value.__cause__) == "planted failure 1"
