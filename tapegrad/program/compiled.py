@@ -241,17 +241,19 @@ class CompiledGrad:
         """``(key, leaves, keyed)``: the key of the call's structure (types, shapes, dtypes,
         static values), the values the program takes, and False when no key can say the
         arguments are unchanged (see `tapegrad.pytree.spec_key`)."""
+        walked = {}  # f's walk, when the plain signature made it and gave up
         if seed is None and not kwargs:
-            plain = _plain_signature(self.f, args)
+            plain = _plain_signature(self.f, args, walked)
             if plain is not None:
                 return plain
-        return self._walked_signature(args, seed, kwargs)
+        return self._walked_signature(args, seed, kwargs, walked)
 
-    def _walked_signature(self, args, seed, kwargs):
-        memo, leaves, unkeyed = {}, [], []
+    def _walked_signature(self, args, seed, kwargs, walked=None):
+        walked = {} if walked is None else walked
+        memo, leaves, unkeyed = walked.get("memo", {}), [], []
 
         def key_of(x):
-            spec, found = flatten(x, argument=True, memo=memo)
+            spec, found = walked.pop("f") if x is self.f and "f" in walked else flatten(x, argument=True, memo=memo)
             leaves.extend(found)
             if _holds_itself(spec):
                 # its gradient holds itself too, which no program can return: traced each call
@@ -437,13 +439,14 @@ _NONE_KEY = ("static", (type(None), None))
 _FLOAT_KEY = ("leaf", float, (), np.result_type(float).str)
 
 
-def _plain_signature(f, args):
+def _plain_signature(f, args, walked=None):
     """``_signature``'s answer for the common call, without its walk: no seed or keywords, a
     function that captures no differentiable value, and for arguments floats, float or complex
     arrays, and non-empty lists and tuples of them (two levels deep: an MLP's ``[(W, b), ...]``),
     no array or list met twice. None for any other call, which takes the walk. The keys are
     the walk's own (a test compares them), so a program is found whichever way its key was
-    made."""
+    made. Where it walked f and gave up, f's walk and its memo are left in `walked` for the
+    walk to go on from (a function that captures arrays: walked once a call, not twice)."""
     if type(f) is not _FunctionType or f.__dict__:
         return None
     cells = f.__closure__
@@ -456,7 +459,10 @@ def _plain_signature(f, args):
             (name, ("static", (type(c.cell_contents), c.cell_contents)))
             for name, c in zip(f.__code__.co_freevars, cells)))
     else:
-        spec, found = flatten(f, argument=True)
+        memo = {}
+        spec, found = flatten(f, argument=True, memo=memo)
+        if walked is not None:
+            walked.update(f=(spec, found), memo=memo)
         unkeyed = []
         fkey = spec_key(spec, unkeyed=unkeyed)
         if found or unkeyed or _holds_itself(spec):

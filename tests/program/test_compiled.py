@@ -268,11 +268,13 @@ def _leaves(v):
     return [w for u in v for w in _leaves(u)] if isinstance(v, (list, tuple)) else [v]
 
 
-def test_the_plain_signature_is_the_walks_own_key(rng):
+def test_the_plain_signature_is_the_walks_own_key(rng, monkeypatch):
     # the common call (a function that captures nothing, floats and float or complex arrays)
     # is keyed without the walk; its key and leaves must be the walk's, or a program traced
     # under one would be missed (or, worse, found) under the other
+    from tapegrad.program import compiled as compiled_module
     from tapegrad.program.compiled import _plain_signature
+    from tapegrad.pytree import flatten
 
     def f(*args):  # (captures nothing: `_leaves` is a global)
         return sum(np.sum(a) * (i + 1) for i, a in enumerate(_leaves(args))).real
@@ -296,6 +298,19 @@ def test_the_plain_signature_is_the_walks_own_key(rng):
                  (params, params), ([],), ([[[x]]],), (loop,), ([x, 1],)]:
         assert _plain_signature(f, args) is None
     assert _plain_signature(lambda a: a * x, (1.0,)) is None  # captures an array: the walk's
+
+    # ... which goes on from f's walk made on the way: f walked once a call, the key the walk's own
+    def h(a, shared):
+        return a * x + shared[0]
+
+    cg_h, call = compiled_grad(h), (x + 1.0, [x + 2.0])
+    walks = []
+    monkeypatch.setattr(compiled_module, "flatten", lambda v, **kw: walks.append(v) or flatten(v, **kw))
+    key, leaves, keyed = cg_h._signature(call, None, {})
+    assert [type(v) for v in walks] == [type(h), type(None), np.ndarray, list]  # f, the seed, the arguments
+    wkey, wleaves, wkeyed = cg_h._walked_signature(call, None, {})
+    assert (key, keyed) == (wkey, wkeyed) and len(leaves) == len(wleaves) == 3
+    assert all(a is b for a, b in zip(leaves, wleaves))
 
     def g(a, b):  # captures a module and a number that is not differentiated
         return np.sum(a) * b * len(names)
