@@ -111,11 +111,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     >>> fftconvolve(np.array([1.0, 1.0]), np.array([1.0, 2.0])).round(12)
     array([1., 3., 2.])
     """
-    if not traced_among(in1, in2):
-        return _ss.fftconvolve(in1, in2, mode=mode, axes=axes)
-    if axes is not None:
-        _refuse("fftconvolve", f"axes={axes!r}", "convolve over every axis (axes=None)")
-    return convolve(in1, in2, mode=mode, method="fft")
+    return _by_fft(_ss.fftconvolve, in1, in2, mode, axes)
 
 
 def oaconvolve(in1, in2, mode="full", axes=None):
@@ -129,10 +125,16 @@ def oaconvolve(in1, in2, mode="full", axes=None):
     >>> oaconvolve(np.array([1.0, 1.0]), np.array([1.0, 2.0])).round(12)
     array([1., 3., 2.])
     """
+    return _by_fft(_ss.oaconvolve, in1, in2, mode, axes)
+
+
+def _by_fft(scipy_fn, in1, in2, mode, axes):
+    """fftconvolve's and oaconvolve's body: scipy's on plain values, `convolve`'s op by FFT on
+    traced ones (over every axis: ``axes`` is refused there)."""
     if not traced_among(in1, in2):
-        return _ss.oaconvolve(in1, in2, mode=mode, axes=axes)
+        return scipy_fn(in1, in2, mode=mode, axes=axes)
     if axes is not None:
-        _refuse("oaconvolve", f"axes={axes!r}", "convolve over every axis (axes=None)")
+        _refuse(scipy_fn.__name__, f"axes={axes!r}", "convolve over every axis (axes=None)")
     return convolve(in1, in2, mode=mode, method="fft")
 
 

@@ -145,6 +145,7 @@ def test_savgol_of_a_line_is_the_line():
 
 REFUSED = [
     (lambda x: tsg.fftconvolve(x, x, axes=0), "fftconvolve with axes=0"),
+    (lambda x: tsg.oaconvolve(x, x, axes=0), "oaconvolve with axes=0"),
     (lambda x: tsg.convolve2d(np.outer(x, x), np.ones((2, 2)), boundary="wrap"), "convolve2d with boundary='wrap'"),
     (lambda x: tsg.correlate2d(np.outer(x, x), np.ones((2, 2)), fillvalue=1.0), "correlate2d with boundary='fill', fillvalue=1.0"),
     (lambda x: tsg.filtfilt(B, A, x, method="gust"), "filtfilt with method='gust'"),
