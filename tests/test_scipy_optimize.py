@@ -518,6 +518,19 @@ def test_constraints_of_plain_values_are_scipys_and_objects_are_refused():
                  0.3)
 
 
+def test_a_constrained_minimization_that_failed_raises_and_a_wrong_type_is_named():
+    """maxiter=1 under a constraint: SLSQP reports failure, its point has no derivative
+    (SolverError); a constraint whose 'type' is neither 'eq' nor 'ineq' is named."""
+    def argmin(c, **kwargs):
+        cons = {"type": kwargs.pop("kind", "ineq"), "fun": lambda x: x[0] + x[1] - 3.0}
+        return opt.minimize(lambda x: np.sum((x - c) ** 4), np.zeros(2), constraints=cons, **kwargs).x[0]
+
+    with pytest.raises(SolverError, match=r"^minimize \(SLSQP\) at test_scipy_optimize\.py:\d+: scipy did not converge"):
+        gradient(lambda c: argmin(c, options={"maxiter": 1}), 1.0)
+    with pytest.raises(ValueError, match=r"a constraint's 'type' is 'eq' or 'ineq', not 'eqn'"):
+        gradient(lambda c: argmin(c, kind="eqn"), 1.0)
+
+
 def test_a_minimization_that_failed_raises():
     """maxiter=1: minimize reports failure, and its point has no derivative: SolverError."""
     with pytest.raises(SolverError, match="scipy did not converge"):
