@@ -278,6 +278,13 @@ def grad(f, *args, seed=None, **kwargs):
     them behind (as PyTorch's ``backward()`` frees saved tensors). Use `pullback` to keep the
     whole forward-and-backward tape and read it; the gradients are the same, bit for bit.
     """
+    value, grads, _ = sized_grad(f, args, seed, kwargs)
+    return value, grads
+
+
+def sized_grad(f, args, seed, kwargs):
+    """`grad`'s value and gradient, and the number of ops its tape recorded (from which
+    `compiled_grad` reads how long the gradient program would be)."""
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     token = route_warnings()  # numpy's warnings inside rules point at the user's line
@@ -286,6 +293,7 @@ def grad(f, *args, seed=None, **kwargs):
     try:
         value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
         _check_result(f, value)
+        size = len(tape.ops)
         back_ = Pullback(f, args, tape, value)
         grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
         del back_, tape
@@ -293,7 +301,7 @@ def grad(f, *args, seed=None, **kwargs):
         if gc_was_on:
             gc.enable()
         restore_warnings(token)
-    return value, grads
+    return value, grads, size
 
 
 def gradient(f, *args, seed=None, **kwargs):

@@ -45,7 +45,7 @@ def test_compiled_grad_pickles_with_its_programs(data):
     g2 = pickle.loads(cloudpickle.dumps(g))  # both programs compiled and sent
     _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
     _assert_same_grad(g2(-w, X, y), tapegrad.grad(branchy_loss, -w, X, y))
-    assert g2.cache_info() == {"hits": 2, "misses": 1, "retraces": 1, "traced": 0, "eager": 3,
+    assert g2.cache_info() == {"hits": 2, "misses": 1, "retraces": 1, "traced": 0, "eager": 3, "background": 0,
                                  "signatures": 1, "programs": 2, "maxsize": 64}
     assert g2.source(w, X, y) == g.source(w, X, y)
 
@@ -75,7 +75,7 @@ def test_plain_pickle_takes_a_compiled_grad_without_programs(data):
     g.cache_clear()
     g2 = pickle.loads(pickle.dumps(g))
     _assert_same_grad(g2(w, X, y), tapegrad.grad(branchy_loss, w, X, y))
-    assert g2.cache_info() == {"hits": 0, "misses": 1, "retraces": 0, "traced": 0, "eager": 2,
+    assert g2.cache_info() == {"hits": 0, "misses": 1, "retraces": 0, "traced": 0, "eager": 2, "background": 0,
                                  "signatures": 0, "programs": 0, "maxsize": 64}
 
 

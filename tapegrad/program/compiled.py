@@ -55,22 +55,25 @@ take the programs.)
 """
 from __future__ import annotations
 
+import marshal
 import sys
 import types
 from collections import OrderedDict
+from functools import partial
 
 import numpy as np
 
+from . import background
 from .codegen import compile_source, source_and_namespace
 from .draws import Draws
-from ..grad import grad
+from ..grad import grad, sized_grad
 from .passes import optimize
 from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..tracing import param_names, trace
 from ..errors import restore_warnings, route_warnings, short_name, user_location
 from ..registry import WRITES
 from ..tape import Call, Input, Variable, paused_gc
-from ..tracer import plain_scalar
+from ..tracer import active_tapes, plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
 
@@ -100,7 +103,29 @@ class _Node:
 
     def unwritten(self) -> bool:
         """True while the program is a tape (traced, or optimized): not yet source or code."""
-        return self.program is None and self.pending[0] != "source"
+        return self.program is None and self.pending[0] not in ("source", "child")
+
+    def collect(self, wait=False):
+        """For a program a child makes (`background`): ``"ready"`` once it is here (then
+        `program` holds it), None while the child works, ``"uncompiled"`` if the function
+        cannot have one (it draws random numbers, ...: traced each call), ``"failed"`` if the
+        child made none (the caller makes it)."""
+        made = self.pending[1].poll(wait)
+        if made is None:
+            return None
+        if made is False:
+            return "failed"
+        if made[0] == "uncompiled":
+            return "uncompiled"
+        _, src, code, namespace, drops_df, df = made
+        exec(marshal.loads(code), namespace)  # noqa: S102 - our own program, compiled by our child
+        program = namespace["gradient_program"]
+        program.__source__ = src
+        program.__drops_df__ = drops_df
+        program.__df__ = df
+        self.program = program
+        self.pending = None
+        return "ready"
 
     def advance(self):
         """Take the program one stage on: traced tape -> optimized tape -> source -> compiled."""
@@ -115,6 +140,9 @@ class _Node:
                 src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
                 self.pending = ("source", src, namespace, drops_df, df)
                 del optimized
+            elif stage == "child":
+                if self.collect(wait=True) != "ready":
+                    raise _Unmade
             else:
                 _, src, namespace, drops_df, df = self.pending
                 program = compile_source(src, namespace, "gradient_program")
@@ -135,6 +163,35 @@ class _Node:
             node = stack.pop()
             node.compile()
             stack.extend(node.children.values())
+
+
+#: where `CompiledGrad._lookup` says a signature's first program is to be traced again, and
+#: that the signature has none (a child found that it draws random numbers, ...)
+_ROOT, _UNCOMPILED = ("the signature's first program",), ("no program",)
+
+
+class _Unmade(Exception):
+    """A child (`background`) made no program for a node: its signature is traced again."""
+
+
+def _made_in_child(f, seed, args, kwargs, names, wrt, assume_finite):
+    """What a forked child sends back (`background`): the program of a call as source, bytecode
+    and the values it names, made by the stages the tiers run; or ``("uncompiled",)`` where
+    the caller's trace would have found that no program can serve the function."""
+    draws = Draws(f)
+    try:
+        _, tape = trace(_gradient_program, f, seed, *args, _names=names, _wrt=wrt, **kwargs)
+    finally:
+        drew = draws.drew()
+    if drew or _writes_into_a_constant(tape) or tape.meta.get("errstate"):
+        return ("uncompiled",)
+    node = _Node(("tape", tape, names, assume_finite))
+    del tape
+    node.advance()
+    node.advance()
+    _, src, namespace, drops_df, df = node.pending
+    code = compile(src, "<tapegrad gradient_program>", "exec")
+    return ("program", src, marshal.dumps(code), namespace, drops_df, df)
 
 
 def _optimized(tape, names, assume_finite):
@@ -187,9 +244,11 @@ class CompiledGrad:
     the first call traces and the second runs the program, made through every stage at once.
     """
 
-    def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
+    def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True,
+                 background=None):
         self.f = f
         self.tiers = tiers
+        self.background = background
         self.wrt = wrt
         self.maxsize = maxsize
         self.assume_finite = assume_finite
@@ -198,15 +257,20 @@ class CompiledGrad:
         self._programs = 0
         self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
         self._uncompiled = OrderedDict()  # signatures whose programs would be stale: traced each call
-        self.hits = self.misses = self.retraces = self.traced = self.eager = 0
+        self._sizes_seen = {}  # signature -> ops its first eager grad recorded (< 0: a child failed to make it)
+        self.child_error = None  # why the last child that made no program made none (`background`)
+        self.hits = self.misses = self.retraces = self.traced = self.eager = self.made_in_background = 0
 
     def __getstate__(self):
         if not _pickled_by_value():
             return self._plain_state()
         # the programs of the paths traced but not yet used are compiled now, so that a copy
         # (a Dask worker) runs them without tracing; the tapes are not sent
-        for node in self._cache.values():
-            node.compile_all()
+        for key, node in list(self._cache.items()):
+            try:
+                node.compile_all()
+            except _Unmade:  # a child made no program: the copy traces this signature again
+                self._forget(key)
         return self.__dict__
 
     def _plain_state(self):
@@ -274,6 +338,25 @@ class CompiledGrad:
         answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
+            if node.pending is not None and node.pending[0] == "child":
+                made = node.collect(wait=not step)
+                if made is None:  # the child is still at work
+                    return None, None, None, None
+                if made == "uncompiled":  # f draws random numbers, ...: traced on every call
+                    self._forget(key)
+                    self._uncompiled[key] = True
+                    return None, None, None, _UNCOMPILED
+                if made != "ready":  # it made none: this path is traced here, for good
+                    self._sizes_seen[key] = -1
+                    self.child_error = node.pending[1].error
+                    if parent is None:
+                        self._forget(key)
+                        return None, None, None, _ROOT
+                    del parent.children[outcome]
+                    self._sizes[key] -= 1
+                    self._programs -= 1
+                    return None, None, parent, outcome
+                self.made_in_background += 1
             if step and node.unwritten():
                 node.advance()
                 return None, None, None, None
@@ -300,33 +383,42 @@ class CompiledGrad:
             # a mutable object f sees (a set, a random generator) or a write into a plain
             # array: no program could know when it is stale, so this call is traced afresh
             self.traced += 1
-            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
-            return plain_scalar(value), grads
+            return self._eager(args, seed, kwargs, count=False)
         if key in self._cache:
             self._cache.move_to_end(key)
             out, program, parent, outcome = self._lookup(key, leaves, step=eager_first)
             if program is not None:
                 self.hits += 1
                 return self._finish(out, args, program)
-            if parent is None:  # a program was taken one stage on: an eager grad answers
-                self.eager += 1
-                value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
-                return plain_scalar(value), grads
-            self.retraces += 1
+            if parent is None and outcome is None:
+                # a program was taken one stage on, or a child is making it: an eager grad answers
+                return self._eager(args, seed, kwargs)
+            if outcome is _UNCOMPILED:  # the child found what no program can replay
+                self.traced += 1
+                return self._eager(args, seed, kwargs, count=False)
+            traced_as = "retraces"
         elif eager_first and key not in self._seen:
             # the first call of a signature: an eager grad, as cheap as the program's first call
             # can be; a signature seen once may never come again (an array length that changes)
             self.eager += 1
-            self._seen[key] = True
+            value, grads, size = sized_grad(self.f, args, seed, dict(kwargs, wrt=self.wrt))
+            self._seen[key] = size  # how long the tape was: is the program long?
             while len(self._seen) > self.maxsize:
                 self._seen.popitem(last=False)
-            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
             return plain_scalar(value), grads
         else:
-            self._seen.pop(key, None)
+            self._sizes_seen[key] = self._seen.pop(key, None)
             parent = outcome = None
-            self.misses += 1
+            traced_as = "misses"
         names = ["f", "seed"] + param_names(self.f, len(args))
+        if eager_first and self._beside(key):
+            job = background.start(
+                partial(_made_in_child, self.f, seed, args, kwargs, names, self.wrt, self.assume_finite),
+                limit=BESIDE_LIMIT + BESIDE_LIMIT_PER_OP * self._sizes_seen[key])
+            if job is not None:  # the program is made beside the calls: an eager grad answers
+                self._insert(key, parent, outcome, _Node(("child", job)))
+                return self._eager(args, seed, kwargs)
+        setattr(self, traced_as, getattr(self, traced_as) + 1)
         # Python's cyclic collector is paused while the program is traced, optimized and
         # compiled: each of these makes objects by the hundred thousand that live to the end,
         # and the collector's passes over them took most of the time (benchmarks/README.md)
@@ -347,6 +439,29 @@ class CompiledGrad:
         self._insert(key, parent, outcome, _Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args)  # the traced call returned the whole result
 
+    def _eager(self, args, seed, kwargs, count=True):
+        """An eager grad's answer to a call (counted in ``cache_info()["eager"]``)."""
+        if count:
+            self.eager += 1
+        value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
+        return plain_scalar(value), grads
+
+    def _beside(self, key) -> bool:
+        """Whether the program of `key` is made by a child (`background`) rather than by the
+        calls: with ``background=None``, a program whose first eager grad recorded at least
+        `BESIDE_OPS` ops (each stage the calls would run costs several eager grads there, the
+        fork less than one); never once a child has failed for the signature, inside a trace
+        (the arguments are traced values) or where no child can be forked."""
+        size = self._sizes_seen.get(key)
+        if size is None or size < 0 or not background.available() or active_tapes():
+            return False
+        return bool(self.background) if self.background is not None else size >= BESIDE_OPS
+
+    def _forget(self, key):
+        """Drop a signature's programs."""
+        self._cache.pop(key, None)
+        self._programs -= self._sizes.pop(key, 0)
+
     def _insert(self, key, parent, outcome, node):
         """Keep `node`; past `maxsize` programs in all, drop the least recently used signatures,
         or, when one signature holds them all, every program of it but the new one."""
@@ -361,6 +476,7 @@ class CompiledGrad:
         while self._programs > self.maxsize and len(self._cache) > 1:
             old, _ = self._cache.popitem(last=False)
             self._programs -= self._sizes.pop(old)
+            self._sizes_seen.pop(old, None)
         if self._programs > self.maxsize:
             self._cache[key] = node
             node.children.clear()
@@ -379,13 +495,26 @@ class CompiledGrad:
         without a program (``traced``); the numbers of signatures traced and of programs held
         (compiled, or on their way to it)."""
         return {"hits": self.hits, "misses": self.misses, "retraces": self.retraces,
-                "traced": self.traced, "eager": self.eager, "signatures": len(self._cache),
+                "traced": self.traced, "eager": self.eager, "background": self.made_in_background,
+                "signatures": len(self._cache),
                 "programs": self._programs, "maxsize": self.maxsize}
+
+    def wait(self) -> None:
+        """Wait until the programs that children are making (``background``) are made: the
+        calls after this run them (or trace, where a child made none). For benchmarks and
+        tests that must reach a program at a known call; calls never need it."""
+        stack = list(self._cache.values())
+        while stack:
+            node = stack.pop()
+            if node.pending is not None and node.pending[0] == "child":
+                node.pending[1].wait()
+            stack.extend(node.children.values())
 
     def cache_clear(self) -> None:
         """Forget every compiled program (after changing a global the function reads)."""
-        self._cache.clear()
+        self._cache.clear()  # (a child still making a program is stopped as its node goes)
         self._sizes.clear()
+        self._sizes_seen.clear()
         self._seen.clear()
         self._uncompiled.clear()
         self._programs = 0
@@ -409,6 +538,12 @@ class CompiledGrad:
                 node = node.children[_outcome(node.program, exc)]
 
 
+#: a signature whose eager grad records this many ops has its program made by a child
+#: (`background`): the calls' stages would cost 5-8 eager grads each, the fork ~3 ms (an eager
+#: grad of 1,000 scalar ops takes ~5 ms)
+BESIDE_OPS = 1000
+#: a child making a program is stopped after this many seconds, plus this many per op
+BESIDE_LIMIT, BESIDE_LIMIT_PER_OP = 60.0, 0.005
 _FunctionType = types.FunctionType
 #: the packages that pickle and copy objects: their frames are not the user's
 _PICKLERS = ("pickle", "_pickle", "copyreg", "copy", "cloudpickle", "dill", "multiprocessing")
@@ -597,7 +732,8 @@ def _leaf_paths(spec, seen):
             stack.extend(reversed([(c, path + [k]) for k, c in zip(s.keys, s.children)]))
 
 
-def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True):
+def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True,
+                  background=None):
     """Compiled, cached ``grad``: ``compiled_grad(f)(*args)`` returns what ``grad(f, *args)`` does.
 
     Use as a function or a decorator. `wrt` picks the arguments to differentiate, as in
@@ -622,8 +758,9 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     >>> f(-2.0)      # another branch: traced again, both programs kept
     (2.0, (ZeroTangent(), -1.0))
     >>> f.cache_info()
-    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 3, 'signatures': 1, 'programs': 2, 'maxsize': 64}
+    {'hits': 1, 'misses': 1, 'retraces': 1, 'traced': 0, 'eager': 3, 'background': 0, 'signatures': 1, 'programs': 2, 'maxsize': 64}
     """
+    options = dict(maxsize=maxsize, assume_finite=assume_finite, wrt=wrt, tiers=tiers, background=background)
     if f is None:
-        return lambda g: CompiledGrad(g, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt, tiers=tiers)
-    return CompiledGrad(f, maxsize=maxsize, assume_finite=assume_finite, wrt=wrt, tiers=tiers)
+        return lambda g: CompiledGrad(g, **options)
+    return CompiledGrad(f, **options)

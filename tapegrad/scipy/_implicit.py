@@ -69,6 +69,13 @@ class Captured:
         self.traced = [i for i, v in enumerate(values) if isinstance(v, Boxed)]
         self.leaves = tuple(values[i] for i in self.traced)
         self.fixed = [None if isinstance(v, Boxed) else v for v in values]
+        self.objs = None  # the traced values stay out: a compiled program holding this holds no trace
+
+    def take(self):
+        """The traced leaves, handed to the primitive that records the solve, and dropped here:
+        the problem a tape (and a compiled program) keeps holds no traced value."""
+        leaves, self.leaves = self.leaves, ()
+        return leaves
 
     def bind(self, leaves):
         """The objects with `leaves` (one per traced leaf, in order) in the traced values' places."""

@@ -31,6 +31,13 @@ class IvpProblem:
         self.where = user_location()
         self.result = self.times = self.dense = self.point = None
 
+    def __getstate__(self):
+        """The problem without the last solve (a copy, as a compiled gradient's program made in
+        another process carries, solves afresh: the last point may be a traced value)."""
+        state = dict(self.__dict__)
+        state["result"] = state["times"] = state["dense"] = state["point"] = None
+        return state
+
     def rhs(self, leaves):
         """fun(t, y) with the captured values bound to `leaves` (and its args appended)."""
         fun, args = self.captured.bind(leaves)

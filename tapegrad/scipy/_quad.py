@@ -193,7 +193,7 @@ def quad(func, a, b, args=(), full_output=0, **options):
     if problem is None:
         return _si.quad(func, a, b, args=captured.objs[1], full_output=full_output, **options)
     problem.options = dict({"epsabs": _QUAD_TOL, "epsrel": _QUAD_TOL}, **problem.options)
-    y = quad_value(problem, a, b, *captured.leaves)
+    y = quad_value(problem, a, b, *captured.take())
     return (y, problem.abserr, problem.info) if full_output else (y, problem.abserr)
 
 
@@ -221,5 +221,5 @@ def quad_vec(f, a, b, epsabs=1e-200, epsrel=1e-8, *, full_output=False, args=(),
     problem, captured = _problem("quad_vec", f, a, b, args, options, vector=True)
     if problem is None:
         return _si.quad_vec(f, a, b, full_output=full_output, args=captured.objs[1], **options)
-    y = quad_value(problem, a, b, *captured.leaves)
+    y = quad_value(problem, a, b, *captured.take())
     return (y, problem.abserr, problem.info) if full_output else (y, problem.abserr)

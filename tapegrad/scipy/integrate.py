@@ -205,7 +205,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     problem = IvpProblem(captured, tuple(float(plain(t)) for t in t_span),
                          None if t_eval is None else np.asarray(t_eval, dtype=float), method,
                          dict(options, vectorized=vectorized) if vectorized else dict(options))
-    y = ivp_solution(problem, y0, *captured.leaves)
+    y = ivp_solution(problem, y0, *captured.take())
     res = problem.result
     res.y, res.sol = y, None
     return res

@@ -278,6 +278,33 @@ def compiled_grad(ref):
           "compiled_grad at a new point", exact=False)
 
 
+def compiled_grad_beside(ref):
+    """``compiled_grad(f, background=True)``: the program made by a forked child while the
+    calls are answered by eager grads; the child's program (or, for a function that draws
+    random numbers, a trace on every call) gives grad's result, here and at a new point."""
+    cg = tapegrad.compiled_grad(ref.f, background=True)
+    want = tapegrad.grad(ref.f, *ref.args, seed=ref.seed)
+    for call in range(4):
+        if call == 2:
+            cg.wait()
+        value, grads = cg(*ref.args, seed=ref.seed)
+        _check_value(value, ref, f"compiled_grad(background=True), call {call + 1}")
+        _same(grads, want[1], f"compiled_grad(background=True), call {call + 1}", exact=False)
+    info = cg.cache_info()
+    if info["background"] == 0 and info["traced"] == 0:
+        # a program that names a function made inside f (a solver's lambda) cannot be sent from
+        # the child: the calls make it, and run it
+        assert "Can't pickle local object" in (cg.child_error or ""), (
+            f"compiled_grad(background=True): the child made no program: {info}\n{cg.child_error}")
+        assert info["retraces"] == 1, info
+    else:
+        assert info["background"] == 1 or info["traced"] == 1, info
+        assert info["hits"] == (2 if info["background"] else 0), info
+    _, moved = ref.moved(ref.arg_keys, ref.v, 10 * ref.step())
+    _same(cg(*moved, seed=ref.seed)[1], tapegrad.grad(ref.f, *moved, seed=ref.seed)[1],
+          "compiled_grad(background=True) at a new point", exact=False)
+
+
 def _gradient_tape(f, args, u):
     _, back = tapegrad.pullback(f, *args)
     back(u)
@@ -317,5 +344,6 @@ ENTRY_POINTS = {
     **{f"hessian_{m}": _hessian(m) for m in ("rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd")},
     **{f"hvp_{m}": _hvp(m) for m in ("rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd")},
     "compiled_grad": compiled_grad,
+    "compiled_grad_beside": compiled_grad_beside,
     "replay": replay,
 }

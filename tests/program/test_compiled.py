@@ -232,7 +232,7 @@ def test_a_signature_goes_eager_then_traced_then_written_then_compiled():
     """First call an eager grad (no program), second a trace (its tape kept), third and fourth
     eager grads (the tape optimized, then written as source and dropped), fifth the compiled
     program; each returns grad's value and gradient exactly."""
-    g = compiled_grad(chain)
+    g = compiled_grad(chain, background=False)
     states = []
     for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
         assert_same(g(x, 1.0001), grad(chain, x, 1.0001))

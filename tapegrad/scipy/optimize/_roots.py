@@ -52,7 +52,7 @@ def _run(name, call, f, extra, args, start, returns_derivatives=False, diagonal=
         return x, info
 
     problem = ImplicitProblem(captured, name, find, _scalar_residual(returns_derivatives), diagonal=diagonal)
-    x = implicit_solution(problem, start, *captured.leaves)
+    x = implicit_solution(problem, start, *captured.take())
     info = problem.result
     if diagonal:  # vectorized newton's (root, converged, zero_der), a NamedTuple
         info = info._replace(root=x)

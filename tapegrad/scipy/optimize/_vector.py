@@ -41,8 +41,9 @@ def solve_traced(name, objs, start, find, residual, singular="∂f/∂x", refuse
         return x, result
 
     problem = ImplicitProblem(captured, name, checked, residual, singular=singular)
-    x = implicit_solution(problem, start, *captured.leaves)
-    return x, problem.result, captured.bind(captured.leaves)
+    leaves = captured.take()
+    x = implicit_solution(problem, start, *leaves)
+    return x, problem.result, captured.bind(leaves)
 
 
 def _at_rounding_level(residual, x, start, objs) -> bool:

@@ -1,0 +1,259 @@
+"""A long program made beside the calls: traced, optimized, written and compiled by a forked child.
+
+On a long program each stage of making a compiled gradient costs several eager gradients (the
+trace alone five to eight on a 20,000-op chain), so a call that ran one would stall the caller.
+Where the platform forks (Linux), `start` forks the process: the child has the function, its
+arguments and numpy's state as they were, makes the program with the same code the tiers run in
+the caller, compiles its source, and writes back the source, the bytecode (`marshal`) and the
+values the program names (`pickle`: numpy's arrays and scalars, Python's constants, functions
+and classes by reference, tapegrad's own constants and modules by name). The caller meanwhile
+answers each call with an eager gradient, and `Job.poll` takes the program when it is there.
+
+Nothing is guessed: a value the program names that is none of those kinds (an object of the
+user's, a function made inside another) makes the child fail, and so does anything that goes
+wrong in it (its error is kept: `Job.error`); the caller then makes the program itself, as the
+tiers do. A child writes nothing to the caller's terminal or notebook (its standard streams are
+the null device), ignores Ctrl-C (the caller's to handle), never runs the caller's exit handlers
+(`os._exit`), and is killed when the compiled gradient is cleared or dropped, when the
+interpreter exits, or when it has run far longer than its program should take.
+"""
+from __future__ import annotations
+
+import atexit
+import io
+import marshal
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import time
+import traceback
+import types
+import warnings
+import weakref
+
+import numpy as np
+
+from ..pytree import Spec
+
+__all__ = ["available", "start", "Job", "dumps", "loads"]
+
+#: the children running, killed when the interpreter exits
+_RUNNING = weakref.WeakSet()
+
+
+def available() -> bool:
+    """True where a program can be made by a forked child (Linux: fork is safe and cheap there;
+    macOS's system libraries are not safe to use after a fork, and Windows has none)."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+class Job:
+    """A child making one program: `poll` for its result (None while it runs), `wait`, `cancel`."""
+
+    __slots__ = ("pid", "path", "started", "limit", "error", "seconds", "result", "__weakref__")
+
+    def __init__(self, pid, path, limit):
+        self.pid = pid
+        self.path = path
+        self.started = time.monotonic()
+        self.limit = limit
+        self.error = None  # why the child made no program (its traceback, or what stopped it)
+        self.seconds = None  # the CPU time the child took, once it has exited
+        self.result = None  # what the child sent (False: nothing), once it has exited
+
+    def poll(self, wait=False):
+        """The child's result (the object `work` returned) once it has exited, else None; a
+        child that failed or ran past its time limit gives ``False`` (and `error` says why)."""
+        if self.pid is None:
+            return self.result
+        try:
+            pid, _, usage = os.wait4(self.pid, 0 if wait else os.WNOHANG)
+        except ChildProcessError:  # reaped by someone else (a SIGCHLD handler): the file says
+            pid, usage = self.pid, None
+        if pid == 0:
+            if time.monotonic() - self.started > self.limit:
+                self.cancel()
+                self.error = f"the child making the program ran past {self.limit:.0f} s and was stopped"
+            return self.result
+        self.pid = None
+        self.seconds = (usage.ru_utime + usage.ru_stime) if usage is not None else None
+        _RUNNING.discard(self)
+        self.result = False
+        try:
+            with open(self.path, "rb") as fh:
+                ok, payload = pickle.loads(fh.read())
+            if not ok:
+                self.error = payload
+            else:
+                self.result = loads(payload)
+        except Exception as exc:  # noqa: BLE001 - no file, a cut one, a value that will not load
+            self.error = f"the child's program could not be read ({type(exc).__name__}: {exc})"
+        finally:
+            _unlink(self.path)
+        return self.result
+
+    def wait(self):
+        return self.poll(wait=True)
+
+    def cancel(self):
+        """Stop the child (if it runs) and forget its result."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = None
+            self.result = False
+            _RUNNING.discard(self)
+        _unlink(self.path)
+        _unlink(self.path + ".part")
+
+    def __del__(self):
+        try:
+            self.cancel()
+        except Exception:  # noqa: BLE001 - at the interpreter's exit the modules may be gone
+            pass
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def start(work, limit: float) -> Job | None:
+    """Fork a child that runs ``work()`` and writes back what it returns; None if no child can
+    be forked. The child is stopped if it runs more than `limit` seconds."""
+    fd, path = tempfile.mkstemp(prefix="tapegrad-program-")
+    os.close(fd)
+    for stream in (sys.stdout, sys.stderr):  # what the caller buffered is written once, by it
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or odd stream: nothing to flush
+            pass
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12 warns on forking a process with threads (BLAS pools, a notebook's):
+            # the child here runs only tapegrad and numpy, and one stuck is stopped at `limit`
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:
+        _unlink(path)
+        return None
+    if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
+        _child(work, path)
+    job = Job(pid, path, limit)
+    _RUNNING.add(job)
+    return job
+
+
+def _child(work, path):  # pragma: no cover - runs in the forked child
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        sys.stdout = sys.stderr = io.TextIOWrapper(io.FileIO(null, "w", closefd=False))
+        try:
+            data = pickle.dumps((True, dumps(work())))
+        except BaseException:  # noqa: BLE001 - every failure goes back to the caller as text
+            data = pickle.dumps((False, traceback.format_exc(limit=-8)))
+        with open(path + ".part", "wb") as fh:
+            fh.write(data)
+        os.replace(path + ".part", path)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+@atexit.register
+def _stop_all():
+    for job in list(_RUNNING):
+        job.cancel()
+
+
+# -- the values a program names, sent from the child to the caller -------------------------
+
+#: types sent by value (or, for functions and classes, by reference, as pickle does); instances
+#: of tapegrad's own classes go by value too (what they hold is checked the same way), but for
+#: the recorded ones, which no program names
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict, slice, range,
+          type(Ellipsis), Spec, type, types.FunctionType, types.BuiltinFunctionType,
+          np.ufunc, np.ndarray, pickle.PickleBuffer)
+_RECORDED = ("tapegrad.tape", "tapegrad.tracer")
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.constants = _constants()
+
+    def persistent_id(self, obj):
+        if isinstance(obj, types.ModuleType):
+            return ("module", obj.__name__)
+        where = self.constants.get(id(obj))
+        if where is not None:
+            return where
+        t = type(obj)
+        if (t in _PLAIN or isinstance(obj, (type, np.dtype))
+                or (isinstance(obj, np.generic) and t.__module__ == "numpy")):
+            return None
+        if t.__module__.startswith("tapegrad") and t.__module__ not in _RECORDED:
+            return None
+        raise pickle.PicklingError(
+            f"the program names a {t.__module__}.{t.__qualname__}, which is sent to the caller "
+            f"neither by value nor by name")
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid):
+        if pid[0] == "module":
+            return sys.modules[pid[1]]
+        _, module, name, unwrap = pid
+        obj = getattr(sys.modules[module], name)
+        for _ in range(unwrap):
+            obj = obj.__wrapped__
+        return obj
+
+
+def dumps(obj) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf).dump(obj)
+    return buf.getvalue()
+
+
+def loads(data: bytes):
+    return _Unpickler(io.BytesIO(data)).load()
+
+
+def _constants():
+    """{id: ("constant", module, name, unwrap)} of the objects both processes hold by name:
+    tapegrad's module-level objects that are not plain values (`ZERO`, `NO_TANGENT`, ...) and
+    the functions its wrappers wrap (``unwrap`` times ``__wrapped__``), numpy's singletons
+    (``np._NoValue``), and the types of the `types` module (functions' own class)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "tapegrad" or name.startswith("tapegrad.") or name in ("numpy", "types")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if name == "types":
+                if isinstance(value, type):
+                    found.setdefault(id(value), ("constant", name, attr, 0))
+                continue
+            t = type(value)
+            if name != "numpy":  # tapegrad's functions too: a recorded one may be named as another
+                if not isinstance(value, (type, types.ModuleType, *_PLAIN)) or isinstance(value, types.FunctionType):
+                    found.setdefault(id(value), ("constant", name, attr, 0))
+            elif not isinstance(value, (type, types.FunctionType, types.ModuleType, np.ufunc, np.generic,
+                                        np.ndarray, np.dtype)) and t.__module__.split(".")[0] == "numpy":
+                found.setdefault(id(value), ("constant", name, attr, 0))
+            unwrap, inner = 0, value
+            while callable(inner) and hasattr(inner, "__wrapped__") and unwrap < 4:
+                inner, unwrap = inner.__wrapped__, unwrap + 1
+                found.setdefault(id(inner), ("constant", name, attr, unwrap))
+    return found
