@@ -1,0 +1,220 @@
+"""tapegrad.program.background: a long program made by a forked child while eager grads answer the calls."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import compiled_grad, grad
+from tapegrad.program import background, compiled
+from tapegrad.scipy import optimize as opt
+
+pytestmark = pytest.mark.skipif(not background.available(), reason="a program is made by a child only where fork is safe")
+
+
+def chain(x, c):
+    for _ in range(50):
+        x = np.sin(x) * c + 0.1 * x
+    return x
+
+
+def assert_same(a, b):
+    assert a[0] == b[0]
+    assert len(a[1]) == len(b[1])
+    for ga, gb in zip(a[1], b[1]):
+        assert type(ga) is type(gb) and np.array_equal(ga, gb)
+
+
+def _state(g):
+    info = g.cache_info()
+    node = next(iter(g._cache.values()), None)
+    stage = None if node is None else (True if node.program is not None else node.pending[0])
+    return info["eager"], info["misses"], info["background"], info["hits"], stage
+
+
+def test_a_long_program_is_made_by_a_child_while_eager_grads_answer(monkeypatch):
+    """Past `BESIDE_OPS` ops: call 1 an eager grad, call 2 an eager grad that forks the child,
+    then eager grads until the child's program is there, which every later call runs; each
+    call returns grad's result exactly, and the program is the one the calls would make."""
+    monkeypatch.setattr(compiled, "BESIDE_OPS", 100)  # the chain records 200
+    g = compiled_grad(chain)
+    states = []
+    for call, x in enumerate((0.3, 0.4, 0.5, 0.6)):
+        if call == 2:
+            g.wait()
+        assert_same(g(x, 1.0001), grad(chain, x, 1.0001))
+        states.append(_state(g))
+    assert states == [(1, 0, 0, 0, None), (2, 0, 0, 0, "child"), (2, 0, 1, 1, True), (2, 0, 1, 2, True)]
+    here = compiled_grad(chain, tiers=False)
+    assert g.source(0.3, 1.0001) == here.source(0.3, 1.0001)
+
+
+def test_a_short_program_goes_through_the_tiers():
+    """Under `BESIDE_OPS` ops no child is forked: the second call traces."""
+    g = compiled_grad(chain)
+    g(0.3, 1.0001)
+    g(0.3, 1.0001)
+    assert _state(g) == (1, 1, 0, 0, "tape")
+
+
+def test_background_true_and_false_override_the_length():
+    on, off = compiled_grad(lambda x: np.sin(x) * x, background=True), compiled_grad(chain, background=False)
+    for _ in range(2):
+        on(0.5)
+        off(0.3, 1.0001)
+    assert _state(on)[4] == "child" and _state(off)[4] == "tape"
+    on.wait()
+    assert on(0.5) == grad(lambda x: np.sin(x) * x, 0.5) and on.cache_info()["background"] == 1
+
+
+def test_each_path_after_a_failed_guard_is_made_by_a_child_too():
+    """A branch the program did not take fails its guard: that call is an eager grad that forks
+    a child for the new path; both programs are kept, each gives grad's result."""
+    def f(x):
+        return np.sin(x) * x if x > 0 else np.exp(x) - x
+
+    g = compiled_grad(f, background=True)
+    for x in (1.0, 1.5):
+        g(x)
+    g.wait()
+    assert_same(g(2.0), grad(f, 2.0))
+    assert_same(g(-1.0), grad(f, -1.0))  # the guard fails: an eager grad, a child for this path
+    g.wait()
+    assert_same(g(-2.0), grad(f, -2.0))
+    assert_same(g(3.0), grad(f, 3.0))
+    info = g.cache_info()
+    assert (info["background"], info["programs"], info["hits"], info["retraces"], info["misses"]) == (2, 2, 3, 0, 0)
+
+
+def test_a_program_the_child_cannot_send_is_made_by_the_calls():
+    """A solver's lambda, made inside f, is a function the child cannot send by name: the calls
+    trace the program themselves (once), with grad's result all along; `child_error` says why."""
+    def f(a):
+        return opt.brentq(lambda t: t ** 3 - a, 0.0, 5.0, xtol=1e-14) * a
+
+    g = compiled_grad(f, background=True)
+    for call in range(6):
+        if call == 2:
+            g.wait()
+        assert_same(g(2.0), grad(f, 2.0))
+    info = g.cache_info()
+    assert (info["background"], info["retraces"], info["hits"]) == (0, 1, 1)
+    assert "Can't pickle local object" in g.child_error and "f.<locals>.<lambda>" in g.child_error
+
+
+def test_a_function_that_draws_random_numbers_is_traced_each_call():
+    """The child finds the draws (a program would replay them): from then on each call is traced."""
+    def f(x):
+        return np.sin(x) * np.random.normal()
+
+    g = compiled_grad(f, background=True)
+    for call in range(4):
+        if call == 2:
+            g.wait()
+        np.random.seed(call)
+        got = g(0.7)
+        np.random.seed(call)
+        assert_same(got, grad(f, 0.7))
+    info = g.cache_info()
+    assert (info["traced"], info["background"], info["programs"]) == (2, 0, 0)
+
+
+def _child_pid(g):
+    return next(iter(g._cache.values())).pending[1].pid
+
+
+def _gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+PARENT = os.getpid()
+
+
+def _sleeps_in_a_child(x):
+    if os.getpid() != PARENT:
+        import time
+        time.sleep(30)
+    return np.sin(x) * x
+
+
+def test_cache_clear_stops_the_child():
+    g = compiled_grad(_sleeps_in_a_child, background=True)
+    g(0.5)
+    g(0.5)
+    pid = _child_pid(g)
+    assert not _gone(pid)
+    g.cache_clear()
+    assert _gone(pid)  # killed and reaped
+    assert g(0.5) == grad(_sleeps_in_a_child, 0.5)
+
+
+def test_a_child_past_its_time_limit_is_stopped_and_the_calls_make_the_program(monkeypatch):
+    monkeypatch.setattr(compiled, "BESIDE_LIMIT", 0.0)
+    monkeypatch.setattr(compiled, "BESIDE_LIMIT_PER_OP", 0.0)
+    g = compiled_grad(_sleeps_in_a_child, background=True)
+    g(0.5)
+    g(0.5)
+    pid = _child_pid(g)
+    assert g(0.5) == grad(_sleeps_in_a_child, 0.5)  # the child is stopped; this call traces
+    assert _gone(pid)
+    assert "ran past 0 s and was stopped" in g.child_error
+    info = g.cache_info()
+    assert (info["background"], info["retraces"]) == (0, 1)
+
+
+def test_cloudpickle_waits_for_the_child_and_sends_its_program():
+    cloudpickle = pytest.importorskip("cloudpickle")
+    import pickle
+
+    g = compiled_grad(chain, background=True)
+    g(0.3, 1.0001)
+    g(0.3, 1.0001)
+    g2 = pickle.loads(cloudpickle.dumps(g))
+    assert_same(g2(0.4, 1.0001), grad(chain, 0.4, 1.0001))
+    assert g2.cache_info()["hits"] == 1
+
+
+def _run(script):
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_the_child_writes_nothing_and_no_buffered_output_twice():
+    """Run as a script whose output is a pipe (block-buffered): what f prints while the child
+    traces it goes nowhere, and what the script printed before the fork appears once."""
+    done = _run("""
+        import numpy as np, tapegrad
+        def f(x):
+            print("f runs")
+            return np.sin(x) * x
+        g = tapegrad.compiled_grad(f, background=True)
+        print("before", end=" ")
+        g(0.5); g(0.5); g.wait(); g(0.5); g(0.6)
+        print(g.cache_info()["background"], g.cache_info()["hits"])
+    """)
+    assert done.stdout == "before f runs\nf runs\n1 2\n"
+    assert done.stderr == ""
+
+
+def test_no_child_outlives_the_interpreter():
+    done = _run(f"""
+        import os, time, numpy as np, tapegrad
+        PARENT = os.getpid()
+        def f(x):
+            if os.getpid() != PARENT:
+                time.sleep(60)
+            return np.sin(x) * x
+        g = tapegrad.compiled_grad(f, background=True)
+        g(0.5); g(0.5)
+        print(next(iter(g._cache.values())).pending[1].pid)
+    """)
+    assert _gone(int(done.stdout))
