@@ -15,7 +15,8 @@ wrong in it (its error is kept: `Job.error`); the caller then makes the program 
 tiers do. A child writes nothing to the caller's terminal or notebook (its standard streams are
 the null device), ignores Ctrl-C (the caller's to handle), never runs the caller's exit handlers
 (`os._exit`), and is killed when the compiled gradient is cleared or dropped, when the
-interpreter exits, or when it has run far longer than its program should take.
+interpreter exits, or when it has run far longer than its program should take. No child is
+forked while other threads run (`alone`): a fork while another thread computes can hang.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import pickle
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -125,9 +127,28 @@ def _unlink(path):
         pass
 
 
+def alone() -> bool:
+    """True if no other thread of the process could be at work: every other thread is one of
+    a notebook kernel's own (ipykernel's channels and output pipes, IPython's history). A fork
+    while another thread computes can hang the caller itself (OpenBLAS's fork handler waits for
+    its threads to finish the other thread's work, which never comes), or the child."""
+    this = threading.current_thread()
+    for t in threading.enumerate():
+        if t is this:
+            continue
+        module = type(t).__module__ or ""
+        if not (t.daemon and (module.startswith(("ipykernel.", "IPython.")) or t.name == "IOPub"
+                              or t.name.endswith("(_watch_pipe_fd)"))):
+            return False
+    return True
+
+
 def start(work, limit: float) -> Job | None:
     """Fork a child that runs ``work()`` and writes back what it returns; None if no child can
-    be forked. The child is stopped if it runs more than `limit` seconds."""
+    be forked, or none should be (`alone`: other threads at work). The child is stopped if it
+    runs more than `limit` seconds."""
+    if not alone():
+        return None
     fd, path = tempfile.mkstemp(prefix="tapegrad-program-")
     os.close(fd)
     for stream in (sys.stdout, sys.stderr):  # what the caller buffered is written once, by it

@@ -16,8 +16,19 @@ gradients):
 4. its fifth call compiles the source and runs it. Later calls with the same signature run
    that function directly.
 
+A long program (its first eager grad recorded `BESIDE_OPS` ops or more: each stage would cost
+five to eight eager grads) is made beside the calls instead, where the platform forks (Linux):
+its second call forks a child that traces, optimizes, writes and compiles the program
+(`tapegrad.program.background`), and that call and the next ones are eager grads until the
+child's program is there (``cache_info()["background"]`` counts them); on a 20,000-op chain no
+call costs more than ~1.3 eager grads of the caller's CPU, and the program runs from about
+the 30th call (another core does the child's work: ~30 eager grads of it). A value the program
+names that the child cannot send (a function made inside f, as a solver's lambda) leaves the
+making to the calls, as above (``child_error`` says why). ``background=True`` or ``False``
+decides it for every program.
+
 A path traced again after a failed guard (below) skips the first tier: it is traced at once
-and goes through the others on its next calls.
+(or, for a long program, handed to a child) and goes through the others on its next calls.
 
 The program records the path the first call took: control flow on traced values leaves
 guards in it, and so does a call that raised while traced (``try: np.linalg.cholesky(a)
@@ -242,6 +253,8 @@ class CompiledGrad:
     its fourth writes its source, each answered by an eager grad (``"eager"`` too); its fifth
     compiles and runs the program (``"hits"``), as do the calls after it. With ``tiers=False``
     the first call traces and the second runs the program, made through every stage at once.
+    A long program is made by a forked child instead (`background`: see the module docstring),
+    while eager grads answer the calls (``"background"``: programs a child made).
     """
 
     def __init__(self, f, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True,
@@ -744,8 +757,10 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     (benchmarks/README.md has what each costs); later calls run the program. With
     ``tiers=False`` the first call traces the program and the second compiles and runs it
     (for a function called many times, where one dear first call does not matter, and in
-    tests that must reach the program). See the module docstring for what is cached and
-    when a call traces again.
+    tests that must reach the program). A long program (`BESIDE_OPS` ops or more) is made by a
+    forked child while eager grads answer the calls, so that no call stalls
+    (``background=None``; ``True`` or ``False`` decides for every program; `wait` waits for
+    the child). See the module docstring for what is cached and when a call traces again.
 
     Examples
     --------

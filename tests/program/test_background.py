@@ -218,3 +218,21 @@ def test_no_child_outlives_the_interpreter():
         print(next(iter(g._cache.values())).pending[1].pid)
     """)
     assert _gone(int(done.stdout))
+
+
+def test_no_child_is_forked_while_another_thread_runs():
+    """A fork while another thread computes can hang the caller (OpenBLAS's fork handler waits
+    for that thread's work): with a thread of the user's alive, the calls make the program."""
+    import threading
+
+    done = threading.Event()
+    t = threading.Thread(target=done.wait)
+    t.start()
+    try:
+        g = compiled_grad(chain, background=True)
+        g(0.3, 1.0001)
+        g(0.3, 1.0001)
+        assert _state(g) == (1, 1, 0, 0, "tape")
+    finally:
+        done.set()
+        t.join()
