@@ -149,7 +149,10 @@ def start(work, limit: float) -> Job | None:
     runs more than `limit` seconds."""
     if not alone():
         return None
-    fd, path = tempfile.mkstemp(prefix="tapegrad-program-")
+    try:
+        fd, path = tempfile.mkstemp(prefix="tapegrad-program-")
+    except OSError:  # no temporary directory to write to: the calls make the program
+        return None
     os.close(fd)
     for stream in (sys.stdout, sys.stderr):  # what the caller buffered is written once, by it
         try:
