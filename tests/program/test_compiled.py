@@ -490,3 +490,49 @@ def test_a_generator_passed_in_is_drawn_afresh_on_every_call():
 
     g, x, rng = compiled_grad(f), np.ones(2), np.random.default_rng(4)
     assert len({g(x, rng)[1][1][0] for _ in range(12)}) == 12
+
+
+def _tracers_reachable(roots, limit=200_000):
+    """The traced values reachable from `roots` (not through modules, classes or functions'
+    globals: a program's namespace, and what its objects hold)."""
+    import gc
+    import types
+
+    from tapegrad.tracer import Tracer
+
+    found, seen, stack = [], set(), list(roots)
+    while stack and len(seen) < limit:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (types.ModuleType, type)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Tracer):
+            found.append(obj)
+        elif isinstance(obj, types.FunctionType):
+            stack.extend(c.cell_contents for c in obj.__closure__ or () if c.cell_contents is not None)
+        else:
+            stack.extend(gc.get_referents(obj))
+    return found
+
+
+def test_a_program_through_a_solver_holds_no_traced_value():
+    """A solver's problem (the ODE's, the root's) is a constant of the program: it keeps the
+    structure of what the solver's function captured, not the traced values (which held the
+    whole trace alive for as long as the program lived)."""
+    from tapegrad.scipy import optimize as opt
+    from tapegrad.scipy.integrate import solve_ivp
+
+    def root(a):
+        return opt.brentq(lambda t: t ** 3 - a, 0.0, 5.0, xtol=1e-14) * a
+
+    def decay(k):
+        return solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.array([1.0]), rtol=1e-10, atol=1e-12).y[0, -1]
+
+    for f, x in ((root, 2.0), (decay, 0.7)):
+        g = compiled_grad(f, tiers=False)
+        g(x)
+        g(x)
+        program = next(iter(g._cache.values())).program
+        names = [v for k, v in program.__globals__.items() if k != "__builtins__"]
+        assert _tracers_reachable(names) == []
+        np.testing.assert_allclose(g(x)[1][1], grad(f, x)[1][1], rtol=1e-8)
