@@ -311,7 +311,7 @@ def compiled_grad_beside(ref):
     with mock.patch.object(background, "start", _HereJob):
         cg = tapegrad.compiled_grad(ref.f, background=True)
         want = tapegrad.grad(ref.f, *ref.args, seed=ref.seed)
-        for call in range(4):
+        for call in range(3):
             value, grads = cg(*ref.args, seed=ref.seed)
             _check_value(value, ref, f"compiled_grad(background=True), call {call + 1}")
             _same(grads, want[1], f"compiled_grad(background=True), call {call + 1}", exact=False)
@@ -323,8 +323,8 @@ def compiled_grad_beside(ref):
             f"compiled_grad(background=True): the child made no program: {info}\n{cg.child_error}")
         assert info["retraces"] == 1, info
     else:
-        assert info["background"] == 1 or info["traced"] == 2, info
-        assert info["hits"] == (2 if info["background"] else 0), info
+        assert info["background"] == 1 or info["traced"] == 1, info
+        assert info["hits"] == (1 if info["background"] else 0), info
     _, moved = ref.moved(ref.arg_keys, ref.v, 10 * ref.step())
     _same(cg(*moved, seed=ref.seed)[1], tapegrad.grad(ref.f, *moved, seed=ref.seed)[1],
           "compiled_grad(background=True) at a new point", exact=False)
