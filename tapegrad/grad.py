@@ -278,13 +278,9 @@ def grad(f, *args, seed=None, **kwargs):
     them behind (as PyTorch's ``backward()`` frees saved tensors). Use `pullback` to keep the
     whole forward-and-backward tape and read it; the gradients are the same, bit for bit.
     """
-    value, grads, _ = sized_grad(f, args, seed, kwargs)
-    return value, grads
-
-
-def sized_grad(f, args, seed, kwargs):
-    """`grad`'s value and gradient, and the number of ops its tape recorded (from which
-    `compiled_grad` reads how long the gradient program would be)."""
+    # (``_size=[]``, from `compiled_grad`: the number of ops the tape recorded is appended to
+    # it, from which it reads how long the gradient program would be)
+    size = kwargs.pop("_size", None) if kwargs else None
     # The collector stays paused until the tape has been freed: resumed earlier, its first
     # pass would walk every op of a tape that reference counting is about to free anyway.
     token = route_warnings()  # numpy's warnings inside rules point at the user's line
@@ -293,7 +289,8 @@ def sized_grad(f, args, seed, kwargs):
     try:
         value, tape = trace(f, *args, ctx=GradContext(private=True), **kwargs)
         _check_result(f, value)
-        size = len(tape.ops)
+        if size is not None:
+            size.append(len(tape.ops))
         back_ = Pullback(f, args, tape, value)
         grads = back_._sweep(seed, record=False)  # the tape goes after this one sweep
         del back_, tape
@@ -301,7 +298,7 @@ def sized_grad(f, args, seed, kwargs):
         if gc_was_on:
             gc.enable()
         restore_warnings(token)
-    return value, grads, size
+    return value, grads
 
 
 def gradient(f, *args, seed=None, **kwargs):

@@ -77,7 +77,7 @@ import numpy as np
 from . import background
 from .codegen import compile_source, source_and_namespace
 from .draws import Draws
-from ..grad import grad, sized_grad
+from ..grad import grad
 from .passes import optimize
 from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
 from ..tracing import param_names, trace
@@ -414,8 +414,9 @@ class CompiledGrad:
             # the first call of a signature: an eager grad, as cheap as the program's first call
             # can be; a signature seen once may never come again (an array length that changes)
             self.eager += 1
-            value, grads, size = sized_grad(self.f, args, seed, dict(kwargs, wrt=self.wrt))
-            self._seen[key] = size  # how long the tape was: is the program long?
+            size = []
+            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, _size=size, **kwargs)
+            self._seen[key] = size[0]  # how long the tape was: is the program long?
             while len(self._seen) > self.maxsize:
                 self._seen.popitem(last=False)
             return plain_scalar(value), grads
