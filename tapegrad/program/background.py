@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import io
-import marshal
 import os
 import pickle
 import signal

@@ -66,7 +66,6 @@ take the programs.)
 """
 from __future__ import annotations
 
-import marshal
 import sys
 import types
 from collections import OrderedDict
@@ -75,143 +74,21 @@ from functools import partial
 import numpy as np
 
 from . import background
-from .codegen import compile_source, source_and_namespace
 from .draws import Draws
 from ..grad import grad
-from .passes import optimize
-from ..pytree import OPAQUE_TYPES, Spec, build, cell_filled, finalize, flatten, spec_key, spec_leaves, unflatten
+from .making import Node, Unmade, gradient_program, made_in_child, writes_into_a_constant
+from ..pytree import OPAQUE_TYPES, cell_filled, finalize, flatten, spec_key
 from ..tracing import param_names, trace
 from ..errors import restore_warnings, route_warnings, short_name, user_location
-from ..registry import WRITES
-from ..tape import Call, Input, Variable, paused_gc
+from ..tape import paused_gc
 from ..tracer import active_tapes, plain_scalar
 
 __all__ = ["compiled_grad", "CompiledGrad"]
 
 
-def _gradient_program(f, seed, *args, _wrt=None, **kwargs):
-    return grad(f, *args, seed=seed, wrt=_wrt, **kwargs)
-
-
-class _Node:
-    """A program of one path, and the programs traced after it failed, by where and how it failed.
-
-    A node goes through the stages of its program one call at a time, so that no call pays
-    for two of the costly ones (each about as dear as several eager gradients on a long
-    program): the call that traced the path leaves its tape (`pending` is ``("tape", ...)``);
-    the next call that reaches the node optimizes the tape (``("optimized", ...)``), the one
-    after writes the program's source (``("source", ...)``, a string: the tapes and their
-    values are gone), each answered by an eager grad (`advance`); the next compiles the source
-    and runs the program, as every later call does.
-    """
-
-    __slots__ = ("program", "children", "pending")
-
-    def __init__(self, pending):
-        self.program = None
-        self.pending = pending
-        self.children = {}  # (line of the program, exception type, outcome) -> _Node
-
-    def unwritten(self) -> bool:
-        """True while the program is a tape (traced, or optimized): not yet source or code."""
-        return self.program is None and self.pending[0] not in ("source", "child")
-
-    def collect(self, wait=False):
-        """For a program a child makes (`background`): ``"ready"`` once it is here (then
-        `program` holds it), None while the child works, ``"uncompiled"`` if the function
-        cannot have one (it draws random numbers, ...: traced each call), ``"failed"`` if the
-        child made none (the caller makes it)."""
-        made = self.pending[1].poll(wait)
-        if made is None:
-            return None
-        if made is False:
-            return "failed"
-        if made[0] == "uncompiled":
-            return "uncompiled"
-        _, src, code, namespace, drops_df, df = made
-        exec(marshal.loads(code), namespace)  # noqa: S102 - our own program, compiled by our child
-        program = namespace["gradient_program"]
-        program.__source__ = src
-        program.__drops_df__ = drops_df
-        program.__df__ = df
-        self.program = program
-        self.pending = None
-        return "ready"
-
-    def advance(self):
-        """Take the program one stage on: traced tape -> optimized tape -> source -> compiled."""
-        stage = self.pending[0]
-        with paused_gc():  # each stage makes and drops objects by the hundred thousand
-            if stage == "tape":
-                _, tape, names, assume_finite = self.pending
-                self.pending = ("optimized", *_optimized(tape, names, assume_finite))
-                del tape  # its ops and values go here, while the collector is paused
-            elif stage == "optimized":
-                _, optimized, chosen, drops_df, df = self.pending
-                src, namespace = source_and_namespace(optimized, "gradient_program", names=chosen)
-                self.pending = ("source", src, namespace, drops_df, df)
-                del optimized
-            elif stage == "child":
-                if self.collect(wait=True) != "ready":
-                    raise _Unmade
-            else:
-                _, src, namespace, drops_df, df = self.pending
-                program = compile_source(src, namespace, "gradient_program")
-                program.__drops_df__ = drops_df
-                program.__df__ = df
-                self.program = program
-                self.pending = None
-
-    def compile(self):
-        """The compiled program (made now, through the stages left, if this is its first use)."""
-        while self.program is None:
-            self.advance()
-        return self.program
-
-    def compile_all(self):
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            node.compile()
-            stack.extend(node.children.values())
-
-
 #: where `CompiledGrad._lookup` says a signature's first program is to be traced again, and
 #: that the signature has none (a child found that it draws random numbers, ...)
 _ROOT, _UNCOMPILED = ("the signature's first program",), ("no program",)
-
-
-class _Unmade(Exception):
-    """A child (`background`) made no program for a node: its signature is traced again."""
-
-
-def _made_in_child(f, seed, args, kwargs, names, wrt, assume_finite):
-    """What a forked child sends back (`background`): the program of a call as source, bytecode
-    and the values it names, made by the stages the tiers run; or ``("uncompiled",)`` where
-    the caller's trace would have found that no program can serve the function."""
-    draws = Draws(f)
-    try:
-        _, tape = trace(_gradient_program, f, seed, *args, _names=names, _wrt=wrt, **kwargs)
-    finally:
-        drew = draws.drew()
-    if drew or _writes_into_a_constant(tape) or tape.meta.get("errstate"):
-        return ("uncompiled",)
-    node = _Node(("tape", tape, names, assume_finite))
-    del tape
-    node.advance()
-    node.advance()
-    _, src, namespace, drops_df, df = node.pending
-    code = compile(src, "<tapegrad gradient_program>", "exec")
-    return ("program", src, marshal.dumps(code), namespace, drops_df, df)
-
-
-def _optimized(tape, names, assume_finite):
-    """The traced tape optimized, with the names of the values it returns and the gradient
-    with respect to `f` left out of it when constant (`_drop_function_tangent`)."""
-    optimized = optimize(tape, assume_finite=assume_finite)
-    drops_df, df = _drop_function_tangent(optimized)
-    chosen = _result_names(optimized, (names[2:] if drops_df else ["f"] + names[2:]))
-    return optimized, chosen, drops_df, df
 
 
 def _outcome(program, exc):
@@ -226,22 +103,6 @@ def _outcome(program, exc):
             line = tb.tb_lineno
         tb = tb.tb_next
     return line, type(exc), getattr(exc, "got", None)
-
-
-#: functions that write into their first argument (declared with ``declare(fn, writes=True)``):
-#: on a constant of the program (a plain array that a traced value was written into), the
-#: program would bake in what the first call wrote
-_WRITERS = WRITES
-
-
-def _writes_into_a_constant(tape) -> bool:
-    for op in tape.ops:
-        if type(op) is not Call or not op.args or type(op.args[0]) is Variable:
-            continue
-        fn = op.fn
-        if fn in _WRITERS or (getattr(fn, "__name__", None) == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc)):
-            return True
-    return False
 
 
 class CompiledGrad:
@@ -265,7 +126,7 @@ class CompiledGrad:
         self.wrt = wrt
         self.maxsize = maxsize
         self.assume_finite = assume_finite
-        self._cache = OrderedDict()  # signature -> _Node (the first program; the others below it)
+        self._cache = OrderedDict()  # signature -> Node (the first program; the others below it)
         self._sizes = {}  # signature -> number of programs
         self._programs = 0
         self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
@@ -282,7 +143,7 @@ class CompiledGrad:
         for key, node in list(self._cache.items()):
             try:
                 node.compile_all()
-            except _Unmade:  # a child made no program: the copy traces this signature again
+            except Unmade:  # a child made no program: the copy traces this signature again
                 self._forget(key)
         return self.__dict__
 
@@ -376,7 +237,7 @@ class CompiledGrad:
             program = node.program or node.compile()
             token = route_warnings()  # numpy's warnings point at the user's line
             try:
-                return program(_gradient_program, *leaves), program, None, None
+                return program(gradient_program, *leaves), program, None, None
             except Exception as exc:  # a guard, or a call that raises on these inputs
                 parent, outcome = node, _outcome(program, exc)
                 node = node.children.get(outcome)
@@ -427,10 +288,10 @@ class CompiledGrad:
         names = ["f", "seed"] + param_names(self.f, len(args))
         if eager_first and self._beside(key):
             job = background.start(
-                partial(_made_in_child, self.f, seed, args, kwargs, names, self.wrt, self.assume_finite),
+                partial(made_in_child, self.f, seed, args, kwargs, names, self.wrt, self.assume_finite),
                 limit=BESIDE_LIMIT + BESIDE_LIMIT_PER_OP * self._sizes_seen[key])
             if job is not None:  # the program is made beside the calls: an eager grad answers
-                self._insert(key, parent, outcome, _Node(("child", job)))
+                self._insert(key, parent, outcome, Node(("child", job)))
                 return self._eager(args, seed, kwargs)
         setattr(self, traced_as, getattr(self, traced_as) + 1)
         # Python's cyclic collector is paused while the program is traced, optimized and
@@ -439,18 +300,18 @@ class CompiledGrad:
         draws = Draws(self.f)
         with paused_gc():
             try:
-                out, tape = trace(_gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
+                out, tape = trace(gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
             finally:
                 drew = draws.drew()
             # random numbers drawn (a program would replay them), a write into a constant, or
             # np.errstate set inside f (a replay would run those ops under the caller's error
             # state, showing warnings f silenced): traced each call
-            if drew or _writes_into_a_constant(tape) or tape.meta.get("errstate"):
+            if drew or writes_into_a_constant(tape) or tape.meta.get("errstate"):
                 self._uncompiled[key] = True
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
                 return self._finish(out, args)
-        self._insert(key, parent, outcome, _Node(("tape", tape, names, self.assume_finite)))
+        self._insert(key, parent, outcome, Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args)  # the traced call returned the whole result
 
     def _eager(self, args, seed, kwargs, count=True):
@@ -546,7 +407,7 @@ class CompiledGrad:
         node = self._cache[key]
         while True:  # the program that ran: the lookup's path again
             try:
-                node.program(_gradient_program, *leaves)
+                node.program(gradient_program, *leaves)
                 return node.program.__source__
             except Exception as exc:
                 node = node.children[_outcome(node.program, exc)]
@@ -671,79 +532,6 @@ def _holds_itself(spec) -> bool:
             active.add(id(child))
             stack.append((child, iter(child.children)))
     return False
-
-
-def _drop_function_tangent(tape):
-    """Leave the gradient with respect to `f` out of the program's result when it is a constant.
-
-    A plain function has no values of its own to differentiate (``df`` is `ZERO`), nor has a
-    closure over integers and flags (a `Tangent` of `NO_TANGENT`); without that constant the
-    program ends in ``return value, (da, db)``, as a student would write it. Returns
-    ``(True, df)`` when the tape was changed (`CompiledGrad._finish` puts `df` back), else
-    ``(False, None)``.
-    """
-    op = tape.ops[-1] if tape.ops else None
-    if type(op) is not Call or op.fn is not build or op.var is not tape.result or op.kwargs:
-        return False, None
-    spec = op.args[0]
-    if not (isinstance(spec, Spec) and spec.kind == "seq" and len(spec.children) == 2):
-        return False, None
-    value_spec, grads_spec = spec.children
-    if (value_spec.kind != "leaf" or grads_spec.kind != "seq" or grads_spec.cls is not tuple
-            or not grads_spec.children):
-        return False, None
-    df_spec = grads_spec.children[0]
-    n = len(spec_leaves(df_spec))
-    if n == 0 or any(type(a) is Variable for a in op.args[2:2 + n]) or len(op.args) < 2 + n:
-        return False, None
-    df = unflatten(df_spec, op.args[2:2 + n])
-    rest = grads_spec.children[1:]
-    new_grads = Spec("seq", cls=tuple, keys=tuple(range(len(rest))), children=tuple(rest))
-    new_spec = Spec("seq", cls=spec.cls, keys=spec.keys, children=(value_spec, new_grads))
-    op.args = (new_spec, op.args[1], *op.args[2 + n:])
-    value, grads = op.val
-    op.val = (value, grads[1:])
-    return True, df
-
-
-def _result_names(tape, params):
-    """{Variable: name} for the values the program returns: ``value`` for the function's value,
-    ``d<parameter>`` (``da``, ``dp_W1``) for each gradient, so that the program reads
-    ``return value, (da, db)``. A value that is an input or already named keeps its name."""
-    op = tape.ops[-1] if tape.ops else None
-    if type(op) is not Call or op.fn is not build or op.var is not tape.result:
-        return {}
-    spec = op.args[0]
-    if not (isinstance(spec, Spec) and spec.kind == "seq" and len(spec.children) == 2
-            and spec.children[0].kind == "leaf" and spec.children[1].kind == "seq"):
-        return {}
-    chosen = {}
-
-    def choose(v, name):
-        if type(v) is Variable and v not in chosen and type(v._op) is not Input:
-            chosen[v] = name
-
-    leaves = iter(op.args[1:])
-    choose(next(leaves), "value")
-    seen = set()
-    for param, child in zip(params, spec.children[1].children):
-        for path in _leaf_paths(child, seen):
-            choose(next(leaves), "d" + "_".join([param, *path]))
-    return chosen
-
-
-def _leaf_paths(spec, seen):
-    """The key path of each leaf of `spec`, in the order `build` takes them (a shared part once)."""
-    stack = [(spec, [])]
-    while stack:
-        s, path = stack.pop()
-        if id(s) in seen:
-            continue
-        seen.add(id(s))
-        if s.kind == "leaf":
-            yield [str(k) for k in path]
-        elif s.kind != "static":
-            stack.extend(reversed([(c, path + [k]) for k, c in zip(s.keys, s.children)]))
 
 
 def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt=None, tiers: bool = True,
