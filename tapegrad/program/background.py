@@ -38,7 +38,7 @@ import numpy as np
 
 from ..pytree import Spec
 
-__all__ = ["available", "start", "Job", "dumps", "loads"]
+__all__ = ["available", "alone", "start", "Job", "dumps", "loads"]
 
 #: the children running, killed when the interpreter exits
 _RUNNING = weakref.WeakSet()
