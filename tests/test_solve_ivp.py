@@ -63,6 +63,9 @@ def test_exponential_decay_closed_form(method):
 
 #: Lotka–Volterra's parameters, where the tests below differentiate it
 LV_THETA = np.array([1.0, 0.8, 0.9, 0.6])
+#: a direction that mixes every parameter: a derivative along it (a jvp, a Hessian-vector
+#: product) stands in for the whole Jacobian or Hessian of a second mode, one solve for four
+MIXING = np.array([1.0, -0.6, 0.35, 0.8])
 #: the tolerances of the references: DOP853 solves these in a few hundred steps
 REFERENCE = {"rtol": 1e-12, "atol": 1e-14}
 
@@ -87,13 +90,15 @@ def _lv_gradient_reference():
 def test_lotka_volterra_parameter_gradient(method):
     """The Lotka–Volterra parameters' gradient of a loss over t_eval matches central differences
     (of a DOP853 solve at 1e-12: the same derivative, computed once), in reverse (adjoint) and
-    forward (sensitivities) mode, for every method."""
+    forward (sensitivities, along a direction that mixes every parameter) mode, for every method."""
     def loss(theta):
         return _lv_loss(theta, method, 5.0, np.linspace(0.0, 5.0, 6))
 
     numeric = _lv_gradient_reference()
     np.testing.assert_allclose(gradient(loss, LV_THETA)[0], numeric, rtol=1e-5)
-    np.testing.assert_allclose(tapegrad.jacobian(loss, LV_THETA, mode="fwd"), numeric, rtol=1e-5)
+    # one tangent solve, not jacobian(mode="fwd")'s four (3 s of RK23's steps at 1e-10): a
+    # wrong sensitivity of any parameter moves the derivative along MIXING
+    np.testing.assert_allclose(jvp(loss, (LV_THETA,), (MIXING,))[1], numeric @ MIXING, rtol=1e-5)
 
 
 def test_robertson_with_bdf_and_radau():
@@ -288,8 +293,8 @@ def test_a_failed_solve_raises():
 @pytest.mark.parametrize("method", ["RK45", "Radau", "LSODA"])
 def test_forward_over_reverse_hessian_runs_the_second_order_adjoint(method, monkeypatch):
     """hessian(mode="fwd-rev") of a Lotka–Volterra loss goes through ivp_cotangent's forward rule
-    (one tangent solve forward, one second-order adjoint backward), and matches the
-    reverse-over-reverse Hessian and central differences of the gradient."""
+    (one tangent solve forward, one second-order adjoint backward), and matches reverse over
+    reverse (along a direction that mixes every row) and central differences of the gradient."""
     calls = []
     second = ivp_rules.second_adjoint
     monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
@@ -299,7 +304,9 @@ def test_forward_over_reverse_hessian_runs_the_second_order_adjoint(method, monk
 
     H = hessian(loss, LV_THETA, mode="fwd-rev")
     assert len(calls) == 4  # one per direction
-    np.testing.assert_allclose(H, hessian(loss, LV_THETA, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+    # reverse over reverse along one direction, not the whole Hessian (four sweeps, each six
+    # tangent solves: 5 s of Radau): a wrong entry of H moves H·v too
+    np.testing.assert_allclose(H @ MIXING, tapegrad.hvp(loss, LV_THETA, MIXING, mode="rev-rev"), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(H, _lv_hessian_reference(), rtol=1e-5, atol=1e-5)
 
 
@@ -386,7 +393,8 @@ def test_odeint_per_component_atol_in_both_modes():
 
 def test_odeint_forward_over_reverse_runs_the_second_order_adjoint(monkeypatch):
     """hessian(mode="fwd-rev") through odeint goes through odeint_cotangent's forward rule (the
-    second-order adjoint, once per direction) and matches the reverse-over-reverse Hessian."""
+    second-order adjoint, once per direction) and matches reverse over reverse (along a direction
+    that mixes every row)."""
     calls = []
     second = ivp_rules.second_adjoint
     monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
@@ -398,7 +406,7 @@ def test_odeint_forward_over_reverse_runs_the_second_order_adjoint(monkeypatch):
     theta = np.array([1.0, 0.8, 0.9, 0.6])
     H = hessian(loss, theta, mode="fwd-rev")
     assert len(calls) == 4
-    np.testing.assert_allclose(H, hessian(loss, theta, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(H @ MIXING, tapegrad.hvp(loss, theta, MIXING, mode="rev-rev"), rtol=1e-6, atol=1e-6)
 
 
 def test_odeint_forward_rule_of_the_pullback_takes_a_moving_cotangent_y0_and_a_count():
