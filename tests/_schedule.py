@@ -1,0 +1,73 @@
+"""The longest tests first, so that the last tests the workers run are short ones.
+
+xdist's ``--dist worksteal`` hands each worker a contiguous half of the collected tests and,
+when one runs dry, moves half of the other's queue to it, taken from the tail. The run ends
+when the last test ends: a 10 s test that starts near the end leaves the other core idle for
+up to 10 s. So the tests `SLOWEST` names (those over a second in a recorded run) are put at
+the front, longest first, and the rest keep pytest's order behind them: what is left for the
+end, and what is stolen, is short. A module whose tests share a module- or session-scoped
+fixture (the documentation's build, the browser) moves as a whole, at its slowest test's
+place, so that its setup still runs once.
+
+``python -m pytest --record-slowest`` records in `SLOWEST` the times of the tests it ran (setup,
+call and teardown, wall time), keeping the others'; a name the suite no longer collects is
+ignored.
+"""
+import pathlib
+
+SLOWEST = pathlib.Path(__file__).parent / "slowest.txt"
+#: tests shorter than this are not recorded: their order does not matter at the end
+RECORDED_SECONDS = 1.0
+
+
+def read_slowest(path=SLOWEST):
+    """``{nodeid: seconds}`` of the recorded file (empty when there is none)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, nodeid = line.split(None, 1)
+            out[nodeid] = float(seconds)
+    return out
+
+
+def write_slowest(seconds, path=SLOWEST):
+    """Record ``{nodeid: seconds}`` of a run: its tests over `RECORDED_SECONDS` replace what was
+    recorded of the tests it ran (a run of a few files keeps the others' times), longest first."""
+    kept = {nodeid: s for nodeid, s in read_slowest(path).items() if nodeid not in seconds}
+    kept.update(seconds)
+    lines = [f"{s:7.2f} {nodeid}" for nodeid, s in sorted(kept.items(), key=lambda kv: -kv[1])
+             if s >= RECORDED_SECONDS]
+    path.write_text("# seconds (setup + call + teardown, wall) and test of the slowest, written by\n"
+                    "# python -m pytest --record-slowest; tests/_schedule.py runs them first\n"
+                    + "\n".join(lines) + "\n")
+
+
+def _shares_module_setup(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope in ("module", "package", "session") and
+               defs[-1].baseid.startswith(item.nodeid.partition("::")[0])
+               for defs in info.name2fixturedefs.values())
+
+
+def longest_first(items, seconds):
+    """`items` reordered in place: the recorded ones first, longest first (a module with a
+    shared setup as one block, at its slowest test's place), then the others in their order."""
+    if not seconds:
+        return
+    blocks, block_of = [], {}
+    for item in items:
+        module = item.nodeid.partition("::")[0]
+        key = module if _shares_module_setup(item) else item.nodeid
+        if key not in block_of:
+            block_of[key] = len(blocks)
+            blocks.append([])
+        blocks[block_of[key]].append(item)
+    weight = [max((seconds.get(item.nodeid, 0.0) for item in block), default=0.0) for block in blocks]
+    order = sorted(range(len(blocks)), key=lambda b: (-weight[b], b) if weight[b] else (0.0, b))
+    items[:] = [item for b in order for item in blocks[b]]
