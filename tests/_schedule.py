@@ -10,7 +10,7 @@ fixture (the documentation's build, the browser) moves as a whole, at its slowes
 place, so that its setup still runs once.
 
 ``python -m pytest --record-slowest`` records in `SLOWEST` the times of the tests it ran (setup,
-call and teardown, wall time), keeping the others'; a name the suite no longer collects is
+call and teardown, as pytest times them), keeping the others'; a name the suite no longer collects is
 ignored.
 """
 import pathlib
@@ -41,7 +41,7 @@ def write_slowest(seconds, path=SLOWEST):
     kept.update(seconds)
     lines = [f"{s:7.2f} {nodeid}" for nodeid, s in sorted(kept.items(), key=lambda kv: -kv[1])
              if s >= RECORDED_SECONDS]
-    path.write_text("# seconds (setup + call + teardown, wall) and test of the slowest, written by\n"
+    path.write_text("# seconds (setup + call + teardown) and test of the slowest in a recorded run, written by\n"
                     "# python -m pytest --record-slowest; tests/_schedule.py runs them first\n"
                     + "\n".join(lines) + "\n")
 

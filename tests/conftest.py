@@ -61,6 +61,23 @@ def pytest_collection_modifyitems(config, items):
             items[:] = [item for item in items if item not in slow]
     # the longest tests first (each worker collects and orders alike), the short ones left for the end
     _schedule.longest_first(items, _schedule.read_slowest())
+    for item in items:
+        if type(item).__name__ == "DoctestItem":
+            _undo_declarations_after(item)
+
+
+def _undo_declarations_after(item):
+    """A docstring's example that registers a rule to show how (tapegrad.extend, registry,
+    show.formulas) has it undone when it ends, as a test's are (`registry.declarations_undone`):
+    a test that counts the registered rules (rules/test_coverage.py) may run after it in the same
+    worker, wherever xdist moves either of them."""
+    run = item.runtest
+
+    def runtest():
+        with tapegrad.registry.declarations_undone():
+            run()
+
+    item.runtest = runtest
 
 
 _DURATIONS = {}
