@@ -6,8 +6,9 @@ when the last test ends: a 10 s test that starts near the end leaves the other c
 up to 10 s. So the tests `SLOWEST` names (those over a second in a recorded run) are put at
 the front, longest first, and the rest keep pytest's order behind them: what is left for the
 end, and what is stolen, is short. A module whose tests share a module- or session-scoped
-fixture (the documentation's build, the browser) moves as a whole, at its slowest test's
-place, so that its setup still runs once.
+fixture (the documentation's build, the browser), or that sets ``SHARED_SETUP = True`` (the
+notebooks, each run once per process and read by several tests), moves as a whole, at its
+slowest test's place, so that its setup still runs once.
 
 ``python -m pytest --record-slowest`` records in `SLOWEST` the times of the tests it ran (setup,
 call and teardown, as pytest times them), keeping the others'; a name the suite no longer collects is
@@ -47,6 +48,11 @@ def write_slowest(seconds, path=SLOWEST):
 
 
 def _shares_module_setup(item) -> bool:
+    """Whether the item shares its module's setup: a module- or session-scoped fixture of the
+    module, or a module that says so (``SHARED_SETUP = True``: a cache of its own, such as the
+    notebooks' runs, filled once per process)."""
+    if getattr(getattr(item, "module", None), "SHARED_SETUP", False):
+        return True
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False

@@ -39,6 +39,10 @@ NAMES = [
     "08_solvers.ipynb",
 ]
 FLOAT = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
+#: this module's tests stay together, in one worker (tests/_schedule.py): each notebook is
+#: executed once per process (`run`) and read by several tests, which split across the workers
+#: executed it twice
+SHARED_SETUP = True
 
 
 def load_tool():

@@ -34,6 +34,16 @@ def test_a_module_with_a_shared_setup_moves_whole_at_its_slowest_tests_place():
     assert [i.nodeid.rpartition("::")[2] for i in items] == ["d0", "d1", "a1", "a0", "plain"]
 
 
+def test_a_module_that_says_it_shares_its_setup_moves_whole():
+    """A module with SHARED_SETUP = True (a cache of its own) keeps its tests together too."""
+    shared = SimpleNamespace(SHARED_SETUP=True)
+    items = [fake_item("tests/test_a.py::a0"), fake_item("tests/test_nb.py::n0"), fake_item("tests/test_nb.py::n1"),
+             fake_item("tests/test_a.py::a1")]
+    items[1].module = items[2].module = shared
+    _schedule.longest_first(items, {"tests/test_nb.py::n1": 3.0, "tests/test_a.py::a1": 2.0})
+    assert [i.nodeid.rpartition("::")[2] for i in items] == ["n0", "n1", "a1", "a0"]
+
+
 def test_no_record_keeps_pytests_order():
     """Without a recorded file (a fresh checkout), the order is pytest's."""
     items = [fake_item(f"tests/test_a.py::t{i}") for i in range(3)]
