@@ -3,12 +3,14 @@
 xdist's ``--dist worksteal`` hands each worker a contiguous half of the collected tests and,
 when one runs dry, moves half of the other's queue to it, taken from the tail. The run ends
 when the last test ends: a 10 s test that starts near the end leaves the other core idle for
-up to 10 s. So the tests `SLOWEST` names (those over a second in a recorded run) are put at
-the front, longest first, and the rest keep pytest's order behind them: what is left for the
-end, and what is stolen, is short. A module whose tests share a module- or session-scoped
-fixture (the documentation's build, the browser), or that sets ``SHARED_SETUP = True`` (the
-notebooks, each run once per process and read by several tests), moves as a whole, at its
-slowest test's place, so that its setup still runs once.
+up to 10 s. So the modules holding the tests `SLOWEST` names (those over a second in a
+recorded run) are put at the front, by their longest test, each with its slowest tests first,
+and the other modules keep pytest's order behind them: what is left for the end, and what is
+stolen, is short. A module moves whole, not test by test: split between the workers, each
+would pay its first-use costs (imports, caches, a module-scoped fixture) again. A module whose
+tests share a module- or session-scoped fixture (the documentation's build, the browser), or
+that sets ``SHARED_SETUP = True`` (the notebooks, each run once per process and read by
+several tests), keeps its own order too.
 
 ``python -m pytest --record-slowest`` records in `SLOWEST` the times of the tests it ran (setup,
 call and teardown, as pytest times them), keeping the others'; a name the suite no longer collects is
@@ -62,18 +64,21 @@ def _shares_module_setup(item) -> bool:
 
 
 def longest_first(items, seconds):
-    """`items` reordered in place: the recorded ones first, longest first (a module with a
-    shared setup as one block, at its slowest test's place), then the others in their order."""
+    """`items` reordered in place, module by module: the modules with recorded tests first, by
+    their longest, then the others in pytest's order; inside a module its recorded tests first,
+    longest first, then the rest in order (a module with a shared setup keeps its order)."""
     if not seconds:
         return
-    blocks, block_of = [], {}
+    modules = {}
     for item in items:
-        module = item.nodeid.partition("::")[0]
-        key = module if _shares_module_setup(item) else item.nodeid
-        if key not in block_of:
-            block_of[key] = len(blocks)
-            blocks.append([])
-        blocks[block_of[key]].append(item)
-    weight = [max((seconds.get(item.nodeid, 0.0) for item in block), default=0.0) for block in blocks]
-    order = sorted(range(len(blocks)), key=lambda b: (-weight[b], b) if weight[b] else (0.0, b))
-    items[:] = [item for b in order for item in blocks[b]]
+        modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
+    blocks = list(modules.values())
+    weight = [max(seconds.get(item.nodeid, 0.0) for item in block) for block in blocks]
+    order = sorted(range(len(blocks)), key=lambda b: (-weight[b], b))
+    out = []
+    for b in order:
+        block = blocks[b]
+        if weight[b] and not any(_shares_module_setup(item) for item in block):
+            block = sorted(block, key=lambda item: -seconds.get(item.nodeid, 0.0))  # (stable)
+        out.extend(block)
+    items[:] = out

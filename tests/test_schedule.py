@@ -15,33 +15,34 @@ def fake_item(nodeid, module_fixture=False):
     return SimpleNamespace(nodeid=nodeid, _fixtureinfo=SimpleNamespace(name2fixturedefs=defs))
 
 
-def test_recorded_tests_go_first_longest_first_and_the_rest_keep_their_order():
-    """Recorded tests lead, the longest first; unrecorded ones follow in the order collected, and
-    a name recorded but not collected is ignored."""
-    items = [fake_item(f"tests/test_a.py::t{i}") for i in range(5)]
-    seconds = {"tests/test_a.py::t3": 2.0, "tests/test_a.py::t1": 9.0, "tests/test_gone.py::t": 50.0}
+def test_modules_with_recorded_tests_go_first_each_with_its_longest_first():
+    """Modules move whole: those with recorded tests first, by their longest; inside one, its
+    recorded tests first, longest first, then the rest in order; unrecorded modules follow in
+    pytest's order, and a name recorded but not collected is ignored."""
+    items = [fake_item(f"tests/test_a.py::a{i}") for i in range(3)] + [fake_item("tests/test_b.py::b0")] + [
+        fake_item(f"tests/test_c.py::c{i}") for i in range(4)]
+    seconds = {"tests/test_c.py::c3": 2.0, "tests/test_c.py::c1": 9.0, "tests/test_a.py::a2": 4.0,
+               "tests/test_gone.py::t": 50.0}
     _schedule.longest_first(items, seconds)
-    assert [i.nodeid.rpartition("::")[2] for i in items] == ["t1", "t3", "t0", "t2", "t4"]
+    assert [i.nodeid.rpartition("::")[2] for i in items] == ["c1", "c3", "c0", "c2", "a2", "a0", "a1", "b0"]
 
 
-def test_a_module_with_a_shared_setup_moves_whole_at_its_slowest_tests_place():
-    """The tests of a module-scoped fixture stay together (its setup runs once), placed by their
-    slowest; a session fixture from elsewhere (tmp_path_factory) binds nothing."""
-    items = [fake_item("tests/test_a.py::a0"), fake_item("tests/test_docs.py::d0", module_fixture=True),
-             fake_item("tests/test_docs.py::d1", module_fixture=True), fake_item("tests/test_docs.py::plain"),
-             fake_item("tests/test_a.py::a1")]
+def test_a_module_with_a_shared_setup_keeps_its_order():
+    """The tests of a module-scoped fixture keep their order (placed by their slowest); a session
+    fixture from elsewhere (tmp_path_factory) binds nothing."""
+    items = [fake_item("tests/test_a.py::a0"), fake_item("tests/test_a.py::a1"),
+             fake_item("tests/test_docs.py::d0", module_fixture=True), fake_item("tests/test_docs.py::d1", module_fixture=True)]
     _schedule.longest_first(items, {"tests/test_a.py::a1": 3.0, "tests/test_docs.py::d1": 5.0})
-    assert [i.nodeid.rpartition("::")[2] for i in items] == ["d0", "d1", "a1", "a0", "plain"]
+    assert [i.nodeid.rpartition("::")[2] for i in items] == ["d0", "d1", "a1", "a0"]
 
 
-def test_a_module_that_says_it_shares_its_setup_moves_whole():
-    """A module with SHARED_SETUP = True (a cache of its own) keeps its tests together too."""
+def test_a_module_that_says_it_shares_its_setup_keeps_its_order():
+    """A module with SHARED_SETUP = True (a cache of its own) keeps its order too."""
     shared = SimpleNamespace(SHARED_SETUP=True)
-    items = [fake_item("tests/test_a.py::a0"), fake_item("tests/test_nb.py::n0"), fake_item("tests/test_nb.py::n1"),
-             fake_item("tests/test_a.py::a1")]
+    items = [fake_item("tests/test_a.py::a0"), fake_item("tests/test_nb.py::n0"), fake_item("tests/test_nb.py::n1")]
     items[1].module = items[2].module = shared
-    _schedule.longest_first(items, {"tests/test_nb.py::n1": 3.0, "tests/test_a.py::a1": 2.0})
-    assert [i.nodeid.rpartition("::")[2] for i in items] == ["n0", "n1", "a1", "a0"]
+    _schedule.longest_first(items, {"tests/test_nb.py::n1": 3.0, "tests/test_a.py::a0": 2.0})
+    assert [i.nodeid.rpartition("::")[2] for i in items] == ["n0", "n1", "a0"]
 
 
 def test_no_record_keeps_pytests_order():
