@@ -120,10 +120,15 @@ from tapegrad.rules.piecewise import branch_cotangent  # noqa: E402
 
 tapegrad.registry.STAND_IN_BYTES = 0
 
-# Every rule family registered before any test runs: the ones keyed on scipy's modules wait
-# for a program to import them (tapegrad.onimport), and a test that undoes its declarations
-# (registry.declarations_undone) must not undo a family registered inside it.
-tapegrad.rules.load_all()
+
+def pytest_configure(config):
+    """Every rule family registered before any test is collected: the ones keyed on scipy's
+    modules wait for a program to import them (tapegrad.onimport), and a test that undoes its
+    declarations (registry.declarations_undone) must not undo a family registered inside it.
+    Not in xdist's controller, which runs no test: its 3 s of CPU (scipy.stats, scipy.signal)
+    would be taken from the workers as they start."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        tapegrad.rules.load_all()
 
 
 # --- worked examples, as programs: tests/program/test_codegen.py and test_passes.py run each ---
