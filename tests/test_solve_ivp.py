@@ -36,7 +36,7 @@ def _decay_at_one(k, y0):
 
 
 def _predator_prey(theta):
-    sol = solve_ivp(lotka_volterra, (0.0, 2.0), np.array([1.0, 0.5]), t_eval=np.array([1.0, 2.0]),
+    sol = solve_ivp(lotka_volterra, (0.0, 1.0), np.array([1.0, 0.5]), t_eval=np.array([0.5, 1.0]),
                     args=tuple(theta[i] for i in range(4)), **TIGHT)
     return sol.y
 
