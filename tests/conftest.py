@@ -15,6 +15,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+import _schedule  # noqa: E402
+
 #: what ``python -m pytest --quick`` leaves out: the files that take most of the suite's time
 #: (seconds of one full run on 2 loaded cores, of 1,810 in all): the conformance layer (885 s,
 #: then 14,341 tests, now a test per case through every entry point), the random programs (271 s), the
@@ -47,6 +49,8 @@ def pytest_addoption(parser):
     parser.addoption("--entry", action="append", default=[], metavar="PATTERN",
                      help="the conformance layer runs only the entry points matching PATTERN "
                           "(shell-style, repeatable; tests/conformance/test_conformance.py)")
+    parser.addoption("--record-slowest", action="store_true",
+                     help="write tests/slowest.txt, the tests that run first (tests/_schedule.py), from this run")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -55,6 +59,38 @@ def pytest_collection_modifyitems(config, items):
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if item not in slow]
+    # the longest tests first (each worker collects and orders alike), the short ones left for the end
+    _schedule.longest_first(items, _schedule.read_slowest())
+    for item in items:
+        if type(item).__name__ == "DoctestItem":
+            _undo_declarations_after(item)
+
+
+def _undo_declarations_after(item):
+    """A docstring's example that registers a rule to show how (tapegrad.extend, registry,
+    show.formulas) has it undone when it ends, as a test's are (`registry.declarations_undone`):
+    a test that counts the registered rules (rules/test_coverage.py) may run after it in the same
+    worker, wherever xdist moves either of them."""
+    run = item.runtest
+
+    def runtest():
+        with tapegrad.registry.declarations_undone():
+            run()
+
+    item.runtest = runtest
+
+
+_DURATIONS = {}
+
+
+def pytest_runtest_logreport(report):
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    """--record-slowest: the controller (or a run without workers) writes what it saw."""
+    if session.config.getoption("record_slowest") and not hasattr(session.config, "workerinput"):
+        _schedule.write_slowest(_DURATIONS)
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -84,10 +120,15 @@ from tapegrad.rules.piecewise import branch_cotangent  # noqa: E402
 
 tapegrad.registry.STAND_IN_BYTES = 0
 
-# Every rule family registered before any test runs: the ones keyed on scipy's modules wait
-# for a program to import them (tapegrad.onimport), and a test that undoes its declarations
-# (registry.declarations_undone) must not undo a family registered inside it.
-tapegrad.rules.load_all()
+
+def pytest_configure(config):
+    """Every rule family registered before any test is collected: the ones keyed on scipy's
+    modules wait for a program to import them (tapegrad.onimport), and a test that undoes its
+    declarations (registry.declarations_undone) must not undo a family registered inside it.
+    Not in xdist's controller, which runs no test: its 3 s of CPU (scipy.stats, scipy.signal)
+    would be taken from the workers as they start."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        tapegrad.rules.load_all()
 
 
 # --- worked examples, as programs: tests/program/test_codegen.py and test_passes.py run each ---

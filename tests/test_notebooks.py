@@ -39,6 +39,10 @@ NAMES = [
     "08_solvers.ipynb",
 ]
 FLOAT = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
+#: this module's tests stay together and in pytest's order (tests/_schedule.py): each notebook is
+#: executed once per process (`run`) and read by several tests, which split across the workers
+#: executed it twice
+SHARED_SETUP = True
 
 
 def load_tool():
@@ -81,6 +85,15 @@ def floats(text):
 # --- every notebook ---
 
 
+@pytest.fixture(scope="module", params=NAMES)
+def name(request):
+    """Each notebook's name, a module-scoped parameter: pytest runs every test of one notebook
+    before the next, so that xdist, moving the module's tail to the other worker, executes at
+    most one notebook in both."""
+    return request.param
+
+
+
 def test_every_notebook_has_its_source_beside_it():
     """Each .ipynb has its percent-format .py, and no .py is left without its notebook."""
     assert [p.name for p in NOTEBOOKS] == NAMES
@@ -88,7 +101,6 @@ def test_every_notebook_has_its_source_beside_it():
         n.replace(".ipynb", ".py") for n in NAMES]
 
 
-@pytest.mark.parametrize("name", NAMES)
 def test_stored_notebook_has_the_cells_of_its_source(name):
     """The .ipynb holds the .py's cells, in order, with the same ids: run tools/notebooks.py after an edit."""
     source, nb = TOOL.read_source(source_of(name)), stored(name)
@@ -98,7 +110,6 @@ def test_stored_notebook_has_the_cells_of_its_source(name):
     assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"
 
 
-@pytest.mark.parametrize("name", NAMES)
 def test_stored_outputs_are_what_the_notebook_prints_now(name):
     """Every code cell is stored executed, and a fresh run prints the same (addresses and picture bytes aside)."""
     fresh = {c.id: c for c in run(name).cells}
@@ -142,7 +153,6 @@ def test_normalize_blanks_addresses_and_pictures_only():
     assert TOOL.normalize(one) == TOOL.normalize(two) == "[stdout]\nnan nan\n"
 
 
-@pytest.mark.parametrize("name", NAMES)
 def test_notebook_is_short_and_ends_with_an_exercise(name):
     """Prose and small code cells in turn, ending with an exercise for the student."""
     nb = TOOL.read_source(source_of(name))
@@ -153,7 +163,6 @@ def test_notebook_is_short_and_ends_with_an_exercise(name):
     assert all(len(c.source.splitlines()) <= 40 for c in code)
 
 
-@pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_without_errors(name):
     """Every notebook executes with no cell raising."""
     nb = run(name)
@@ -164,9 +173,10 @@ def test_notebook_runs_without_errors(name):
 # --- 1. tracing ---
 
 
-def test_tracing_notebook_shows_the_worked_tapes():
+@pytest.mark.parametrize("name", [NAMES[0]], indirect=True)
+def test_tracing_notebook_shows_the_worked_tapes(name):
     """The a/(a+b*b) tape, its ops, the g/h tape of three calls, replay, softplus kept whole."""
-    out = outputs(NAMES[0])
+    out = outputs(name)
     assert out["trace-f"] == (
         "0.18181818181818182\n"
         "Tape\n"
@@ -197,9 +207,10 @@ def test_tracing_notebook_shows_the_worked_tapes():
 # --- 2. build your own AD ---
 
 
-def test_build_your_own_ad_notebook_runs_the_sweep_by_hand():
+@pytest.mark.parametrize("name", [NAMES[1]], indirect=True)
+def test_build_your_own_ad_notebook_runs_the_sweep_by_hand(name):
     """Rules run forward then backward last-first; step_back adds the second share of x."""
-    out = outputs(NAMES[1])
+    out = outputs(name)
     assert out["talking-rule"] == (
         "talking_square_rrule\n"
         "forward:  square(1.5)\n"
@@ -223,9 +234,10 @@ def test_build_your_own_ad_notebook_runs_the_sweep_by_hand():
     assert set_only == pytest.approx(0.5 * np.cos(0.5), rel=1e-15)  # the share through sin only
 
 
-def test_build_your_own_ad_notebook_shows_the_viewer():
+@pytest.mark.parametrize("name", [NAMES[1]], indirect=True)
+def test_build_your_own_ad_notebook_shows_the_viewer(name):
     """Notebook 2 shows the step-through viewer of x · sin(x), its page in an iframe."""
-    cell = next(c for c in stored(NAMES[1]).cells if c.id == "viewer")
+    cell = next(c for c in stored(name).cells if c.id == "viewer")
     (result,) = cell.outputs
     page = result["data"]["text/html"]
     assert page.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
@@ -238,8 +250,9 @@ def test_build_your_own_ad_notebook_shows_the_viewer():
 # --- 3. pullbacks and closures ---
 
 
-def test_pullbacks_notebook_shows_the_loop_adjoint_and_finds_the_wrong_rule():
-    out = outputs(NAMES[2])
+@pytest.mark.parametrize("name", [NAMES[2]], indirect=True)
+def test_pullbacks_notebook_shows_the_loop_adjoint_and_finds_the_wrong_rule(name):
+    out = outputs(name)
     assert out["sin-jacobian"].endswith("True\n")
     raw, evaluated = out["multiply"].splitlines()
     assert raw.startswith("(NoTangent(), ") and evaluated == "NoTangent() [3. 3.] [3.]"
@@ -275,8 +288,9 @@ def test_pullbacks_notebook_shows_the_loop_adjoint_and_finds_the_wrong_rule():
 # --- 4. pullback and accumulation ---
 
 
-def test_pullback_notebook_accumulates_and_trains():
-    out = outputs(NAMES[3])
+@pytest.mark.parametrize("name", [NAMES[3]], indirect=True)
+def test_pullback_notebook_accumulates_and_trains(name):
+    out = outputs(name)
     assert out["pullback"] == (
         "0.18181818181818182\n"
         "(ZeroTangent(), 0.0743801652892562, -0.09917355371900827)\n"
@@ -299,9 +313,10 @@ def test_pullback_notebook_accumulates_and_trains():
     np.testing.assert_allclose(weights, [1.0, -2.0, 0.5, 1.0], atol=0.05)
 
 
-def test_pullback_notebook_plots_the_loss():
+@pytest.mark.parametrize("name", [NAMES[3]], indirect=True)
+def test_pullback_notebook_plots_the_loss(name):
     """With matplotlib the plot cell shows a PNG; without it, it prints the losses."""
-    plot = next(c for c in run(NAMES[3]).cells if c.id == "plot")
+    plot = next(c for c in run(name).cells if c.id == "plot")
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -313,8 +328,9 @@ def test_pullback_notebook_plots_the_loss():
 # --- 5. dual numbers ---
 
 
-def test_dual_numbers_notebook_agrees_three_ways():
-    out = outputs(NAMES[4])
+@pytest.mark.parametrize("name", [NAMES[4]], indirect=True)
+def test_dual_numbers_notebook_agrees_three_ways(name):
+    out = outputs(name)
     assert out["dual"] == "Dual(0.2397127693021015, 0.9182168195493894)\n0.2397127693021015 0.9182168195493894\n"
     table = out["three-ways"].splitlines()
     assert len(table) == 4 and table[-1].endswith("agree to 1e-10: True")
@@ -330,8 +346,9 @@ def test_dual_numbers_notebook_agrees_three_ways():
 # --- 6. SSA, simplify, prune ---
 
 
-def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
-    out = outputs(NAMES[5])
+@pytest.mark.parametrize("name", [NAMES[5]], indirect=True)
+def test_ssa_notebook_simplifies_and_prunes_the_gradient_program(name):
+    out = outputs(name)
     assert "  %7 = multiply(1.0, %3)::float64\n" in out["traced-grad"]
     assert out["explain"].endswith("Gradient: ∂f/∂m = d%2 = 3, ∂f/∂x = d%3 = 2, ∂f/∂b = d%4 = 1\n")
     assert out["simplify-prune"] == (
@@ -359,7 +376,7 @@ def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
         "    return value, (x, m, 1.0)\n"
     )
     assert 'shape=diamond' in out["draw"]
-    draw = next(c for c in run(NAMES[5]).cells if c.id == "draw")
+    draw = next(c for c in run(name).cells if c.id == "draw")
     shown = [o for o in draw.outputs if o.output_type == "execute_result"]
     assert len(shown) == 1 and "<svg" in shown[0]["data"]["image/svg+xml"]
 
@@ -367,17 +384,18 @@ def test_ssa_notebook_simplifies_and_prunes_the_gradient_program():
 # --- 7. reading a gradient of real code ---
 
 
-def test_reading_a_gradient_notebook_reads_the_network_five_ways():
+@pytest.mark.parametrize("name", [NAMES[6]], indirect=True)
+def test_reading_a_gradient_notebook_reads_the_network_five_ways(name):
     """Tape, explain with matmul formulas and broadcast sums, an SVG picture, a program ending in
     a plain return of the value and a dict gradient, and a finite-difference check that agrees."""
-    out = outputs(NAMES[6])
+    out = outputs(name)
     assert "  %6 = matmul(array(float64[4,2]), %2)::float64[4,3]\n" in out["tape"]
     explain = out["explain"]
     for line in ["  c1 = constant [[ 0.13, -0.13],", "  d%8 = d%9 · %4ᵀ = ", "  d%4 = %8ᵀ · d%9 = ",
                  "  d%2 = c1ᵀ · d%6 = ", "  d%3 = d%7, summed over axis 0, broadcast in the forward pass = ",
                  "  d%5 = d%10, summed over axes 0, 1, broadcast in the forward pass = "]:
         assert "\n" + line in explain
-    draw = next(c for c in run(NAMES[6]).cells if c.id == "draw")
+    draw = next(c for c in run(name).cells if c.id == "draw")
     shown = [o for o in draw.outputs if o.output_type == "execute_result"]
     assert len(shown) == 1 and "<svg" in shown[0]["data"]["image/svg+xml"]
     source = out["source"].splitlines()
@@ -391,11 +409,12 @@ def test_reading_a_gradient_notebook_reads_the_network_five_ways():
 # --- 8. gradients through scipy's solvers ---
 
 
-def test_solvers_notebook_fits_lotka_volterra_and_a_ridge_penalty():
+@pytest.mark.parametrize("name", [NAMES[7]], indirect=True)
+def test_solvers_notebook_fits_lotka_volterra_and_a_ridge_penalty(name):
     """One op per solver on the tape; the root's and the integral's gradients are their closed
     forms, the adjoint's agrees with central differences, the ODE fit finds the parameters
     within the noise, and the bilevel gradient is the closed-form ridge's."""
-    out = outputs(NAMES[7])
+    out = outputs(name)
     root = out["root"].splitlines()
     assert root[3] == "  %3 = implicit_solution(<brentq problem at cell line 9>, (0.0, 5.0), %2)::float64"
     assert root[4] == "0.209986841649 0.209986841649"

@@ -36,7 +36,7 @@ def _decay_at_one(k, y0):
 
 
 def _predator_prey(theta):
-    sol = solve_ivp(lotka_volterra, (0.0, 2.0), np.array([1.0, 0.5]), t_eval=np.array([1.0, 2.0]),
+    sol = solve_ivp(lotka_volterra, (0.0, 1.0), np.array([1.0, 0.5]), t_eval=np.array([0.5, 1.0]),
                     args=tuple(theta[i] for i in range(4)), **TIGHT)
     return sol.y
 
@@ -63,6 +63,9 @@ def test_exponential_decay_closed_form(method):
 
 #: Lotka–Volterra's parameters, where the tests below differentiate it
 LV_THETA = np.array([1.0, 0.8, 0.9, 0.6])
+#: a direction that mixes every parameter: a derivative along it (a jvp, a Hessian-vector
+#: product) stands in for the whole Jacobian or Hessian of a second mode, one solve for four
+MIXING = np.array([1.0, -0.6, 0.35, 0.8])
 #: the tolerances of the references: DOP853 solves these in a few hundred steps
 REFERENCE = {"rtol": 1e-12, "atol": 1e-14}
 
@@ -87,19 +90,22 @@ def _lv_gradient_reference():
 def test_lotka_volterra_parameter_gradient(method):
     """The Lotka–Volterra parameters' gradient of a loss over t_eval matches central differences
     (of a DOP853 solve at 1e-12: the same derivative, computed once), in reverse (adjoint) and
-    forward (sensitivities) mode, for every method."""
+    forward (sensitivities, along a direction that mixes every parameter) mode, for every method."""
     def loss(theta):
         return _lv_loss(theta, method, 5.0, np.linspace(0.0, 5.0, 6))
 
     numeric = _lv_gradient_reference()
     np.testing.assert_allclose(gradient(loss, LV_THETA)[0], numeric, rtol=1e-5)
-    np.testing.assert_allclose(tapegrad.jacobian(loss, LV_THETA, mode="fwd"), numeric, rtol=1e-5)
+    # one tangent solve, not jacobian(mode="fwd")'s four (3 s of RK23's steps at 1e-10): a
+    # wrong sensitivity of any parameter moves the derivative along MIXING
+    np.testing.assert_allclose(jvp(loss, (LV_THETA,), (MIXING,))[1], numeric @ MIXING, rtol=1e-5)
 
 
 def test_robertson_with_bdf_and_radau():
     """The stiff Robertson problem: the rate constants' gradient matches central differences at
     tight tolerances with BDF and Radau (the adjoint reads the forward solution, never integrates
-    the state backward)."""
+    the state backward). One reference serves both, BDF's differences: the methods' solutions
+    share their derivative to 4e-8 here, and Radau's differences cost three times BDF's."""
     def robertson(t, y, k1, k2, k3):
         return np.stack([-k1 * y[0] + k3 * y[1] * y[2], k1 * y[0] - k2 * y[1] ** 2 - k3 * y[1] * y[2],
                          k2 * y[1] ** 2])
@@ -111,11 +117,10 @@ def test_robertson_with_bdf_and_radau():
         return np.sum(y[:, -1] * np.array([1.0, 1e4, 1.0]))
 
     k = np.array([0.04, 3e7, 1e4])
-    for method, rtol in (("Radau", 1e-6), ("BDF", 1e-5)):
-        g = gradient(lambda k: loss(k, method), k)[0]
-        numeric = np.array([(loss(k * (1 + 1e-4 * e), method) - loss(k * (1 - 1e-4 * e), method)) / (2e-4 * k @ e)
-                            for e in np.eye(3)])
-        np.testing.assert_allclose(g, numeric, rtol=rtol)
+    numeric = np.array([(loss(k * (1 + 1e-4 * e), "BDF") - loss(k * (1 - 1e-4 * e), "BDF")) / (2e-4 * k @ e)
+                        for e in np.eye(3)])
+    for method in ("Radau", "BDF"):
+        np.testing.assert_allclose(gradient(lambda k: loss(k, method), k)[0], numeric, rtol=1e-6)
 
 
 def _robertson(t, y, k1, k2, k3):
@@ -136,14 +141,15 @@ def _relative_differences(loss, k):
 def test_compiled_grad_of_robertson_with_bdf_runs_the_checkpointed_adjoint():
     """compiled_grad of the stiff Robertson problem (BDF): its program records the pullback as one
     ivp_cotangent op (the adjoint on the forward solve's dense output, not the tangent solves of
-    second order) and matches central differences and the eager gradient, at the traced point
-    and at another."""
+    second order) and matches the eager gradient, at the traced point and at another, and
+    central differences at the other (at the traced point the eager gradient is held to them by
+    test_robertson_with_bdf_and_radau, the same loss)."""
     g = tapegrad.compiled_grad(_robertson_loss, tiers=False)
     for k in (np.array([0.04, 3e7, 1e4]), np.array([0.05, 2e7, 1.2e4])):
         for _ in range(2):  # traced, then the compiled program
             value, (_, dk) = g(k)
-        np.testing.assert_allclose(dk, _relative_differences(_robertson_loss, k), rtol=1e-5)
         np.testing.assert_allclose(dk, gradient(_robertson_loss, k)[0], rtol=1e-9)
+    np.testing.assert_allclose(dk, _relative_differences(_robertson_loss, k), rtol=1e-5)
     assert g.cache_info()["hits"] == 3  # (the second point has the first's signature)
     source = g.source(k)
     assert "ivp_cotangent(" in source and source.count("ivp_solution(") == 1
@@ -288,8 +294,8 @@ def test_a_failed_solve_raises():
 @pytest.mark.parametrize("method", ["RK45", "Radau", "LSODA"])
 def test_forward_over_reverse_hessian_runs_the_second_order_adjoint(method, monkeypatch):
     """hessian(mode="fwd-rev") of a Lotka–Volterra loss goes through ivp_cotangent's forward rule
-    (one tangent solve forward, one second-order adjoint backward), and matches the
-    reverse-over-reverse Hessian and central differences of the gradient."""
+    (one tangent solve forward, one second-order adjoint backward), and matches reverse over
+    reverse (along a direction that mixes every row) and central differences of the gradient."""
     calls = []
     second = ivp_rules.second_adjoint
     monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
@@ -299,7 +305,9 @@ def test_forward_over_reverse_hessian_runs_the_second_order_adjoint(method, monk
 
     H = hessian(loss, LV_THETA, mode="fwd-rev")
     assert len(calls) == 4  # one per direction
-    np.testing.assert_allclose(H, hessian(loss, LV_THETA, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+    # reverse over reverse along one direction, not the whole Hessian (four sweeps, each six
+    # tangent solves: 5 s of Radau): a wrong entry of H moves H·v too
+    np.testing.assert_allclose(H @ MIXING, tapegrad.hvp(loss, LV_THETA, MIXING, mode="rev-rev"), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(H, _lv_hessian_reference(), rtol=1e-5, atol=1e-5)
 
 
@@ -386,7 +394,8 @@ def test_odeint_per_component_atol_in_both_modes():
 
 def test_odeint_forward_over_reverse_runs_the_second_order_adjoint(monkeypatch):
     """hessian(mode="fwd-rev") through odeint goes through odeint_cotangent's forward rule (the
-    second-order adjoint, once per direction) and matches the reverse-over-reverse Hessian."""
+    second-order adjoint, once per direction) and matches reverse over reverse (along a direction
+    that mixes every row)."""
     calls = []
     second = ivp_rules.second_adjoint
     monkeypatch.setattr(ivp_rules, "second_adjoint", lambda *a: calls.append(1) or second(*a))
@@ -398,7 +407,7 @@ def test_odeint_forward_over_reverse_runs_the_second_order_adjoint(monkeypatch):
     theta = np.array([1.0, 0.8, 0.9, 0.6])
     H = hessian(loss, theta, mode="fwd-rev")
     assert len(calls) == 4
-    np.testing.assert_allclose(H, hessian(loss, theta, mode="rev-rev"), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(H @ MIXING, tapegrad.hvp(loss, theta, MIXING, mode="rev-rev"), rtol=1e-6, atol=1e-6)
 
 
 def test_odeint_forward_rule_of_the_pullback_takes_a_moving_cotangent_y0_and_a_count():

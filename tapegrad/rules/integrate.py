@@ -15,7 +15,7 @@ backward, with the vector-Jacobian products of f taken by tapegrad.
 
 Forward mode through the pullback (`odeint_cotangent`'s forward rule, a Hessian forward over
 reverse) is the second-order adjoint of ``tapegrad.rules.ivp`` for (ȳ₀, θ̄) and the tangent of
-t̄'s formula; with moving time points it is derived from the reverse rule.
+t̄'s formula; moving time points enter both (their terms are in the rule's comments).
 
 Forward mode integrates the tangent δ alongside y: dδ/dt = ∂f/∂y δ + ∂f/∂θ dθ from
 δ(t₀) = dy₀ - f(y₀, t₀) dt₀, and the tangent at tᵢ is δ(tᵢ) + f(yᵢ, tᵢ) dtᵢ.
@@ -372,10 +372,10 @@ def _is_zero(d) -> bool:
 @frule(odeint_cotangent)
 def odeint_cotangent_frule(dargs, func, y0, t, args, yt, g, **kwargs):
     # ȳ₀ and θ̄ by the second-order adjoint (`tapegrad.rules.ivp.second_adjoint`), t̄ by the
-    # tangent of its formula (`_checkpointed`); moving time points, or traced values (a trace
-    # inside this forward pass), by the rule derived from the reverse one
+    # tangent of its formula (`_checkpointed`); traced values (a trace inside this forward
+    # pass) by the rule derived from the reverse one
     _, dy0, dt, dargs_, dyt, dg = dargs
-    if not _is_zero(dt) or any_nested([y0, t, args, yt, g, dargs], lambda v: isinstance(v, Boxed)):
+    if any_nested([y0, t, args, yt, g, dargs], lambda v: isinstance(v, Boxed)):
         return derived_frule(odeint_cotangent, (func, y0, t, args, yt, g), dargs, kwargs)
     value = odeint_cotangent(func, y0, t, args, yt, g, **kwargs)
     f, rest = _untfirst(func, kwargs)
@@ -383,23 +383,39 @@ def odeint_cotangent_frule(dargs, func, y0, t, args, yt, g, **kwargs):
     n, d, shape = len(times), int(np.size(y0)), np.shape(y0)
     dparams = [ZERO if _is_zero(dargs_) else dargs_[i] for i in range(len(args))]
     dleaves = [da for a, da in zip(args, dparams) if not _is_count(a)]
+    plain_dleaves = tuple(zeros_like_leaf(a) if _is_zero(da) else da for a, da in zip(leaves, dleaves))
     G = np.reshape(np.asarray(g, dtype=float), (n, d))
     dG = np.zeros_like(G) if _is_zero(dg) else np.reshape(np.asarray(dg, dtype=float), (n, d))
-    if all(_is_zero(da) for da in (dy0, *dleaves)):
-        linear = odeint_cotangent(func, y0, t, args, yt, dG, **kwargs)  # (ȳ₀, θ̄) are linear in g
+    dT = np.zeros(n) if _is_zero(dt) else np.reshape(np.asarray(dt, dtype=float), n)
+    Y = np.reshape(np.asarray(yt, dtype=float), (n, d))
+    dY = np.zeros_like(Y) if _is_zero(dyt) else np.reshape(np.asarray(dyt, dtype=float), (n, d))
+    slopes, ybar = _Slopes(f, shape, args), value[:d]
+    S, dS = jvp(slopes, (Y, times, *leaves), (dY, dT, *plain_dleaves))  # f(Yᵢ, tᵢ), along (dY, dt, dθ)
+    # moving times: ∂L/∂tᵢ = gᵢ·f(yᵢ, tᵢ) (i > 0) and ∂L/∂t₀ = -(ȳ₀ - g₀)·f(y₀, t₀) (L = Σ gᵢ·y(tᵢ),
+    # whose y₀- and θ-derivatives ȳ₀ and θ̄ are), differentiated in y₀ and θ: y(t₀) moves by
+    # -f₀ dt₀ (dy₀ there), yᵢ's weight J_yᵀ gᵢ dtᵢ joins dgᵢ, and the rest is direct
+    dy0_flat, moved = flat_tangent(dy0, y0), np.zeros((n, d))
+    extra_y0, extra_theta = np.zeros(d), [zeros_like_leaf(a) for a in leaves]
+    if np.any(dT):
+        W = G * dT[:, None]
+        W[0] = -(ybar - G[0]) * dT[0]
+        dW = gradient(_Weighted(slopes, times, W), Y, *leaves)
+        moved, extra_y0 = np.concatenate([np.zeros((1, d)), dW[0][1:]]), dW[0][0]
+        extra_theta = [zeros_like_leaf(a) if _is_zero(e) else e for a, e in zip(leaves, dW[1:])]
+        dy0_flat = dy0_flat - S[0] * dT[0]
+    dG_all = dG + moved
+    if not np.any(dy0_flat) and all(_is_zero(da) for da in dleaves):
+        linear = odeint_cotangent(func, y0, t, args, yt, dG_all, **kwargs)  # (ȳ₀, θ̄) are linear in g
         dcot = np.concatenate([linear[:d], np.concatenate([np.ravel(p) for p, a in zip(
             np.split(linear[d + n:], np.cumsum([np.size(a) for a in args])[:-1]), args) if not _is_count(a)]
             or [np.zeros(0)])])
     else:
-        dcot = ivp.second_adjoint(problem, times, y0, leaves, dy0, dleaves, G.T, dG.T)[1]
-    # t̄ᵢ = gᵢ·f(yᵢ, tᵢ) (i > 0), t̄₀ = -(ȳ₀ - g₀)·f(y₀, t₀): their tangent, f's along (dyt, dθ)
-    slopes = _Slopes(f, shape, times, args)
-    Y = np.reshape(np.asarray(yt, dtype=float), (n, d))
-    dY = np.zeros_like(Y) if _is_zero(dyt) else np.reshape(np.asarray(dyt, dtype=float), (n, d))
-    plain_dleaves = tuple(zeros_like_leaf(a) if _is_zero(da) else da for a, da in zip(leaves, dleaves))
-    S, dS = jvp(slopes, (Y, *leaves), (dY, *plain_dleaves))
+        dcot = ivp.second_adjoint(problem, times, y0, leaves, np.reshape(dy0_flat, shape), dleaves, G.T,
+                                  dG_all.T)[1]
+    dcot = dcot + np.concatenate([np.ravel(extra_y0), *[np.ravel(e) for e in extra_theta]])
+    # t̄ᵢ = gᵢ·f(yᵢ, tᵢ) (i > 0), t̄₀ = -(ȳ₀ - g₀)·f(y₀, t₀): their tangent
     dtbar = np.sum(dG * S + G * dS, axis=1)
-    ybar, dybar = value[:d], dcot[:d]
+    dybar = dcot[:d]
     dtbar[0] = -(dybar - dG[0]) @ S[0] - (ybar - G[0]) @ dS[0]
     flat, pieces = [], iter(np.split(dcot[d:], np.cumsum([np.size(a) for a in leaves])[:-1]) if leaves else ())
     for a in args:
@@ -407,14 +423,25 @@ def odeint_cotangent_frule(dargs, func, y0, t, args, yt, g, **kwargs):
     return value, np.concatenate([dybar, dtbar, *flat])
 
 
-class _Slopes:
-    """(Y, *leaves) -> f(Yᵢ, tᵢ) stacked, (n, d): the slopes at the output times, the counts of
-    `args` kept in their places."""
+class _Weighted:
+    """(Y, *leaves) -> Σ W ⊙ f(Yᵢ, tᵢ) at fixed times: its gradient holds the weights J_yᵀ Wᵢ
+    and the parameters' Σ f_θᵀ Wᵢ of moving times."""
 
-    def __init__(self, f, shape, times, args):
-        self.f, self.shape, self.times, self.args = f, shape, times, args
+    def __init__(self, slopes, times, W):
+        self.slopes, self.times, self.W = slopes, times, W
 
     def __call__(self, Y, *leaves):
+        return np.sum(self.W * self.slopes(Y, self.times, *leaves))
+
+
+class _Slopes:
+    """(Y, times, *leaves) -> f(Yᵢ, tᵢ) stacked, (n, d): the slopes at the output times, the
+    counts of `args` kept in their places."""
+
+    def __init__(self, f, shape, args):
+        self.f, self.shape, self.args = f, shape, args
+
+    def __call__(self, Y, times, *leaves):
         it = iter(leaves)
         args = tuple(a if _is_count(a) else next(it) for a in self.args)
-        return np.stack([np.ravel(self.f(np.reshape(Y[i], self.shape), tt, *args)) for i, tt in enumerate(self.times)])
+        return np.stack([np.ravel(self.f(np.reshape(Y[i], self.shape), times[i], *args)) for i in range(len(Y))])

@@ -6,6 +6,7 @@ import pytest
 
 from tapegrad import check_grad, gradient, hessian, jvp
 from tapegrad.checks import _ADAPTIVE
+from tapegrad.rules import integrate as integrate_rules
 from tapegrad.rules.integrate import odeint_cotangent
 from tapegrad.scipy.integrate import odeint, odeint_op
 
@@ -179,6 +180,28 @@ def test_second_derivatives_of_exponential_decay_closed_form(second):
     """The Hessian of y(t₁) = y₀ e^(-k t₁) in (y₀, k, t₁), in each combination of modes."""
     p = np.array([2.0, 0.5, 1.0])
     np.testing.assert_allclose(second(_decay_at, p), _decay_hessian(*p), rtol=1e-7, atol=1e-9)
+
+
+def test_forward_over_reverse_takes_moving_time_points_itself(monkeypatch):
+    """hessian(mode="fwd-rev") of y(t₁) = y₀ e^(-k (t₁ - t₀)) in (y₀, k, t₀, t₁): the forward rule of
+    odeint's pullback moves both time points itself (the second-order adjoint, not the rule
+    derived from the reverse one, which costs a traced backward solve per direction) and gives
+    the closed form."""
+    def derived(*args):
+        raise AssertionError("the forward rule was derived from the reverse one")
+
+    monkeypatch.setattr(integrate_rules, "derived_frule", derived)
+
+    def final(p):
+        return odeint(decay, np.stack([p[0]]), np.stack([p[2], p[3]]), args=(p[1],), **ORDER2_TOL)[-1, 0]
+
+    y0, k, t0, t1 = p = np.array([2.0, 0.5, 0.3, 1.2])
+    s, e = t1 - t0, np.exp(-k * (t1 - t0))
+    expected = np.array([[0.0, -s * e, k * e, -k * e],
+                         [-s * e, y0 * s * s * e, y0 * e * (1 - k * s), y0 * e * (k * s - 1)],
+                         [k * e, y0 * e * (1 - k * s), y0 * k * k * e, -y0 * k * k * e],
+                         [-k * e, y0 * e * (k * s - 1), -y0 * k * k * e, y0 * k * k * e]])
+    np.testing.assert_allclose(hessian(final, p, mode="fwd-rev"), expected, rtol=1e-7, atol=1e-9)
 
 
 def _grad_of(f):
