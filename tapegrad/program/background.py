@@ -126,13 +126,15 @@ def _unlink(path):
         pass
 
 
-def alone() -> bool:
-    """True if no other thread of the process could be at work: every other thread is one of
-    a notebook kernel's own (ipykernel's channels and output pipes, IPython's history). A fork
-    while another thread computes can hang the caller itself (OpenBLAS's fork handler waits for
-    its threads to finish the other thread's work, which never comes), or the child."""
+def alone(threads=None) -> bool:
+    """True if no other thread of the process (of `threads`, by default all) could be at work:
+    every other thread is one of a notebook kernel's own (ipykernel's channels and output
+    pipes, IPython's history). A fork while another thread computes can hang the caller itself
+    (OpenBLAS's fork handler waits for its threads to finish the other thread's work, which
+    never comes), or the child; whether a thread of a pool (Dask's threaded scheduler keeps
+    one) is idle cannot be known, so any other thread keeps the making with the calls."""
     this = threading.current_thread()
-    for t in threading.enumerate():
+    for t in threading.enumerate() if threads is None else threads:
         if t is this:
             continue
         module = type(t).__module__ or ""

@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -13,6 +14,15 @@ from tapegrad.program import background, compiled
 from tapegrad.scipy import optimize as opt
 
 pytestmark = pytest.mark.skipif(not background.available(), reason="a program is made by a child only where fork is safe")
+
+
+@pytest.fixture(autouse=True)
+def _earlier_tests_threads(monkeypatch):
+    """Threads that earlier tests in this worker left (Dask's thread pool), idle, keep every
+    child from being forked (`background.alone`); the threads a test here starts still count."""
+    before = set(threading.enumerate()) - {threading.current_thread()}
+    alone = background.alone
+    monkeypatch.setattr(background, "alone", lambda: alone([t for t in threading.enumerate() if t not in before]))
 
 
 def chain(x, c):
@@ -223,8 +233,6 @@ def test_no_child_outlives_the_interpreter():
 def test_no_child_is_forked_while_another_thread_runs():
     """A fork while another thread computes can hang the caller (OpenBLAS's fork handler waits
     for that thread's work): with a thread of the user's alive, the calls make the program."""
-    import threading
-
     done = threading.Event()
     t = threading.Thread(target=done.wait)
     t.start()
