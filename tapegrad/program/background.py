@@ -6,8 +6,10 @@ Where the platform forks (Linux), `start` forks the process: the child has the f
 arguments and numpy's state as they were, makes the program with the same code the tiers run in
 the caller, compiles its source, and writes back the source, the bytecode (`marshal`) and the
 values the program names (`pickle`: numpy's arrays and scalars, Python's constants, functions
-and classes by reference, tapegrad's own constants and modules by name). The caller meanwhile
-answers each call with an eager gradient, and `Job.poll` takes the program when it is there.
+and classes by reference, tapegrad's own constants and modules by name), through a pipe only the
+two processes hold: the bytes are the child's own, and nothing else can write them. The caller
+meanwhile answers each call with an eager gradient, and `Job.poll` takes the program when it
+is there.
 
 Nothing is guessed: a value the program names that is none of those kinds (an object of the
 user's, a function made inside another) makes the child fail, and so does anything that goes
@@ -24,9 +26,9 @@ import atexit
 import io
 import os
 import pickle
+import select
 import signal
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -51,13 +53,17 @@ def available() -> bool:
 
 
 class Job:
-    """A child making one program: `poll` for its result (None while it runs), `wait`, `cancel`."""
+    """A child making one program: `poll` for its result (None while it runs), `wait`, `cancel`.
 
-    __slots__ = ("pid", "path", "started", "limit", "error", "seconds", "result", "__weakref__")
+    The child writes its result into a pipe only it and this process hold (no file, no name
+    another process could reach) when it is done, and exits: a pipe with data to read (or at
+    its end) means the child is done, and its result is read whole."""
 
-    def __init__(self, pid, path, limit):
+    __slots__ = ("pid", "fd", "started", "limit", "error", "seconds", "result", "__weakref__")
+
+    def __init__(self, pid, fd, limit):
         self.pid = pid
-        self.path = path
+        self.fd = fd  # the pipe's end this process reads
         self.started = time.monotonic()
         self.limit = limit
         self.error = None  # why the child made no program (its traceback, or what stopped it)
@@ -65,65 +71,63 @@ class Job:
         self.result = None  # what the child sent (False: nothing), once it has exited
 
     def poll(self, wait=False):
-        """The child's result (the object `work` returned) once it has exited, else None; a
-        child that failed or ran past its time limit gives ``False`` (and `error` says why)."""
-        if self.pid is None:
+        """The child's result (the object `work` returned) once it is done, else None; a child
+        that failed or ran past its time limit gives ``False`` (and `error` says why)."""
+        if self.fd is None:
             return self.result
-        try:
-            pid, _, usage = os.wait4(self.pid, 0 if wait else os.WNOHANG)
-        except ChildProcessError:  # reaped by someone else (a SIGCHLD handler): the file says
-            pid, usage = self.pid, None
-        if pid == 0:
+        if not wait and not select.select([self.fd], [], [], 0)[0]:
             if time.monotonic() - self.started > self.limit:
                 self.cancel()
                 self.error = f"the child making the program ran past {self.limit:.0f} s and was stopped"
             return self.result
-        self.pid = None
-        self.seconds = (usage.ru_utime + usage.ru_stime) if usage is not None else None
-        _RUNNING.discard(self)
+        chunks = []
+        while True:  # the child writes once it is done: read to the end
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(self.fd)
+        self.fd = None
+        self._reap()
+        data = b"".join(chunks)
         self.result = False
-        try:
-            with open(self.path, "rb") as fh:
-                ok, payload = pickle.loads(fh.read())
-            if not ok:
-                self.error = payload
-            else:
-                self.result = loads(payload)
-        except Exception as exc:  # noqa: BLE001 - no file, a cut one, a value that will not load
-            self.error = f"the child's program could not be read ({type(exc).__name__}: {exc})"
-        finally:
-            _unlink(self.path)
+        if data[:1] == b"+":
+            try:
+                self.result = loads(data[1:])
+            except Exception as exc:  # noqa: BLE001 - a value that will not load here
+                self.error = f"the child's program could not be read ({type(exc).__name__}: {exc})"
+        else:
+            self.error = data[1:].decode("utf-8", "replace") or "the child ended without a result"
         return self.result
 
     def wait(self):
         return self.poll(wait=True)
 
+    def _reap(self):
+        try:
+            _, _, usage = os.wait4(self.pid, 0)
+            self.seconds = usage.ru_utime + usage.ru_stime
+        except ChildProcessError:  # reaped by someone else (a SIGCHLD handler)
+            pass
+        _RUNNING.discard(self)
+
     def cancel(self):
         """Stop the child (if it runs) and forget its result."""
-        if self.pid is not None:
+        if self.fd is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
+            except ProcessLookupError:
                 pass
-            self.pid = None
+            self._reap()
+            os.close(self.fd)
+            self.fd = None
             self.result = False
-            _RUNNING.discard(self)
-        _unlink(self.path)
-        _unlink(self.path + ".part")
 
     def __del__(self):
         try:
             self.cancel()
         except Exception:  # noqa: BLE001 - at the interpreter's exit the modules may be gone
             pass
-
-
-def _unlink(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def alone(threads=None) -> bool:
@@ -150,34 +154,30 @@ def start(work, limit: float) -> Job | None:
     runs more than `limit` seconds."""
     if not alone():
         return None
-    try:
-        fd, path = tempfile.mkstemp(prefix="tapegrad-program-")
-    except OSError:  # no temporary directory to write to: the calls make the program
-        return None
-    os.close(fd)
     for stream in (sys.stdout, sys.stderr):  # what the caller buffered is written once, by it
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed or odd stream: nothing to flush
             pass
     try:
+        read_end, write_end = os.pipe()
         with warnings.catch_warnings():
             # Python 3.12 warns on forking a process with threads (BLAS pools, a notebook's):
             # the child here runs only tapegrad and numpy, and one stuck is stopped at `limit`
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
-    except OSError:
-        _unlink(path)
+    except OSError:  # no more processes or descriptors: the calls make the program
         return None
     if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
-        _child(work, path)
-    job = Job(pid, path, limit)
+        os.close(read_end)
+        _child(work, write_end)
+    os.close(write_end)
+    job = Job(pid, read_end, limit)
     _RUNNING.add(job)
     return job
 
 
-def _child(work, path):  # pragma: no cover - runs in the forked child
-    code = 1
+def _child(work, write_end):  # pragma: no cover - runs in the forked child
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         null = os.open(os.devnull, os.O_RDWR)
@@ -185,15 +185,13 @@ def _child(work, path):  # pragma: no cover - runs in the forked child
             os.dup2(null, fd)
         sys.stdout = sys.stderr = io.TextIOWrapper(io.FileIO(null, "w", closefd=False))
         try:
-            data = pickle.dumps((True, dumps(work())))
+            data = b"+" + dumps(work())
         except BaseException:  # noqa: BLE001 - every failure goes back to the caller as text
-            data = pickle.dumps((False, traceback.format_exc(limit=-8)))
-        with open(path + ".part", "wb") as fh:
-            fh.write(data)
-        os.replace(path + ".part", path)
-        code = 0
+            data = b"-" + traceback.format_exc(limit=-8).encode("utf-8", "replace")
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
     finally:
-        os._exit(code)
+        os._exit(0)
 
 
 @atexit.register
