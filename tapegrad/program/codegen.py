@@ -323,9 +323,15 @@ def source_and_namespace(tape, name: str = "replay", outputs=None, names=None):
     return src, dict(w.namespace)
 
 
-def compile_source(src: str, namespace: dict, name: str = "replay"):
-    """The function `name` that `src` defines, run in `namespace`; ``fn.__source__`` is `src`."""
-    exec(compile(src, f"<tapegrad {name}>", "exec"), namespace)  # noqa: S102 - our own generated source
+def compile_source(src: str, namespace: dict, name: str = "replay", code=None):
+    """The function `name` that `src` defines, run in `namespace`; ``fn.__source__`` is `src`.
+    `code` is `src` compiled already (`compile_code`: by another process, and sent)."""
+    exec(compile_code(src, name) if code is None else code, namespace)  # noqa: S102 - our own generated source
     fn = namespace[name]
     fn.__source__ = src
     return fn
+
+
+def compile_code(src: str, name: str = "replay"):
+    """`src` compiled, as `compile_source` runs it (the file name tracebacks show is the program's)."""
+    return compile(src, f"<tapegrad {name}>", "exec")

@@ -74,11 +74,10 @@ from functools import partial
 import numpy as np
 
 from . import background
-from .draws import Draws
 from ..grad import grad
-from .making import Node, Unmade, gradient_program, made_in_child, writes_into_a_constant
+from .making import Node, Unmade, gradient_program, made_in_child, traced
 from ..pytree import OPAQUE_TYPES, cell_filled, finalize, flatten, spec_key
-from ..tracing import param_names, trace
+from ..tracing import param_names
 from ..errors import restore_warnings, route_warnings, short_name, user_location
 from ..tape import paused_gc
 from ..tracer import active_tapes, plain_scalar
@@ -131,7 +130,7 @@ class CompiledGrad:
         self._programs = 0
         self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
         self._uncompiled = OrderedDict()  # signatures whose programs would be stale: traced each call
-        self._sizes_seen = {}  # signature -> ops its first eager grad recorded (< 0: a child failed to make it)
+        self._tape_lengths = {}  # signature -> ops its first eager grad recorded (< 0: a child failed to make it)
         self.child_error = None  # why the last child that made no program made none (`background`)
         self.hits = self.misses = self.retraces = self.traced = self.eager = self.made_in_background = 0
 
@@ -212,7 +211,7 @@ class CompiledGrad:
         answer this call."""
         node, parent, outcome = self._cache.get(key), None, None
         while node is not None:
-            if node.pending is not None and node.pending[0] == "child":
+            if node.child() is not None:
                 made = node.collect(wait=not step)
                 if made is None:  # the child is still at work
                     return None, None, None, None
@@ -221,8 +220,8 @@ class CompiledGrad:
                     self._uncompiled[key] = True
                     return None, None, None, _UNCOMPILED
                 if made != "ready":  # it made none: this path is traced here, for good
-                    self._sizes_seen[key] = -1
-                    self.child_error = node.pending[1].error
+                    self._tape_lengths[key] = -1
+                    self.child_error = node.child().error
                     if parent is None:
                         self._forget(key)
                         return None, None, None, _ROOT
@@ -274,22 +273,21 @@ class CompiledGrad:
         elif eager_first and key not in self._seen:
             # the first call of a signature: an eager grad, as cheap as the program's first call
             # can be; a signature seen once may never come again (an array length that changes)
-            self.eager += 1
             size = []
-            value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, _size=size, **kwargs)
+            answer = self._eager(args, seed, dict(kwargs, _size=size))
             self._seen[key] = size[0]  # how long the tape was: is the program long?
             while len(self._seen) > self.maxsize:
                 self._seen.popitem(last=False)
-            return plain_scalar(value), grads
+            return answer
         else:
-            self._sizes_seen[key] = self._seen.pop(key, None)
+            self._tape_lengths[key] = self._seen.pop(key, None)
             parent = outcome = None
             traced_as = "misses"
         names = ["f", "seed"] + param_names(self.f, len(args))
         if eager_first and self._beside(key):
             job = background.start(
                 partial(made_in_child, self.f, seed, args, kwargs, names, self.wrt, self.assume_finite),
-                limit=BESIDE_LIMIT + BESIDE_LIMIT_PER_OP * self._sizes_seen[key])
+                limit=BESIDE_LIMIT + BESIDE_LIMIT_PER_OP * self._tape_lengths[key])
             if job is not None:  # the program is made beside the calls: an eager grad answers
                 self._insert(key, parent, outcome, Node(("child", job)))
                 return self._eager(args, seed, kwargs)
@@ -297,16 +295,9 @@ class CompiledGrad:
         # Python's cyclic collector is paused while the program is traced, optimized and
         # compiled: each of these makes objects by the hundred thousand that live to the end,
         # and the collector's passes over them took most of the time (benchmarks/README.md)
-        draws = Draws(self.f)
         with paused_gc():
-            try:
-                out, tape = trace(gradient_program, self.f, seed, *args, _names=names, _wrt=self.wrt, **kwargs)
-            finally:
-                drew = draws.drew()
-            # random numbers drawn (a program would replay them), a write into a constant, or
-            # np.errstate set inside f (a replay would run those ops under the caller's error
-            # state, showing warnings f silenced): traced each call
-            if drew or writes_into_a_constant(tape) or tape.meta.get("errstate"):
+            out, tape, replayable = traced(self.f, seed, args, kwargs, names, self.wrt)
+            if not replayable:  # random draws, a write into a constant, np.errstate: traced each call
                 self._uncompiled[key] = True
                 while len(self._uncompiled) > self.maxsize:
                     self._uncompiled.popitem(last=False)
@@ -327,7 +318,7 @@ class CompiledGrad:
         `BESIDE_OPS` ops (each stage the calls would run costs several eager grads there, the
         fork less than one); never once a child has failed for the signature, inside a trace
         (the arguments are traced values) or where no child can be forked."""
-        size = self._sizes_seen.get(key)
+        size = self._tape_lengths.get(key)
         if size is None or size < 0 or not background.available() or active_tapes():
             return False
         return bool(self.background) if self.background is not None else size >= BESIDE_OPS
@@ -351,7 +342,7 @@ class CompiledGrad:
         while self._programs > self.maxsize and len(self._cache) > 1:
             old, _ = self._cache.popitem(last=False)
             self._programs -= self._sizes.pop(old)
-            self._sizes_seen.pop(old, None)
+            self._tape_lengths.pop(old, None)
         if self._programs > self.maxsize:
             self._cache[key] = node
             node.children.clear()
@@ -381,15 +372,15 @@ class CompiledGrad:
         stack = list(self._cache.values())
         while stack:
             node = stack.pop()
-            if node.pending is not None and node.pending[0] == "child":
-                node.pending[1].wait()
+            if node.child() is not None:
+                node.child().wait()
             stack.extend(node.children.values())
 
     def cache_clear(self) -> None:
         """Forget every compiled program (after changing a global the function reads)."""
         self._cache.clear()  # (a child still making a program is stopped as its node goes)
         self._sizes.clear()
-        self._sizes_seen.clear()
+        self._tape_lengths.clear()
         self._seen.clear()
         self._uncompiled.clear()
         self._programs = 0

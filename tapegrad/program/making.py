@@ -10,7 +10,7 @@ import marshal
 
 import numpy as np
 
-from .codegen import compile_source, source_and_namespace
+from .codegen import compile_code, compile_source, source_and_namespace
 from .draws import Draws
 from ..grad import grad
 from .passes import optimize
@@ -19,7 +19,7 @@ from ..registry import WRITES
 from ..tape import Call, Input, Variable, paused_gc
 from ..tracing import trace
 
-__all__ = ["gradient_program", "Node", "Unmade", "made_in_child", "writes_into_a_constant"]
+__all__ = ["gradient_program", "Node", "Unmade", "traced", "made_in_child", "writes_into_a_constant"]
 
 
 def gradient_program(f, seed, *args, _wrt=None, **kwargs):
@@ -46,6 +46,10 @@ class Node:
         self.pending = pending
         self.children = {}  # (line of the program, exception type, outcome) -> Node
 
+    def child(self):
+        """The `background.Job` of the child making this node's program, or None."""
+        return self.pending[1] if self.pending is not None and self.pending[0] == "child" else None
+
     def unwritten(self) -> bool:
         """True while the program is a tape (traced, or optimized): not yet source or code."""
         return self.program is None and self.pending[0] not in ("source", "child")
@@ -63,14 +67,16 @@ class Node:
         if made[0] == "uncompiled":
             return "uncompiled"
         _, src, code, namespace, drops_df, df = made
-        exec(marshal.loads(code), namespace)  # noqa: S102 - our own program, compiled by our child
-        program = namespace["gradient_program"]
-        program.__source__ = src
+        self._compiled(src, namespace, drops_df, df, marshal.loads(code))
+        return "ready"
+
+    def _compiled(self, src, namespace, drops_df, df, code=None):
+        """The program made a function (of `code`, where the source was compiled already)."""
+        program = compile_source(src, namespace, "gradient_program", code)
         program.__drops_df__ = drops_df
         program.__df__ = df
         self.program = program
         self.pending = None
-        return "ready"
 
     def advance(self):
         """Take the program one stage on: traced tape -> optimized tape -> source -> compiled."""
@@ -89,12 +95,7 @@ class Node:
                 if self.collect(wait=True) != "ready":
                     raise Unmade
             else:
-                _, src, namespace, drops_df, df = self.pending
-                program = compile_source(src, namespace, "gradient_program")
-                program.__drops_df__ = drops_df
-                program.__df__ = df
-                self.program = program
-                self.pending = None
+                self._compiled(*self.pending[1:])
 
     def compile(self):
         """The compiled program (made now, through the stages left, if this is its first use)."""
@@ -114,24 +115,32 @@ class Unmade(Exception):
     """A child (`background`) made no program for a node: its signature is traced again."""
 
 
+def traced(f, seed, args, kwargs, names, wrt):
+    """``(out, tape, replayable)``: the gradient program of a call traced, and whether a program
+    may replay it: not if it drew random numbers (a program would replay its draws), wrote into
+    a plain array (its first call's writes would be baked in) or entered ``np.errstate`` (a
+    replay would run under the caller's error state, showing warnings f silenced)."""
+    draws = Draws(f)
+    try:
+        out, tape = trace(gradient_program, f, seed, *args, _names=names, _wrt=wrt, **kwargs)
+    finally:
+        drew = draws.drew()
+    return out, tape, not (drew or writes_into_a_constant(tape) or tape.meta.get("errstate"))
+
+
 def made_in_child(f, seed, args, kwargs, names, wrt, assume_finite):
     """What a forked child sends back (`background`): the program of a call as source, bytecode
     and the values it names, made by the stages the tiers run; or ``("uncompiled",)`` where
     the caller's trace would have found that no program can serve the function."""
-    draws = Draws(f)
-    try:
-        _, tape = trace(gradient_program, f, seed, *args, _names=names, _wrt=wrt, **kwargs)
-    finally:
-        drew = draws.drew()
-    if drew or writes_into_a_constant(tape) or tape.meta.get("errstate"):
+    _, tape, replayable = traced(f, seed, args, kwargs, names, wrt)
+    if not replayable:
         return ("uncompiled",)
     node = Node(("tape", tape, names, assume_finite))
     del tape
     node.advance()
     node.advance()
     _, src, namespace, drops_df, df = node.pending
-    code = compile(src, "<tapegrad gradient_program>", "exec")
-    return ("program", src, marshal.dumps(code), namespace, drops_df, df)
+    return ("program", src, marshal.dumps(compile_code(src, "gradient_program")), namespace, drops_df, df)
 
 
 def _optimized(tape, names, assume_finite):

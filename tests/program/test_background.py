@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -147,11 +148,18 @@ def _gone(pid):
 PARENT = os.getpid()
 
 
-def _sleeps_in_a_child(x):
-    if os.getpid() != PARENT:
-        import time
-        time.sleep(30)
-    return np.sin(x) * x
+def _doing_in_a_child(act):
+    """sin(x)·x, which first does `act()` where it runs in a child (not in this process)."""
+    def f(x):
+        if os.getpid() != PARENT:
+            act()
+        return np.sin(x) * x
+
+    return f
+
+
+_sleeps_in_a_child = _doing_in_a_child(lambda: time.sleep(30))
+_dies_in_a_child = _doing_in_a_child(lambda: os._exit(3))
 
 
 def test_cache_clear_stops_the_child():
@@ -244,3 +252,26 @@ def test_no_child_is_forked_while_another_thread_runs():
     finally:
         done.set()
         t.join()
+
+
+def test_no_fork_possible_leaves_the_making_to_the_calls(monkeypatch):
+    """A fork that fails (no more processes) is no error: the second call traces, as the tiers do."""
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    g = compiled_grad(chain, background=True)
+    assert_same(g(0.3, 1.0001), grad(chain, 0.3, 1.0001))
+    assert_same(g(0.4, 1.0001), grad(chain, 0.4, 1.0001))
+    assert _state(g) == (1, 1, 0, 0, "tape")
+
+
+def test_a_child_that_dies_without_a_word_leaves_the_making_to_the_calls():
+    g = compiled_grad(_dies_in_a_child, background=True)
+    g(0.5)
+    g(0.5)
+    g.wait()
+    assert g(0.5) == grad(_dies_in_a_child, 0.5)  # traced here
+    assert g.child_error == "the child ended without a result"
+    info = g.cache_info()
+    assert (info["background"], info["retraces"]) == (0, 1)
