@@ -214,20 +214,18 @@ _RECORDED = ("tapegrad.tape", "tapegrad.tracer")
 class _Pickler(pickle.Pickler):
     def __init__(self, file):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.constants = _constants()
+        self.fresh = False  # whether `_NAMED` was made during this pickling
 
     def persistent_id(self, obj):
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)
-        where = self.constants.get(id(obj))
-        if where is not None:
-            return where
         t = type(obj)
-        if (t in _PLAIN or isinstance(obj, (type, np.dtype))
-                or (isinstance(obj, np.generic) and t.__module__ == "numpy")):
-            return None
-        if t.__module__.startswith("tapegrad") and t.__module__ not in _RECORDED:
-            return None
+        plain = (t in _PLAIN or isinstance(obj, (type, np.dtype))
+                 or (isinstance(obj, np.generic) and t.__module__ == "numpy"))
+        own = not plain and t.__module__.startswith("tapegrad") and t.__module__ not in _RECORDED
+        where = _named(self, obj, sure=own)
+        if where is not None or plain or own:
+            return where
         raise pickle.PicklingError(
             f"the program names a {t.__module__}.{t.__qualname__}, which is sent to the caller "
             f"neither by value nor by name")
@@ -252,6 +250,40 @@ def dumps(obj) -> bytes:
 
 def loads(data: bytes):
     return _Unpickler(io.BytesIO(data)).load()
+
+
+#: ``(len(sys.modules), {id: (object, where)})``: `_constants` as last made, holding the objects
+#: (so that no other object takes one's id); made again when a module was imported since
+_NAMED = None
+
+
+def _named(pickler, obj, sure=False):
+    """``("constant", module, name, unwrap)`` where both processes hold `obj` by name, or None.
+
+    The map of such objects takes ~20 ms to make (every tapegrad module's names), so it is kept
+    between programs: made anew when modules were imported since, and, once per pickling, when
+    the name it gives no longer names `obj` (bound again since) or when `sure` (an instance of
+    tapegrad's, which goes by value if unnamed: a copy of a singleton such as `ZERO` would not
+    be it) and `obj` is not in it."""
+    global _NAMED
+    while True:
+        if _NAMED is None or _NAMED[0] != len(sys.modules):
+            _NAMED = (len(sys.modules), {k: (_resolve(w), w) for k, w in _constants().items()})
+            pickler.fresh = True
+        held = _NAMED[1].get(id(obj))
+        if held is not None and held[0] is obj and _resolve(held[1]) is obj:
+            return held[1]
+        if pickler.fresh or (held is None and not sure):
+            return None
+        _NAMED = None  # made before a name was bound again, or before obj was made: once more
+
+
+def _resolve(where):
+    _, module, name, unwrap = where
+    obj = getattr(sys.modules[module], name, None)
+    for _ in range(unwrap):
+        obj = getattr(obj, "__wrapped__", None)
+    return obj
 
 
 def _constants():

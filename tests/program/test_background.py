@@ -275,3 +275,21 @@ def test_a_child_that_dies_without_a_word_leaves_the_making_to_the_calls():
     assert g.child_error == "the child ended without a result"
     info = g.cache_info()
     assert (info["background"], info["retraces"]) == (0, 1)
+
+
+def test_values_named_in_tapegrad_are_sent_by_name_as_they_are_named_now(monkeypatch):
+    """The map of tapegrad's named values is kept between programs (it takes ~10 ms to make): a
+    value named after it was made, and a name bound to another value since, still go by the
+    name that names them now, and a value no longer named goes by value."""
+    import tapegrad.tangents as tangents
+    from tapegrad.tangents import Tangent
+
+    assert background.loads(background.dumps([tapegrad.ZERO, np.add])) == [tapegrad.ZERO, np.add]
+    assert background.loads(background.dumps(tapegrad.ZERO)) is tapegrad.ZERO
+    first, second = Tangent(a=1.0), Tangent(a=2.0)
+    monkeypatch.setattr(tangents, "_SENT_BY_NAME", first, raising=False)
+    assert background.loads(background.dumps(first)) is first  # named after the map was made
+    monkeypatch.setattr(tangents, "_SENT_BY_NAME", second)
+    assert background.loads(background.dumps(second)) is second  # the name bound again
+    copy = background.loads(background.dumps(first))  # no longer named: by value
+    assert copy is not first and copy is not second and copy.a == 1.0
