@@ -26,8 +26,8 @@ With ``--against REV`` the commit is checked out into a temporary git worktree a
 process per side (its own tapegrad, this tree's workloads) takes the same orders in
 alternating order; the report adds the median of the paired ratios of cached calls and of
 the loops (this commit ÷ REV: below 1 is faster). The cases: ``W1c`` (4,000 primitives),
-``chain20k`` (the W1c step 5,000 times: 20,000 primitives) and ``chain`` (25,000 times:
-100,000 primitives). The load average is printed before and after.
+``chain20k`` (the W1c step 5,000 times: 20,000 primitives), ``chain`` (25,000 times:
+100,000 primitives) and ``chain<N>`` (N primitives: ``chain800``, the step 200 times). The load average is printed before and after.
 """
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def _case(name):
 
     from benchmarks.workloads import WORKLOADS
 
-    if name in ("chain", "chain20k"):
-        steps = 25_000 if name == "chain" else 5_000
+    if name.startswith("chain"):  # chain: 100,000 ops; chain20k: 20,000; chain800: 800 (4 a step)
+        size = name[5:] or "100k"
+        steps = int(size[:-1]) * 1000 // 4 if size.endswith("k") else int(size) // 4
 
         def chain(x, c):
             for _ in range(steps):

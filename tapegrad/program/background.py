@@ -45,6 +45,12 @@ __all__ = ["available", "alone", "start", "Job", "dumps", "loads"]
 #: the children running, killed when the interpreter exits
 _RUNNING = weakref.WeakSet()
 
+#: what the last fork cost this process, in seconds of wall time (`start` measures it): a fork
+#: copies the process's page tables, 3-4 ms for a process that imported numpy and scipy on the
+#: machines measured (benchmarks/README.md), ~1 ms more a GB it holds, the first one 5-6 ms: until it is
+#: measured, 6 ms
+fork_seconds = 0.006
+
 
 def available() -> bool:
     """True where a program can be made by a forked child (Linux: fork is safe and cheap there;
@@ -159,6 +165,8 @@ def start(work, limit: float) -> Job | None:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed or odd stream: nothing to flush
             pass
+    global fork_seconds
+    began = time.perf_counter()
     try:
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
@@ -174,6 +182,7 @@ def start(work, limit: float) -> Job | None:
     os.close(write_end)
     job = Job(pid, read_end, limit)
     _RUNNING.add(job)
+    fork_seconds = time.perf_counter() - began
     return job
 
 

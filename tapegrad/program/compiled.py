@@ -17,7 +17,8 @@ gradients):
    that function directly.
 
 A long program (its first eager grad recorded `BESIDE_OPS` ops or more: each stage would cost
-five to eight eager grads) is made beside the calls instead, where the platform forks (Linux):
+five to eight eager grads; or `BESIDE_MIN_OPS` ops and took longer than the fork will:
+`_beside`) is made beside the calls instead, where the platform forks (Linux):
 its second call forks a child that traces, optimizes, writes and compiles the program
 (`tapegrad.program.background`), and that call and the next ones are eager grads until the
 child's program is there (``cache_info()["background"]`` counts them); on a 20,000-op chain no
@@ -67,6 +68,7 @@ take the programs.)
 from __future__ import annotations
 
 import sys
+import time
 import types
 from collections import OrderedDict
 from functools import partial
@@ -130,7 +132,8 @@ class CompiledGrad:
         self._programs = 0
         self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
         self._uncompiled = OrderedDict()  # signatures whose programs would be stale: traced each call
-        self._tape_lengths = {}  # signature -> ops its first eager grad recorded (< 0: a child failed to make it)
+        #: signature -> (ops its first eager grad recorded, its seconds); None: a child failed to make it
+        self._first_grads = {}
         self.child_error = None  # why the last child that made no program made none (`background`)
         self.hits = self.misses = self.retraces = self.traced = self.eager = self.made_in_background = 0
 
@@ -220,7 +223,7 @@ class CompiledGrad:
                     self._uncompiled[key] = True
                     return None, None, None, _UNCOMPILED
                 if made != "ready":  # it made none: this path is traced here, for good
-                    self._tape_lengths[key] = -1
+                    self._first_grads[key] = None
                     self.child_error = node.child().error
                     if parent is None:
                         self._forget(key)
@@ -273,21 +276,22 @@ class CompiledGrad:
         elif eager_first and key not in self._seen:
             # the first call of a signature: an eager grad, as cheap as the program's first call
             # can be; a signature seen once may never come again (an array length that changes)
-            size = []
+            size, began = [], time.perf_counter()
             answer = self._eager(args, seed, dict(kwargs, _size=size))
-            self._seen[key] = size[0]  # how long the tape was: is the program long?
+            # how long the tape was, and the time it took: is the program made by a child?
+            self._seen[key] = (size[0], time.perf_counter() - began)
             while len(self._seen) > self.maxsize:
                 self._seen.popitem(last=False)
             return answer
         else:
-            self._tape_lengths[key] = self._seen.pop(key, None)
+            self._first_grads[key] = self._seen.pop(key, (None, None))
             parent = outcome = None
             traced_as = "misses"
         names = ["f", "seed"] + param_names(self.f, len(args))
         if eager_first and self._beside(key):
             job = background.start(
                 partial(made_in_child, self.f, seed, args, kwargs, names, self.wrt, self.assume_finite),
-                limit=BESIDE_LIMIT + BESIDE_LIMIT_PER_OP * self._tape_lengths[key])
+                limit=BESIDE_LIMIT + BESIDE_LIMIT_PER_OP * self._first_grads[key][0])
             if job is not None:  # the program is made beside the calls: an eager grad answers
                 self._insert(key, parent, outcome, Node(("child", job)))
                 return self._eager(args, seed, kwargs)
@@ -316,12 +320,18 @@ class CompiledGrad:
         """Whether the program of `key` is made by a child (`background`) rather than by the
         calls: with ``background=None``, a program whose first eager grad recorded at least
         `BESIDE_OPS` ops (each stage the calls would run costs several eager grads there, the
-        fork less than one); never once a child has failed for the signature, inside a trace
-        (the arguments are traced values) or where no child can be forked."""
-        size = self._tape_lengths.get(key)
-        if size is None or size < 0 or not background.available() or active_tapes():
+        fork less than one), or `BESIDE_MIN_OPS` and took long enough that the call that forks
+        (an eager grad and the fork) costs less than `BESIDE_CALL` eager grads, by what the last
+        fork cost; never once a child has failed for the signature, inside a trace (the
+        arguments are traced values) or where no child can be forked."""
+        first = self._first_grads.get(key)
+        if first is None or first[0] is None or not background.available() or active_tapes():
             return False
-        return bool(self.background) if self.background is not None else size >= BESIDE_OPS
+        if self.background is not None:
+            return bool(self.background)
+        ops, seconds = first
+        return ops >= BESIDE_OPS or (
+            ops >= BESIDE_MIN_OPS and seconds * (BESIDE_CALL - 1) >= background.fork_seconds)
 
     def _forget(self, key):
         """Drop a signature's programs."""
@@ -342,7 +352,7 @@ class CompiledGrad:
         while self._programs > self.maxsize and len(self._cache) > 1:
             old, _ = self._cache.popitem(last=False)
             self._programs -= self._sizes.pop(old)
-            self._tape_lengths.pop(old, None)
+            self._first_grads.pop(old, None)
         if self._programs > self.maxsize:
             self._cache[key] = node
             node.children.clear()
@@ -380,7 +390,7 @@ class CompiledGrad:
         """Forget every compiled program (after changing a global the function reads)."""
         self._cache.clear()  # (a child still making a program is stopped as its node goes)
         self._sizes.clear()
-        self._tape_lengths.clear()
+        self._first_grads.clear()
         self._seen.clear()
         self._uncompiled.clear()
         self._programs = 0
@@ -408,6 +418,11 @@ class CompiledGrad:
 #: (`background`): the calls' stages would cost 5-8 eager grads each, the fork ~3 ms (an eager
 #: grad of 1,000 scalar ops takes ~5 ms)
 BESIDE_OPS = 1000
+#: and so does one of at least `BESIDE_MIN_OPS` ops whose first eager grad took long enough that
+#: the call that forks (an eager grad, then the fork: `background.fork_seconds`) costs at most
+#: `BESIDE_CALL` eager grads (on a chain of 400 scalar ops, ~2.8 ms an eager grad, its stages
+#: cost 6-9 eager grads each, the forking call 2.4)
+BESIDE_MIN_OPS, BESIDE_CALL = 200, 2.5
 #: a child making a program is stopped after this many seconds, plus this many per op
 BESIDE_LIMIT, BESIDE_LIMIT_PER_OP = 60.0, 0.005
 _FunctionType = types.FunctionType
@@ -537,7 +552,8 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     (benchmarks/README.md has what each costs); later calls run the program. With
     ``tiers=False`` the first call traces the program and the second compiles and runs it
     (for a function called many times, where one dear first call does not matter, and in
-    tests that must reach the program). A long program (`BESIDE_OPS` ops or more) is made by a
+    tests that must reach the program). A long program (`BESIDE_OPS` ops or more, or
+    `BESIDE_MIN_OPS` whose eager grad outlasts a fork) is made by a
     forked child while eager grads answer the calls, so that no call stalls
     (``background=None``; ``True`` or ``False`` decides for every program; `wait` waits for
     the child). See the module docstring for what is cached and when a call traces again.

@@ -270,8 +270,9 @@ def _hvp(mode):
 
 def compiled_grad(ref):
     """``compiled_grad(f)`` through its tiers (eager, traced, optimized, written, compiled):
-    every call gives grad's result, then the compiled program at a new point does too."""
-    cg = tapegrad.compiled_grad(ref.f)
+    every call gives grad's result, then the compiled program at a new point does too. (A
+    program made by a child instead, as a long or slow one would be, is `compiled_grad_beside`'s.)"""
+    cg = tapegrad.compiled_grad(ref.f, background=False)
     want = tapegrad.grad(ref.f, *ref.args, seed=ref.seed)
     for call in range(6):
         value, grads = cg(*ref.args, seed=ref.seed)

@@ -63,12 +63,29 @@ def test_a_long_program_is_made_by_a_child_while_eager_grads_answer(monkeypatch)
     assert g.source(0.3, 1.0001) == here.source(0.3, 1.0001)
 
 
-def test_a_short_program_goes_through_the_tiers():
-    """Under `BESIDE_OPS` ops no child is forked: the second call traces."""
+def test_a_short_program_goes_through_the_tiers(monkeypatch):
+    """Under `BESIDE_OPS` ops, and quicker than a fork, no child is forked: the second call traces."""
+    monkeypatch.setattr(background, "fork_seconds", 1e9)
     g = compiled_grad(chain)
     g(0.3, 1.0001)
     g(0.3, 1.0001)
     assert _state(g) == (1, 1, 0, 0, "tape")
+
+
+def test_a_program_whose_eager_grad_outlasts_a_fork_is_made_by_a_child(monkeypatch):
+    """Under `BESIDE_OPS` ops, a program of `BESIDE_MIN_OPS` or more whose first eager grad took
+    long enough that the call that forks costs at most `BESIDE_CALL` eager grads (by what the
+    last fork cost, which `start` measures) is made by a child; a shorter one is not."""
+    monkeypatch.setattr(background, "fork_seconds", 0.0)  # any eager grad outlasts a fork
+    g, short = compiled_grad(chain), compiled_grad(lambda x: np.sin(x) * x)
+    for x in (0.3, 0.4):
+        g(x, 1.0001)
+        short(x)
+    assert _state(g)[4] == "child" and _state(short)[4] == "tape"
+    assert 0.0 < background.fork_seconds < 1.0  # the fork was timed
+    g.wait()
+    assert_same(g(0.5, 1.0001), grad(chain, 0.5, 1.0001))
+    assert g.cache_info()["background"] == 1
 
 
 def test_background_true_and_false_override_the_length():
