@@ -18,11 +18,13 @@ tiers do. A child writes nothing to the caller's terminal or notebook (its stand
 the null device), ignores Ctrl-C (the caller's to handle), never runs the caller's exit handlers
 (`os._exit`), and is killed when the compiled gradient is cleared or dropped, when the
 interpreter exits, or when it has run far longer than its program should take. No child is
-forked while other threads run (`alone`): a fork while another thread computes can hang.
+forked while another thread is at work (`alone`): a fork while another thread computes can
+hang. Threads that wait (an idle thread pool's, a progress bar's monitor) are no obstacle.
 """
 from __future__ import annotations
 
 import atexit
+import inspect
 import io
 import os
 import pickle
@@ -138,44 +140,96 @@ class Job:
 
 def alone(threads=None) -> bool:
     """True if no other thread of the process (of `threads`, by default all) could be at work:
-    every other thread is one of a notebook kernel's own (ipykernel's channels and output
+    each other thread is parked (`parked`: waiting in threading's waits, as an idle thread
+    pool's workers and a progress bar's monitor do, until it holds the GIL again, which `start`
+    keeps until the fork) or one of a notebook kernel's own (ipykernel's channels and output
     pipes, IPython's history). A fork while another thread computes can hang the caller itself
     (OpenBLAS's fork handler waits for its threads to finish the other thread's work, which
-    never comes), or the child; whether a thread of a pool (Dask's threaded scheduler keeps
-    one) is idle cannot be known, so any other thread keeps the making with the calls."""
+    never comes), or the child; a thread in any other state keeps the making with the calls."""
     this = threading.current_thread()
+    frames = sys._current_frames()
+    frames.pop(this.ident, None)  # (this frame, held by its own local: a cycle that keeps the caller's alive)
     for t in threading.enumerate() if threads is None else threads:
         if t is this:
             continue
         module = type(t).__module__ or ""
-        if not (t.daemon and (module.startswith(("ipykernel.", "IPython.")) or t.name == "IOPub"
-                              or t.name.endswith("(_watch_pipe_fd)"))):
+        if t.daemon and (module.startswith(("ipykernel.", "IPython.")) or t.name == "IOPub"
+                         or t.name.endswith("(_watch_pipe_fd)")):
+            continue
+        if not parked(frames.get(t.ident)):
             return False
     return True
+
+
+def parked(frame) -> bool:
+    """Whether a thread whose innermost Python frame is `frame` waits and will compute nothing
+    before it runs Python again (which needs the GIL): in threading's waits (``Event.wait``,
+    ``Condition.wait``, ``queue.Queue.get``, ``Thread.join``) or where a worker of a
+    ``concurrent.futures`` thread pool (Dask's threaded scheduler) waits for work."""
+    if frame is None:  # (a thread not yet running, or no longer: taken as at work)
+        return False
+    code = frame.f_code
+    if code.co_filename == threading.__file__ and code.co_name in ("wait", "_wait_for_tstate_lock"):
+        return True
+    return (code, frame.f_lineno) in _pool_waits()
+
+
+def _pool_waits():
+    """``{(code, line)}`` where a ``concurrent.futures`` pool's worker waits for work (its
+    queue's ``get``, in C): read from the worker's source, once; empty where it is not found."""
+    global _POOL_WAITS
+    if _POOL_WAITS is None:
+        module = sys.modules.get("concurrent.futures.thread")
+        if module is None:
+            return ()  # no pool yet: looked for again when one is made
+        _POOL_WAITS = set()
+        try:
+            lines, first = inspect.getsourcelines(module._worker)
+            _POOL_WAITS.update((module._worker.__code__, first + i) for i, line in enumerate(lines)
+                               if "work_queue.get(block=True)" in line)
+        except (OSError, TypeError, AttributeError):  # no source: no pool's thread is taken as parked
+            pass
+    return _POOL_WAITS
+
+
+_POOL_WAITS = None
 
 
 def start(work, limit: float) -> Job | None:
     """Fork a child that runs ``work()`` and writes back what it returns; None if no child can
     be forked, or none should be (`alone`: other threads at work). The child is stopped if it
-    runs more than `limit` seconds."""
-    if not alone():
-        return None
+    runs more than `limit` seconds. From the look at the other threads to the fork, this thread
+    keeps the GIL (the switch interval is raised, and nothing between waits on the system), so
+    a thread found parked is still parked when the process forks."""
+    global fork_seconds
     for stream in (sys.stdout, sys.stderr):  # what the caller buffered is written once, by it
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed or odd stream: nothing to flush
             pass
-    global fork_seconds
     began = time.perf_counter()
     try:
         read_end, write_end = os.pipe()
+    except OSError:  # no more descriptors: the calls make the program
+        return None
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        if not alone():
+            os.close(read_end)
+            os.close(write_end)
+            return None
         with warnings.catch_warnings():
             # Python 3.12 warns on forking a process with threads (BLAS pools, a notebook's):
             # the child here runs only tapegrad and numpy, and one stuck is stopped at `limit`
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
-    except OSError:  # no more processes or descriptors: the calls make the program
+    except OSError:  # no more processes: the calls make the program
+        os.close(read_end)
+        os.close(write_end)
         return None
+    finally:
+        sys.setswitchinterval(interval)
     if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
         os.close(read_end)
         _child(work, write_end)

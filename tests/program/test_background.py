@@ -19,11 +19,13 @@ pytestmark = pytest.mark.skipif(not background.available(), reason="a program is
 
 @pytest.fixture(autouse=True)
 def _earlier_tests_threads(monkeypatch):
-    """Threads that earlier tests in this worker left (Dask's thread pool), idle, keep every
-    child from being forked (`background.alone`); the threads a test here starts still count."""
+    """Threads that earlier tests in this worker left are not this module's to judge (one at
+    work would keep every child from being forked: `background.alone`); the threads a test
+    here starts still count."""
     before = set(threading.enumerate()) - {threading.current_thread()}
     alone = background.alone
-    monkeypatch.setattr(background, "alone", lambda: alone([t for t in threading.enumerate() if t not in before]))
+    monkeypatch.setattr(background, "alone", lambda threads=None: alone(
+        [t for t in threading.enumerate() if t not in before] if threads is None else threads))
 
 
 def chain(x, c):
@@ -255,19 +257,78 @@ def test_no_child_outlives_the_interpreter():
     assert _gone(int(done.stdout))
 
 
-def test_no_child_is_forked_while_another_thread_runs():
+def test_no_child_is_forked_while_another_thread_is_at_work():
     """A fork while another thread computes can hang the caller (OpenBLAS's fork handler waits
-    for that thread's work): with a thread of the user's alive, the calls make the program."""
-    done = threading.Event()
-    t = threading.Thread(target=done.wait)
+    for that thread's work): with a thread of the user's computing, the calls make the program."""
+    stop, running = threading.Event(), threading.Event()
+    a = np.ones((40, 40))
+
+    def work():
+        running.set()
+        while not stop.is_set():
+            a @ a
+
+    t = threading.Thread(target=work)
     t.start()
     try:
+        running.wait()
         g = compiled_grad(chain, background=True)
         g(0.3, 1.0001)
         g(0.3, 1.0001)
         assert _state(g) == (1, 1, 0, 0, "tape")
     finally:
+        stop.set()
+        t.join()
+
+
+def test_parked_threads_leave_the_making_to_a_child():
+    """Threads that wait (a progress bar's monitor on an Event, an idle thread pool's workers, as
+    Dask's threaded scheduler keeps) cannot compute before they hold the GIL again, which the
+    caller keeps until the fork: a child makes the program, and grad's result comes back."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    done = threading.Event()
+    monitor = threading.Thread(target=done.wait)
+    monitor.start()
+    pool = ThreadPoolExecutor(2)
+    try:
+        assert pool.submit(np.dot, np.ones(3), np.ones(3)).result() == 3.0  # its workers started, now idle
+        while any(not background.parked(sys._current_frames().get(t.ident)) for t in pool._threads):
+            time.sleep(0.01)
+        assert background.alone([monitor, *pool._threads])
+        g = compiled_grad(chain, background=True)
+        g(0.3, 1.0001)
+        g(0.3, 1.0001)
+        assert _state(g)[4] == "child"
+        g.wait()
+        assert_same(g(0.5, 1.0001), grad(chain, 0.5, 1.0001))
+        assert g.cache_info()["background"] == 1
+    finally:
         done.set()
+        monitor.join()
+        pool.shutdown()
+
+
+def test_a_thread_at_work_or_asleep_is_not_parked():
+    """Only threading's waits and a pool worker's wait for work count as parked: a thread in
+    time.sleep (its next step could be anything) or running Python is at work."""
+    stop, started = threading.Event(), threading.Event()
+
+    def sleeper():
+        started.set()
+        while not stop.is_set():
+            time.sleep(0.001)
+
+    t = threading.Thread(target=sleeper)
+    t.start()
+    try:
+        started.wait()
+        assert not background.parked(sys._current_frames()[t.ident])
+        assert not background.alone([t])
+        assert not background.parked(sys._getframe())
+        assert not background.parked(None)
+    finally:
+        stop.set()
         t.join()
 
 
