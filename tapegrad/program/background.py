@@ -147,9 +147,11 @@ def alone(threads=None) -> bool:
     (OpenBLAS's fork handler waits for its threads to finish the other thread's work, which
     never comes), or the child; a thread in any other state keeps the making with the calls."""
     this = threading.current_thread()
+    threads = threading.enumerate() if threads is None else threads
+    _pool_waits()  # (read from a file the first time: before the look, which nothing may interrupt)
     frames = sys._current_frames()
     frames.pop(this.ident, None)  # (this frame, held by its own local: a cycle that keeps the caller's alive)
-    for t in threading.enumerate() if threads is None else threads:
+    for t in threads:
         if t is this:
             continue
         module = type(t).__module__ or ""
