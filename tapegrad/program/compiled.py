@@ -17,7 +17,7 @@ gradients):
    that function directly.
 
 A long program (its first eager grad recorded `BESIDE_OPS` ops or more: each stage would cost
-five to eight eager grads; or `BESIDE_MIN_OPS` ops and took longer than the fork will:
+five to eight eager grads; or `BESIDE_MIN_OPS` ops and took longer than half the fork will:
 `_beside`) is made beside the calls instead, where the platform forks (Linux):
 its second call forks a child that traces, optimizes, writes and compiles the program
 (`tapegrad.program.background`), and that call and the next ones are eager grads until the
@@ -420,9 +420,10 @@ class CompiledGrad:
 BESIDE_OPS = 1000
 #: and so does one of at least `BESIDE_MIN_OPS` ops whose first eager grad took long enough that
 #: the call that forks (an eager grad, then the fork: `background.fork_seconds`) costs at most
-#: `BESIDE_CALL` eager grads (on a chain of 400 scalar ops, ~2.8 ms an eager grad, its stages
-#: cost 6-9 eager grads each, the forking call 2.4)
-BESIDE_MIN_OPS, BESIDE_CALL = 200, 2.5
+#: `BESIDE_CALL` eager grads, the first eight calls' bound (an 800-op scalar chain, ~5 ms an
+#: eager grad: its stages cost 6-10 eager grads each, the forking call ~2 here, ~2.7 in a
+#: notebook's kernel, whose forks take 8-11 ms)
+BESIDE_MIN_OPS, BESIDE_CALL = 200, 3.0
 #: a child making a program is stopped after this many seconds, plus this many per op
 BESIDE_LIMIT, BESIDE_LIMIT_PER_OP = 60.0, 0.005
 _FunctionType = types.FunctionType
@@ -553,7 +554,7 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     ``tiers=False`` the first call traces the program and the second compiles and runs it
     (for a function called many times, where one dear first call does not matter, and in
     tests that must reach the program). A long program (`BESIDE_OPS` ops or more, or
-    `BESIDE_MIN_OPS` whose eager grad outlasts a fork) is made by a
+    `BESIDE_MIN_OPS` whose eager grad outlasts half a fork) is made by a
     forked child while eager grads answer the calls, so that no call stalls
     (``background=None``; ``True`` or ``False`` decides for every program; `wait` waits for
     the child). See the module docstring for what is cached and when a call traces again.

@@ -76,7 +76,7 @@ def test_a_short_program_goes_through_the_tiers(monkeypatch):
 
 def test_a_program_whose_eager_grad_outlasts_a_fork_is_made_by_a_child(monkeypatch):
     """Under `BESIDE_OPS` ops, a program of `BESIDE_MIN_OPS` or more whose first eager grad took
-    long enough that the call that forks costs at most `BESIDE_CALL` eager grads (by what the
+    long enough that the call that forks costs at most `BESIDE_CALL` (3) eager grads (by what the
     last fork cost, which `start` measures) is made by a child; a shorter one is not."""
     monkeypatch.setattr(background, "fork_seconds", 0.0)  # any eager grad outlasts a fork
     g, short = compiled_grad(chain), compiled_grad(lambda x: np.sin(x) * x)
