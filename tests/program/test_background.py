@@ -371,3 +371,22 @@ def test_values_named_in_tapegrad_are_sent_by_name_as_they_are_named_now(monkeyp
     assert background.loads(background.dumps(second)) is second  # the name bound again
     copy = background.loads(background.dumps(first))  # no longer named: by value
     assert copy is not first and copy is not second and copy.a == 1.0
+
+
+def _named_only_in_the_child():
+    """What a child returns: a tapegrad value it named in a module (the caller has no such name)."""
+    import tapegrad.tangents as tangents
+
+    tangents._NAMED_IN_THE_CHILD = tangents.Tangent(a=1.0)
+    return ("program", tangents._NAMED_IN_THE_CHILD)
+
+
+def test_a_result_that_will_not_load_here_is_no_program():
+    """A child's result that names what this process lacks fails to load: the job gives False
+    (the calls make the program) and its error says why."""
+    import tapegrad.tangents as tangents
+
+    job = background.start(_named_only_in_the_child, limit=30)
+    assert job.wait() is False
+    assert not hasattr(tangents, "_NAMED_IN_THE_CHILD")
+    assert job.error.startswith("the child's program could not be read (AttributeError: ")
