@@ -222,6 +222,45 @@ def test_derived_forward_rule_reads_the_thunks_of_a_list_argument():
     assert sorted(reads) == [0, 0, 1]
 
 
+#: calls of the functions whose forward rules are written out (rules/_forward.py: joined and
+#: multilinear, and np.where's), with a constant among the arguments where one fits: (f, args)
+WRITTEN_OUT = [
+    (lambda x, c: np.stack([x, 2.0 * np.ones(3), c], axis=1), (np.array([0.5, -1.0, 2.0]), np.arange(3.0))),
+    (lambda x, c: np.stack((c, x)), (np.array([[0.5, -1.0], [1.5, 2.0]]), np.ones((2, 2)))),
+    (lambda x, c: np.concatenate([c, x, x ** 2], axis=None), (np.array([[0.5, -1.0], [1.5, 2.0]]), np.ones(3))),
+    (lambda x, c: np.concatenate((x, c), axis=-1), (np.array([[0.5, -1.0], [1.5, 2.0]]), np.ones((2, 1)))),
+    (lambda x, c: np.einsum("ij,j,j->i", c, x, x), (np.array([0.5, -1.0, 2.0]), np.arange(6.0).reshape(2, 3))),
+    (lambda x, c: np.einsum(c, [0, 1], x, [1], [0]), (np.array([0.5, -1.0, 2.0]), np.arange(6.0).reshape(2, 3))),
+    (lambda x, c: np.einsum("ii->", np.outer(x, x)) + np.einsum("i,i", x, c), (np.array([0.5, -1.0, 2.0]), np.ones(3))),
+    (lambda x, c: np.where(x > 0, x ** 2, 1.5), (np.array([0.5, -1.0, 2.0]), 0.0)),
+    (lambda x, c: np.where(c > 1, c, np.sin(x)), (np.array([[0.5], [-1.0]]), np.arange(3.0) + 0.5)),
+]
+
+
+@pytest.mark.parametrize("f, args", WRITTEN_OUT, ids=range(len(WRITTEN_OUT)))
+def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypatch):
+    """np.stack, np.concatenate, np.einsum and np.where have forward rules of their own (forward
+    mode through them was a traced pullback per call): the same variations as the rules derived
+    from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
+    differences to second order."""
+    from tapegrad.registry import FRULES
+
+    fns = (np.stack, np.concatenate, np.einsum, np.where)
+    assert all(fn in FRULES for fn in fns)
+    x, c = args
+    v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))
+    written = jvp(lambda x: f(x, c), (x,), (v,))
+    for fn in fns:
+        monkeypatch.delitem(FRULES, fn)
+    derived = jvp(lambda x: f(x, c), (x,), (v,))
+    np.testing.assert_allclose(written[1], derived[1], rtol=1e-13, atol=1e-15)
+    monkeypatch.undo()
+    x32, c32 = np.asarray(x, dtype=np.float32), np.asarray(c, dtype=np.float32)
+    y32, dy32 = jvp(lambda x: f(x, c32), (x32,), (v.astype(np.float32),))
+    assert dy32.dtype == y32.dtype  # float32, where f keeps it (not where it adds a float64 constant)
+    tapegrad.check_grad(lambda x, _c=c: f(x, _c), x, order=2)  # (a default: c stays a constant)
+
+
 def test_missing_forward_rule_names_the_function():
     """A numpy function with neither rule raises NoRuleError in forward mode, naming it."""
     # (np.histogram_bin_edges: a numpy function with no rule, which frexp was until it got one)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dual import zero_tangent
 from ..tangents import ZERO
 
-__all__ = ["add_variations", "scaled", "linear_frule", "bilinear_frule"]
+__all__ = ["add_variations", "scaled", "linear_frule", "bilinear_frule", "multilinear_frule", "joined_frule", "zeros_of"]
 
 
 def add_variations(a, b):
@@ -66,3 +67,46 @@ def bilinear_frule(fn):
 
     bilinear_frule.__name__ = f"{fn.__name__}_frule"
     return bilinear_frule
+
+
+def multilinear_frule(fn):
+    """The forward rule of a function linear in each of its positional arguments apart (a
+    product of several, as ``np.einsum``'s operands): the sum over the varying arguments of
+    the function with that argument's variation in its place (an argument met twice, as in
+    ``einsum("i,i", x, x)``, counts twice: the product rule)."""
+    def multilinear_frule(d, *args, **kwargs):
+        y = fn(*args, **kwargs)
+        kwargs.pop("out", None)  # (the variations are computed apart, never into `out`)
+        dy = ZERO
+        for i, di in enumerate(d):
+            if di is not ZERO:
+                dy = add_variations(dy, fn(*args[:i], di, *args[i + 1:], **kwargs))
+        return y, dy
+
+    multilinear_frule.__name__ = f"{fn.__name__}_frule"
+    return multilinear_frule
+
+
+def joined_frule(fn):
+    """The forward rule of a function that joins a sequence of arrays (``np.stack``,
+    ``np.concatenate``): the variations joined the same way, zeros of each constant array's
+    shape in its place."""
+    def joined_frule(d, arrays, *args, **kwargs):
+        y = fn(arrays, *args, **kwargs)
+        kwargs.pop("out", None)
+        darrays = d[0]
+        if darrays is ZERO:
+            return y, ZERO
+        if type(darrays) is list or type(darrays) is tuple:
+            if all(v is ZERO for v in darrays):
+                return y, ZERO
+            darrays = [zeros_of(x) if v is ZERO else v for x, v in zip(arrays, darrays)]
+        return y, fn(darrays, *args, **kwargs)
+
+    joined_frule.__name__ = f"{fn.__name__}_frule"
+    return joined_frule
+
+
+def zeros_of(x):
+    """A zero variation of a constant `x`: its shape, its dtype if inexact (float64 if not)."""
+    return zero_tangent(x)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..registry import frule, rrule, stand_in, whole
 from ..tangents import NO_TANGENT, ZERO
+from ._forward import joined_frule
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 from .indexing import scatter_add
 
@@ -53,7 +54,8 @@ def _as_shape(fn, x):
     return np.shape(fn(np.broadcast_to(0.0, np.shape(x))))
 
 
-@rrule(np.concatenate, complex=True, formula=whole("the piece of {dy} where each argument went"))
+@rrule(np.concatenate, complex=True, forward=joined_frule(np.concatenate),
+       formula=whole("the piece of {dy} where each argument went"))
 def concatenate_rrule(arrays, *args, **kwargs):
     axis = bind(np.concatenate, (arrays, *args), kwargs).get("axis", 0)
     y = np.concatenate(arrays, *args, **kwargs)
@@ -69,7 +71,8 @@ def concatenate_rrule(arrays, *args, **kwargs):
     return y, concatenate_pullback
 
 
-@rrule(np.stack, complex=True, formula=whole("the piece of {dy} where each argument went"))
+@rrule(np.stack, complex=True, forward=joined_frule(np.stack),
+       formula=whole("the piece of {dy} where each argument went"))
 def stack_rrule(arrays, *args, **kwargs):
     y = np.stack(arrays, *args, **kwargs)
     axis = normalize_axis(bind(np.stack, (arrays, *args), kwargs).get("axis", 0), np.ndim(y))

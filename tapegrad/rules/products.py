@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import user_location
 from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, Thunk
-from ._forward import linear_frule, bilinear_frule
+from ._forward import linear_frule, bilinear_frule, multilinear_frule
 from ._shapes import conj, like, mT, perm_back, reject, tangent_float
 
 # --- helpers shared with the linalg rules ---
@@ -311,7 +311,7 @@ def _einsum(names, values, kwargs):
     return [None, text] if isinstance(values[0], str) else [text]
 
 
-@rrule(np.einsum, complex=True, formula=whole(_einsum))
+@rrule(np.einsum, complex=True, forward=multilinear_frule(np.einsum), formula=whole(_einsum))
 def einsum_rrule(subscripts, *operands, **kwargs):
     if not isinstance(subscripts, str):
         # the interleaved form: differentiate its string form, one tangent per operand and
