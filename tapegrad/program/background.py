@@ -48,9 +48,9 @@ __all__ = ["available", "alone", "start", "Job", "dumps", "loads"]
 _RUNNING = weakref.WeakSet()
 
 #: what the last fork cost this process, in seconds of wall time (`start` measures it): a fork
-#: copies the process's page tables, 3-4 ms for a process that imported numpy and scipy on the
-#: machines measured (benchmarks/README.md), ~1 ms more a GB it holds, the first one 5-6 ms: until it is
-#: measured, 6 ms
+#: copies the process's page tables: 3-4 ms for a process that imported numpy and scipy on the
+#: machines measured (benchmarks/README.md), ~1 ms more a GB it holds, 8-11 ms in a notebook's
+#: kernel; the first fork of a process 5-6 ms, the estimate until one is measured
 fork_seconds = 0.006
 
 
@@ -325,7 +325,7 @@ _NAMED = None
 def _named(pickler, obj, sure=False):
     """``("constant", module, name, unwrap)`` where both processes hold `obj` by name, or None.
 
-    The map of such objects takes ~20 ms to make (every tapegrad module's names), so it is kept
+    The map of such objects takes ~10 ms to make (every tapegrad module's names), so it is kept
     between programs: made anew when modules were imported since, and, once per pickling, when
     the name it gives no longer names `obj` (bound again since) or when `sure` (an instance of
     tapegrad's, which goes by value if unnamed: a copy of a singleton such as `ZERO` would not
