@@ -234,18 +234,24 @@ WRITTEN_OUT = [
     (lambda x, c: np.einsum("ii->", np.outer(x, x)) + np.einsum("i,i", x, c), (np.array([0.5, -1.0, 2.0]), np.ones(3))),
     (lambda x, c: np.where(x > 0, x ** 2, 1.5), (np.array([0.5, -1.0, 2.0]), 0.0)),
     (lambda x, c: np.where(c > 1, c, np.sin(x)), (np.array([[0.5], [-1.0]]), np.arange(3.0) + 0.5)),
+    # cholesky reads one triangle of a matrix that need not be symmetric: x varies both
+    (lambda x, c: np.linalg.cholesky(c + np.outer(x, x ** 2)), (np.array([0.5, -1.0, 0.8]), 4.0 * np.eye(3))),
+    (lambda x, c: np.linalg.cholesky(c + np.outer(x, x ** 2), upper=True),
+     (np.array([0.5, -1.0, 0.8]), 4.0 * np.eye(3))),
+    (lambda x, c: np.linalg.cholesky(c + x[:, None, None] * np.eye(2)), (np.array([0.5, 1.5]), np.ones((2, 2)))),
 ]
 
 
 @pytest.mark.parametrize("f, args", WRITTEN_OUT, ids=range(len(WRITTEN_OUT)))
 def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypatch):
-    """np.stack, np.concatenate, np.einsum and np.where have forward rules of their own (forward
+    """np.stack, np.concatenate, np.einsum, np.where and np.linalg.cholesky (real) have forward
+    rules of their own (forward
     mode through them was a traced pullback per call): the same variations as the rules derived
     from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
     differences to second order."""
     from tapegrad.registry import FRULES
 
-    fns = (np.stack, np.concatenate, np.einsum, np.where)
+    fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky)
     assert all(fn in FRULES for fn in fns)
     x, c = args
     v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))

@@ -32,7 +32,8 @@ import numpy as np
 from ..context import primitive
 from ..errors import TapegradError, user_location
 from ..onimport import OnFirstUse
-from ..registry import rrule, stand_in, whole
+from ..dual import derived_frule
+from ..registry import frule, rrule, stand_in, whole
 from ..scipy.linalg import solve_triangular
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import col, conj, dtype_of, like, mH, mT, row, sum_of, tangent_float
@@ -303,6 +304,27 @@ def cholesky_rrule(a, **kwargs):
         return NO_TANGENT, like(cholesky_grad(l, dl, solve_lt, triangle), a)
 
     return c, cholesky_pullback
+
+
+@frule(np.linalg.cholesky)
+def cholesky_frule(dargs, a, **kwargs):
+    """dL = L Φ(L⁻¹ S L⁻ᵀ), S the symmetric variation the read triangle of dA stands for
+    (from dA = dL Lᵀ + L dLᵀ, with L⁻¹dL lower triangular: see `cholesky_grad`); for
+    ``upper=True``, dU = dLᵀ. Complex matrices take the rule derived from the reverse one."""
+    da = dargs[0]
+    if da is ZERO or dtype_of(a).kind == "c" or dtype_of(da).kind == "c":
+        return derived_frule(np.linalg.cholesky, (a,), dargs, kwargs)
+    upper = kwargs.get("upper", False)
+    c = np.linalg.cholesky(a, **kwargs)
+    l = mT(c) if upper else c
+    part = np.triu(da, 1) if upper else np.tril(da, -1)
+    s = part + mT(part) + _eye_like(da) * da  # the symmetric matrix of the triangle read
+    if np.ndim(l) == 2:
+        x = _solve_lower(l, mT(_solve_lower(l, s)))  # L⁻¹ (L⁻¹ S)ᵀ = L⁻¹ S L⁻ᵀ (S symmetric)
+    else:
+        x = np.linalg.solve(l, mT(np.linalg.solve(l, s)))
+    dl = np.matmul(l, _phi(x))
+    return c, mT(dl) if upper else dl
 
 
 # --- symmetric eigenproblems ---
