@@ -171,7 +171,7 @@ def parked(frame) -> bool:
     if frame is None:  # (a thread not yet running, or no longer: taken as at work)
         return False
     code = frame.f_code
-    if code.co_filename == threading.__file__ and code.co_name in ("wait", "_wait_for_tstate_lock"):
+    if code.co_filename == threading.__file__ and code.co_name in ("wait", "_wait_for_tstate_lock", "join"):
         return True
     return (code, frame.f_lineno) in _pool_waits()
 

@@ -290,12 +290,15 @@ def test_parked_threads_leave_the_making_to_a_child():
     done = threading.Event()
     monitor = threading.Thread(target=done.wait)
     monitor.start()
+    joiner = threading.Thread(target=monitor.join)  # (Thread.join: a wait too)
+    joiner.start()
     pool = ThreadPoolExecutor(2)
     try:
         assert pool.submit(np.dot, np.ones(3), np.ones(3)).result() == 3.0  # its workers started, now idle
-        while any(not background.parked(sys._current_frames().get(t.ident)) for t in pool._threads):
+        waiting = [monitor, joiner, *pool._threads]
+        while any(not background.parked(sys._current_frames().get(t.ident)) for t in waiting):
             time.sleep(0.01)
-        assert background.alone([monitor, *pool._threads])
+        assert background.alone(waiting)
         g = compiled_grad(chain, background=True)
         g(0.3, 1.0001)
         g(0.3, 1.0001)
@@ -305,7 +308,7 @@ def test_parked_threads_leave_the_making_to_a_child():
         assert g.cache_info()["background"] == 1
     finally:
         done.set()
-        monitor.join()
+        joiner.join()
         pool.shutdown()
 
 
