@@ -296,7 +296,9 @@ def test_parked_threads_leave_the_making_to_a_child():
     try:
         assert pool.submit(np.dot, np.ones(3), np.ones(3)).result() == 3.0  # its workers started, now idle
         waiting = [monitor, joiner, *pool._threads]
-        while any(not background.parked(sys._current_frames().get(t.ident)) for t in waiting):
+        for _ in range(500):  # (each reaches its wait within moments of starting)
+            if all(background.parked(sys._current_frames().get(t.ident)) for t in waiting):
+                break
             time.sleep(0.01)
         assert background.alone(waiting)
         g = compiled_grad(chain, background=True)
