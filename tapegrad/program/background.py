@@ -158,9 +158,16 @@ def alone(threads=None) -> bool:
         if t.daemon and (module.startswith(("ipykernel.", "IPython.")) or t.name == "IOPub"
                          or t.name.endswith("(_watch_pipe_fd)")):
             continue
-        if not parked(frames.get(t.ident)):
+        if not parked(frames.get(t.ident)) or not _gil():
             return False
     return True
+
+
+def _gil() -> bool:
+    """Whether the interpreter has a GIL (a free-threaded build may not: there a parked thread
+    could wake and compute while this one forks, so only a notebook's own threads are allowed)."""
+    enabled = getattr(sys, "_is_gil_enabled", None)
+    return True if enabled is None else bool(enabled())
 
 
 def parked(frame) -> bool:

@@ -395,3 +395,21 @@ def test_a_result_that_will_not_load_here_is_no_program():
     assert job.wait() is False
     assert not hasattr(tangents, "_NAMED_IN_THE_CHILD")
     assert job.error.startswith("the child's program could not be read (AttributeError: ")
+
+
+def test_without_a_gil_a_parked_thread_still_keeps_the_making_with_the_calls(monkeypatch):
+    """On a free-threaded interpreter nothing keeps a parked thread from waking mid-fork."""
+    done = threading.Event()
+    t = threading.Thread(target=done.wait)
+    t.start()
+    try:
+        for _ in range(500):
+            if background.parked(sys._current_frames().get(t.ident)):
+                break
+            time.sleep(0.01)
+        assert background.alone([t])
+        monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
+        assert not background.alone([t])
+    finally:
+        done.set()
+        t.join()
