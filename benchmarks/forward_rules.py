@@ -4,9 +4,9 @@
 
 A function without a forward rule of its own runs in forward mode through the rule derived
 from its reverse rule (`tapegrad.dual.derived_frule`: the gradient of a traced pullback, for
-every call). ``np.stack``, ``np.concatenate``, ``np.einsum``, ``np.where`` and (real)
-``np.linalg.cholesky`` have rules of their own (`tapegrad.rules._forward`, `where_frule`,
-`cholesky_frule`). Each case is timed with those rules and with them taken
+every call). ``np.stack``, ``np.concatenate``, ``np.einsum``, ``np.where``, (real)
+``np.linalg.cholesky`` and each ufunc's ``outer`` have rules of their own
+(`tapegrad.rules._forward`, `where_frule`, `cholesky_frule`, `ufunc_methods._outer_frule`). Each case is timed with those rules and with them taken
 out of the registry, in alternating rounds in one process (the machine's drift falls on both
 alike); the medians and their ratio (written ÷ derived: below 1 is faster) are printed as a
 Markdown table. benchmarks/README.md has the numbers.
@@ -25,7 +25,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import tapegrad  # noqa: E402
 from tapegrad.registry import FRULES  # noqa: E402
 
-WRITTEN = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky)
+WRITTEN = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky, np.subtract.outer,
+           np.multiply.outer)
 
 
 def lotka_volterra(y, a, b, c, d):
@@ -34,6 +35,8 @@ def lotka_volterra(y, a, b, c, d):
 
 A = np.arange(9.0).reshape(3, 3) / 10
 Y0 = np.array([1.0, 0.5])
+_T = np.linspace(0.0, 3.0, 40)
+_Y = np.sin(_T)
 _M = np.random.default_rng(0).standard_normal((30, 30))
 SPD = _M @ _M.T + 30 * np.eye(30)
 CASES = {
@@ -45,6 +48,10 @@ CASES = {
         lambda A, x: np.einsum("ij,j->i", A, x), (A, np.ones(3)), (A, np.ones(3))),
     "jvp through np.where": lambda: tapegrad.jvp(
         lambda x: np.where(x > 0, x * x, np.sin(x)), (np.linspace(-1, 1, 5),), (np.ones(5),)),
+    "jvp of a squared-exponential kernel (np.subtract.outer)": lambda: tapegrad.jvp(
+        lambda x: np.exp(-np.subtract.outer(x, x) ** 2), (_T,), (np.ones(_T.size),)),
+    "jvp of np.multiply.outer": lambda: tapegrad.jvp(
+        lambda x: np.multiply.outer(x, _T), (_T[:5],), (np.ones(5),)),
     "jvp of np.linalg.cholesky, 30×30": lambda: tapegrad.jvp(
         np.linalg.cholesky, (SPD,), (np.cos(np.arange(900.0)).reshape(30, 30),)),
     "hessian(mode='fwd-rev') of a Gaussian log-likelihood in (log ℓ, log σ²)": lambda: tapegrad.hessian(
@@ -52,10 +59,6 @@ CASES = {
     "hessian(mode='fwd-fwd') of a stacked ODE right-hand side": lambda: tapegrad.hessian(
         lambda p: np.sum(lotka_volterra(Y0, *p)), np.array([1.0, 0.8, 0.9, 0.6]), mode="fwd-fwd"),
 }
-
-
-_T = np.linspace(0.0, 3.0, 40)
-_Y = np.sin(_T)
 
 
 def _gp_loglik(p):

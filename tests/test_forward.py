@@ -1,6 +1,7 @@
 """tapegrad.forward: forward mode and higher derivatives; dual numbers, jvp, Jacobians, Hessians, grad of grad."""
 import numpy as np
 import pytest
+import scipy.special
 
 import tapegrad
 from tapegrad import Dual, NoRuleError, grad, gradient, hessian, hvp, jacobian, jvp
@@ -239,19 +240,24 @@ WRITTEN_OUT = [
     (lambda x, c: np.linalg.cholesky(c + np.outer(x, x ** 2), upper=True),
      (np.array([0.5, -1.0, 0.8]), 4.0 * np.eye(3))),
     (lambda x, c: np.linalg.cholesky(c + x[:, None, None] * np.eye(2)), (np.array([0.5, 1.5]), np.ones((2, 2)))),
+    # a ufunc's outer: its own forward rule on the first argument spread along the second's axes
+    (lambda x, c: np.exp(-np.subtract.outer(x, c * x) ** 2), (np.array([[0.5, -1.0], [0.3, 2.0]]), 0.7)),
+    (lambda x, c: np.multiply.outer(c, x) + np.multiply.outer(x[0], x), (np.array([0.5, -1.0, 2.0]), np.arange(2.0))),
+    (lambda x, c: scipy.special.xlogy.outer(x, c + x ** 2), (np.array([0.5, 1.5]), np.array([1.0, 2.0]))),
 ]
 
 
 @pytest.mark.parametrize("f, args", WRITTEN_OUT, ids=range(len(WRITTEN_OUT)))
 def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypatch):
-    """np.stack, np.concatenate, np.einsum, np.where and np.linalg.cholesky (real) have forward
-    rules of their own (forward
+    """np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky (real) and each ufunc's
+    ``outer`` have forward rules of their own (forward
     mode through them was a traced pullback per call): the same variations as the rules derived
     from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
     differences to second order."""
     from tapegrad.registry import FRULES
 
-    fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky)
+    fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky, np.subtract.outer,
+           np.multiply.outer, scipy.special.xlogy.outer)
     assert all(fn in FRULES for fn in fns)
     x, c = args
     v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))

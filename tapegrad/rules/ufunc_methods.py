@@ -35,7 +35,8 @@ import numpy as np
 
 from ..context import METHOD_SIGNATURES
 from ..errors import NoRuleError, qualified_name, user_location
-from ..registry import COMPLEX, FORMULAS, NEEDS, NONDIFF, RULES, frule, nondifferentiable, rrule, whole
+from ..dual import derived_frule
+from ..registry import COMPLEX, FORMULAS, FRULES, NEEDS, NONDIFF, RULES, frule, nondifferentiable, rrule, whole
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk, getitem
 from ._shapes import cast_like, expand_reduced, no_tangents, normalize_axis, reduced_axes, tangent_dtype
@@ -179,6 +180,24 @@ def _outer_rule(ufunc):
     return _name(outer_rrule, ufunc, "outer")
 
 
+def _outer_frule(ufunc):
+    """The forward rule of ``ufunc.outer``: the ufunc's own forward rule (written out, or
+    derived from its reverse rule) on ``a`` and its variation spread along the axes of ``b``
+    (a derived rule of ``outer`` itself traced the reshapes too, at every call)."""
+    def outer_frule(dargs, a, b, **kwargs):
+        ea = _spread_first(a, b)
+        da, db = dargs[0], dargs[1]
+        if da is not ZERO and ea is not a:
+            da = np.reshape(da, np.shape(ea))
+        rule = FRULES.get(ufunc)  # (at each call: a rule the user registers later takes over)
+        if rule is not None:
+            return rule([da, db], ea, b, **kwargs)
+        return derived_frule(ufunc, (ea, b), [da, db], kwargs)
+
+    outer_frule.__name__ = outer_frule.__qualname__ = f"{ufunc.__name__}_outer_frule"
+    return outer_frule
+
+
 def _binary_ufuncs(table):
     """The two-input elementwise ufuncs of `table` (not matmul, whose methods numpy refuses)."""
     return [f for f in table if isinstance(f, np.ufunc) and f.nin == 2 and f.signature is None]
@@ -205,7 +224,7 @@ def give_outer(fns):
     and on the rules registered later, when scipy's module is imported (`tapegrad.rules`)."""
     for uf in _binary_ufuncs(fns):
         if uf in RULES:
-            rrule(uf.outer, complex=uf in COMPLEX,
+            rrule(uf.outer, complex=uf in COMPLEX, forward=_outer_frule(uf),
                   formula=_outer_formula(FORMULAS[uf]) if uf in FORMULAS else None)(_outer_rule(uf))
 
 
