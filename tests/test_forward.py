@@ -4,6 +4,8 @@ import pytest
 import scipy.special
 
 import tapegrad
+from tapegrad.arraylike import added_at, updated
+from tapegrad.rules.indexing import scatter_add
 from tapegrad import Dual, NoRuleError, grad, gradient, hessian, hvp, jacobian, jvp
 
 
@@ -223,6 +225,14 @@ def test_derived_forward_rule_reads_the_thunks_of_a_list_argument():
     assert sorted(reads) == [0, 0, 1]
 
 
+def _written_into_a_copy(x, c):
+    y = x.copy()
+    y[0, [0, 0]] = x[1, :2] ** 2  # (a repeated index: the last write wins)
+    y[:, 1] = c
+    np.add.at(y, (1, [2, 2]), x[0, 1:] * 3.0)
+    return y
+
+
 #: calls of the functions whose forward rules are written out (rules/_forward.py: joined and
 #: multilinear, and np.where's), with a constant among the arguments where one fits: (f, args)
 WRITTEN_OUT = [
@@ -244,20 +254,30 @@ WRITTEN_OUT = [
     (lambda x, c: np.exp(-np.subtract.outer(x, c * x) ** 2), (np.array([[0.5, -1.0], [0.3, 2.0]]), 0.7)),
     (lambda x, c: np.multiply.outer(c, x) + np.multiply.outer(x[0], x), (np.array([0.5, -1.0, 2.0]), np.arange(2.0))),
     (lambda x, c: scipy.special.xlogy.outer(x, c + x ** 2), (np.array([0.5, 1.5]), np.array([1.0, 2.0]))),
+    # linear in one argument (take, take_along_axis, scatter_add), in two together (a write
+    # into a copy: updated, np.add.at's added_at), or in each apart (tensordot, axes positional)
+    (lambda x, c: np.take(x, [2, 0, 2], axis=1) * np.take_along_axis(x, np.array([[1], [0]]), 1),
+     (np.arange(6.0).reshape(2, 3) / 3, 0.0)),
+    (lambda x, c: scatter_add(x ** 2, (2, 4), (slice(None), np.array([0, 3, 0])), np.float64),
+     (np.arange(6.0).reshape(2, 3) / 3, 0.0)),
+    (_written_into_a_copy, (np.arange(6.0).reshape(2, 3) / 3, np.array([1.5, -0.5]))),
+    (lambda x, c: np.tensordot(x, c * x ** 2, ([0], [0])), (np.arange(6.0).reshape(2, 3) / 3, 0.5)),
 ]
 
 
 @pytest.mark.parametrize("f, args", WRITTEN_OUT, ids=range(len(WRITTEN_OUT)))
 def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypatch):
-    """np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky (real) and each ufunc's
-    ``outer`` have forward rules of their own (forward
+    """np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky (real), each ufunc's
+    ``outer``, np.take, np.take_along_axis, np.tensordot and tapegrad's scatter and writes have
+    forward rules of their own (forward
     mode through them was a traced pullback per call): the same variations as the rules derived
     from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
     differences to second order."""
     from tapegrad.registry import FRULES
 
     fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky, np.subtract.outer,
-           np.multiply.outer, scipy.special.xlogy.outer)
+           np.multiply.outer, scipy.special.xlogy.outer, np.take, np.take_along_axis, scatter_add,
+           updated, added_at, np.tensordot)
     assert all(fn in FRULES for fn in fns)
     x, c = args
     v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))

@@ -12,7 +12,8 @@ import numpy as np
 from ..dual import zero_tangent
 from ..tangents import ZERO
 
-__all__ = ["add_variations", "scaled", "linear_frule", "bilinear_frule", "multilinear_frule", "joined_frule", "zeros_of"]
+__all__ = ["add_variations", "scaled", "linear_frule", "bilinear_frule", "multilinear_frule", "joined_frule", "jointly_linear_frule",
+           "zeros_of"]
 
 
 def add_variations(a, b):
@@ -105,6 +106,23 @@ def joined_frule(fn):
 
     joined_frule.__name__ = f"{fn.__name__}_frule"
     return joined_frule
+
+
+def jointly_linear_frule(fn, positions):
+    """The forward rule of a function linear in the arguments at `positions` taken together
+    (``updated(x, index, v)``, x with ``x[index] = v``): the function of their variations,
+    zeros in the place of a constant one, the other arguments as they are."""
+    def jointly_linear_frule(d, *args, **kwargs):
+        y = fn(*args, **kwargs)
+        if all(d[i] is ZERO for i in positions):
+            return y, ZERO
+        varied = list(args)
+        for i in positions:
+            varied[i] = zeros_of(args[i]) if d[i] is ZERO else d[i]
+        return y, fn(*varied, **kwargs)
+
+    jointly_linear_frule.__name__ = f"{fn.__name__}_frule"
+    return jointly_linear_frule
 
 
 def zeros_of(x):

@@ -65,7 +65,7 @@ def scatter_add(dy, shape, index, dtype):
     return out
 
 
-@rrule(scatter_add, complex=True, formula=whole("{dy}[{ix[2]}] (a scatter's tangent is a gather)", None))
+@rrule(scatter_add, complex=True, forward=linear_frule(scatter_add), formula=whole("{dy}[{ix[2]}] (a scatter's tangent is a gather)", None))
 def scatter_add_rrule(dy, shape, index, dtype):
     def scatter_add_pullback(dz):
         # the transpose of a scatter is the gather
@@ -140,7 +140,7 @@ def _along_axis_index(indices, shape, axis):
     )
 
 
-@rrule(np.take, complex=True, formula=whole(
+@rrule(np.take, complex=True, forward=linear_frule(np.take), formula=whole(
     "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices",
     None,
 ))
@@ -163,7 +163,7 @@ def take_rrule(x, *args, **kwargs):
     return np.take(x, *args, **kwargs), take_pullback
 
 
-@rrule(np.take_along_axis, complex=True, formula=whole(
+@rrule(np.take_along_axis, complex=True, forward=linear_frule(np.take_along_axis), formula=whole(
     "{dy} scatter-added into zeros shaped like {a[0]} at the taken indices",
     None,
 ))

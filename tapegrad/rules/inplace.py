@@ -24,6 +24,7 @@ from ..pytree import find_nested
 from ..registry import rrule, whole
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._forward import jointly_linear_frule
 from ._shapes import cast_like
 
 
@@ -61,7 +62,7 @@ def _is_plain_basic(index):
     return True
 
 
-@rrule(updated, complex=True, formula=whole("{dy} with zeros at [{ix[1]}]", None, "{dy}[{ix[1]}]"))
+@rrule(updated, complex=True, forward=jointly_linear_frule(updated, (0, 2)), formula=whole("{dy} with zeros at [{ix[1]}]", None, "{dy}[{ix[1]}]"))
 def updated_rrule(x, index, v):
     y = updated(x, index, v)
     # with an integer index that repeats (x[[0, 0]] = v), the last write wins in numpy: the
@@ -82,7 +83,7 @@ def updated_rrule(x, index, v):
     return y, updated_pullback
 
 
-@rrule(added_at, complex=True, formula=whole("{dy}", None, "{dy}[{ix[1]}], one share per repeated index"))
+@rrule(added_at, complex=True, forward=jointly_linear_frule(added_at, (0, 2)), formula=whole("{dy}", None, "{dy}[{ix[1]}], one share per repeated index"))
 def added_at_rrule(x, index, b):
     def added_at_pullback(dy):
         # every add counts (unbuffered): each element of b receives dy where it was added

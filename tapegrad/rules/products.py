@@ -118,7 +118,7 @@ def dot_rrule(x, y):
     return z, dot_pullback
 
 
-@rrule(np.tensordot, complex=True, formula=whole(
+@rrule(np.tensordot, complex=True, forward=multilinear_frule(np.tensordot), formula=whole(
     "{dy} contracted with {a[1]} over its free axes",
     "{a[0]} contracted with {dy} over its free axes",
 ))
