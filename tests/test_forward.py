@@ -262,14 +262,21 @@ WRITTEN_OUT = [
      (np.arange(6.0).reshape(2, 3) / 3, 0.0)),
     (_written_into_a_copy, (np.arange(6.0).reshape(2, 3) / 3, np.array([1.5, -0.5]))),
     (lambda x, c: np.tensordot(x, c * x ** 2, ([0], [0])), (np.arange(6.0).reshape(2, 3) / 3, 0.5)),
+    (lambda x, c: np.tril(np.outer(x, x), -1) + np.triu(np.outer(x, c)) + np.diag(x ** 2) + np.diag(np.outer(x, x), 1)[0],
+     (np.array([0.5, -1.0, 2.0]), np.ones(3))),
+    (lambda x, c: np.roll(x, 1, axis=1) * np.rollaxis(x[:, :, None] * c, 2, 0)[0], (np.arange(6.0).reshape(2, 3) / 3, 2.0)),
+    (lambda x, c: np.tile(x, (2, 1))[1:3] + np.repeat(x, [1, 2], axis=0)[1:], (np.arange(6.0).reshape(2, 3) / 3, 0.0)),
+    (lambda x, c: np.cross(x, c * x ** 2) + np.vdot(x, c + x) + np.convolve(x[0], x[1] ** 2)[:3]
+     + np.correlate(x[0], c * x[1], "same"), (np.arange(6.0).reshape(2, 3) / 3 + 0.1, 1.5)),
 ]
 
 
 @pytest.mark.parametrize("f, args", WRITTEN_OUT, ids=range(len(WRITTEN_OUT)))
 def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypatch):
     """np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky (real), each ufunc's
-    ``outer``, np.take, np.take_along_axis, np.tensordot and tapegrad's scatter and writes have
-    forward rules of their own (forward
+    ``outer``, np.take, np.take_along_axis, np.tensordot, tapegrad's scatter and writes, the
+    linear reshufflings (tril, triu, diag, roll, rollaxis, tile, repeat) and the products cross,
+    vdot, convolve and correlate have forward rules of their own (forward
     mode through them was a traced pullback per call): the same variations as the rules derived
     from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
     differences to second order."""
@@ -277,7 +284,8 @@ def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypa
 
     fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky, np.subtract.outer,
            np.multiply.outer, scipy.special.xlogy.outer, np.take, np.take_along_axis, scatter_add,
-           updated, added_at, np.tensordot)
+           updated, added_at, np.tensordot, np.tril, np.triu, np.diag, np.roll, np.rollaxis, np.tile,
+           np.repeat, np.cross, np.vdot, np.convolve, np.correlate)
     assert all(fn in FRULES for fn in fns)
     x, c = args
     v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))

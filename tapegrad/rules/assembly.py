@@ -17,7 +17,7 @@ import numpy as np
 
 from ..registry import frule, rrule, stand_in, whole
 from ..tangents import NO_TANGENT, ZERO
-from ._forward import joined_frule
+from ._forward import joined_frule, linear_frule
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
 from .indexing import scatter_add
 
@@ -206,7 +206,7 @@ def dsplit_rrule(x, *args, **kwargs):
 # --- copies: tile, repeat ---
 
 
-@rrule(np.tile, complex=True, formula=whole("{dy} with its tiles summed"))
+@rrule(np.tile, complex=True, forward=linear_frule(np.tile), formula=whole("{dy} with its tiles summed"))
 def tile_rrule(x, *args, **kwargs):
     reps = bind(np.tile, (x, *args), kwargs)["reps"]
     y = np.tile(x, *args, **kwargs)
@@ -224,7 +224,7 @@ def tile_rrule(x, *args, **kwargs):
     return y, tile_pullback
 
 
-@rrule(np.repeat, complex=True, formula=whole("{dy} with each run of repeats summed"))
+@rrule(np.repeat, complex=True, forward=linear_frule(np.repeat), formula=whole("{dy} with each run of repeats summed"))
 def repeat_rrule(x, *args, **kwargs):
     b = bind(np.repeat, (x, *args), kwargs)
     repeats, axis = b["repeats"], b.get("axis")

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..registry import rrule, whole
 from ..tangents import NO_TANGENT, Thunk
+from ._forward import multilinear_frule
 from ._shapes import conj, like, no_tangents
 
 
@@ -66,7 +67,7 @@ def _tangent(t, x):
     return like(t, x)
 
 
-@rrule(np.convolve, complex=True, formula=whole(
+@rrule(np.convolve, complex=True, forward=multilinear_frule(np.convolve), formula=whole(
     "convolve({dy}, flip({a[1]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
     "convolve({dy}, flip({a[0]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
     None,
@@ -89,7 +90,7 @@ def convolve_rrule(a, v, *args, **kwargs):
     return y, convolve_pullback
 
 
-@rrule(np.correlate, complex=True, formula=whole(
+@rrule(np.correlate, complex=True, forward=multilinear_frule(np.correlate), formula=whole(
     "convolve({dy}, conj({a[1]}), 'valid'), {dy} first zero-padded to the 'full' length where the mode cropped it",
     "conj(convolve(flip({dy}), {a[0]}, 'valid')), {dy} first zero-padded to the 'full' length where the mode cropped it",
     None,

@@ -21,6 +21,7 @@ from ..registry import rrule, whole
 
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
+from ._forward import multilinear_frule
 from ._shapes import bind, call_option, cast_like, no_tangents, positional_names, tangent_float
 from .special_params import no_derivative
 
@@ -128,7 +129,7 @@ def gradient_rrule(f, *varargs, axis=None, edge_order=1):
 # --- cross ---
 
 
-@rrule(np.cross, complex=True, formula=whole("{a[1]} × {dy}", "{dy} × {a[0]}", None))
+@rrule(np.cross, complex=True, forward=multilinear_frule(np.cross), formula=whole("{a[1]} × {dy}", "{dy} × {a[0]}", None))
 def cross_rrule(a, b, *args, **kwargs):
     o = bind(np.cross, (a, b, *args), kwargs)
     if o.get("axis") is not None:

@@ -209,7 +209,7 @@ def _diagonal_index(n, k):
     return np.arange(n) + max(-k, 0), np.arange(n) + max(k, 0)
 
 
-@rrule(np.diag, complex=True, formula=whole("{dy} read back through diag (a diagonal and its matrix)"))
+@rrule(np.diag, complex=True, forward=linear_frule(np.diag), formula=whole("{dy} read back through diag (a diagonal and its matrix)"))
 def diag_rrule(v, *args, **kwargs):
     k = bind(np.diag, (v, *args), kwargs).get("k", 0)
     y = np.diag(v, *args, **kwargs)
@@ -243,7 +243,7 @@ def diagonal_rrule(x, *args, **kwargs):
     return np.diagonal(x, *args, **kwargs), diagonal_pullback
 
 
-@rrule(np.triu, complex=True, formula=whole("triu({dy})"))
+@rrule(np.triu, complex=True, forward=linear_frule(np.triu), formula=whole("triu({dy})"))
 def triu_rrule(x, *args, **kwargs):
     k = bind(np.triu, (x, *args), kwargs).get("k", 0)
 
@@ -254,7 +254,7 @@ def triu_rrule(x, *args, **kwargs):
     return np.triu(x, *args, **kwargs), triu_pullback
 
 
-@rrule(np.tril, complex=True, formula=whole("tril({dy})"))
+@rrule(np.tril, complex=True, forward=linear_frule(np.tril), formula=whole("tril({dy})"))
 def tril_rrule(x, *args, **kwargs):
     k = bind(np.tril, (x, *args), kwargs).get("k", 0)
 

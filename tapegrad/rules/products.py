@@ -151,7 +151,7 @@ def inner_rrule(x, y):
 # --- flattening products ---
 
 
-@rrule(np.vdot, complex=True, formula=whole("conj({dy} · {a[1]})", "{dy} · conj({a[0]})"))
+@rrule(np.vdot, complex=True, forward=multilinear_frule(np.vdot), formula=whole("conj({dy} · {a[1]})", "{dy} · conj({a[0]})"))
 def vdot_rrule(x, y):
     """Conjugates its first operand: x̄ = conj(z̄·y) and ȳ = z̄·conj(x) (autograd's convention).
 

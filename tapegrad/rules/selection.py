@@ -22,6 +22,7 @@ from ..registry import nondifferentiable, rrule, whole
 
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, ZERO, Thunk
+from ._forward import linear_frule
 from ._shapes import bind, cast_like, dtype_of, no_tangents, normalize_axis, tangent_dtype
 
 # --- append ---
@@ -64,7 +65,7 @@ def _rollaxis_perm(ndim, axis, start):
     return perm
 
 
-@rrule(np.rollaxis, complex=True, formula=whole("{dy} with its axes put back in the order of {a[0]}", None))
+@rrule(np.rollaxis, complex=True, forward=linear_frule(np.rollaxis), formula=whole("{dy} with its axes put back in the order of {a[0]}", None))
 def rollaxis_rrule(a, *args, **kwargs):
     b = bind(np.rollaxis, (a, *args), kwargs)
     perm = _rollaxis_perm(np.ndim(a), b["axis"], b.get("start", 0))

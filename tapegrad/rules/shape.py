@@ -182,7 +182,7 @@ def flipud_rrule(x):
     return np.flipud(x), flipud_pullback
 
 
-@rrule(np.roll, complex=True, formula=whole("{dy} rolled back"))
+@rrule(np.roll, complex=True, forward=linear_frule(np.roll), formula=whole("{dy} rolled back"))
 def roll_rrule(x, *args, **kwargs):
     b = bind(np.roll, (x, *args), kwargs)
 
