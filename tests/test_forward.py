@@ -6,6 +6,7 @@ import scipy.special
 import tapegrad
 from tapegrad.arraylike import added_at, updated
 from tapegrad.rules.indexing import scatter_add
+from tapegrad.scipy.linalg import solve_triangular
 from tapegrad import Dual, NoRuleError, grad, gradient, hessian, hvp, jacobian, jvp
 
 
@@ -268,6 +269,11 @@ WRITTEN_OUT = [
     (lambda x, c: np.tile(x, (2, 1))[1:3] + np.repeat(x, [1, 2], axis=0)[1:], (np.arange(6.0).reshape(2, 3) / 3, 0.0)),
     (lambda x, c: np.cross(x, c * x ** 2) + np.vdot(x, c + x) + np.convolve(x[0], x[1] ** 2)[:3]
      + np.correlate(x[0], c * x[1], "same"), (np.arange(6.0).reshape(2, 3) / 3 + 0.1, 1.5)),
+    # a triangular solve reads one triangle (not its diagonal with unit_diagonal), maybe transposed
+    (lambda x, c: solve_triangular(c + np.outer(x, x), x ** 2, lower=True)
+     + solve_triangular(c + np.outer(x, x), x, trans="T", unit_diagonal=True),
+     (np.array([0.5, -1.0, 2.0]), 3.0 * np.eye(3))),
+    (lambda x, c: solve_triangular(c, np.outer(x, x[:2]), trans=1), (np.array([0.5, -1.0, 2.0]), np.triu(np.ones((3, 3))) + np.eye(3))),
 ]
 
 
@@ -275,8 +281,9 @@ WRITTEN_OUT = [
 def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypatch):
     """np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky (real), each ufunc's
     ``outer``, np.take, np.take_along_axis, np.tensordot, tapegrad's scatter and writes, the
-    linear reshufflings (tril, triu, diag, roll, rollaxis, tile, repeat) and the products cross,
-    vdot, convolve and correlate have forward rules of their own (forward
+    linear reshufflings (tril, triu, diag, roll, rollaxis, tile, repeat), the products cross,
+    vdot, convolve and correlate, and tapegrad.scipy.linalg.solve_triangular have forward rules
+    of their own (forward
     mode through them was a traced pullback per call): the same variations as the rules derived
     from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
     differences to second order."""
@@ -285,7 +292,7 @@ def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypa
     fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky, np.subtract.outer,
            np.multiply.outer, scipy.special.xlogy.outer, np.take, np.take_along_axis, scatter_add,
            updated, added_at, np.tensordot, np.tril, np.triu, np.diag, np.roll, np.rollaxis, np.tile,
-           np.repeat, np.cross, np.vdot, np.convolve, np.correlate)
+           np.repeat, np.cross, np.vdot, np.convolve, np.correlate, solve_triangular)
     assert all(fn in FRULES for fn in fns)
     x, c = args
     v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))

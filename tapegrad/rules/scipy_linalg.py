@@ -18,9 +18,10 @@ import numpy as np
 
 from ..errors import TapegradError
 from ..onimport import OnFirstUse
-from ..registry import rrule, stand_in, whole
+from ..registry import frule, rrule, stand_in, whole
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
+from ._forward import zeros_of
 from .decompositions import cholesky_grad, read_triangle
 from ._shapes import cached_signature, col, conj, dtype_of, like, mH, mT, row, tangent_float
 
@@ -97,6 +98,28 @@ def solve_triangular_rrule(a, b, *rest, **kwargs):
         return NO_TANGENT, Thunk(da), like(db, b), *(NO_TANGENT for _ in rest)
 
     return x, solve_triangular_pullback
+
+
+@frule(solve_triangular)
+def solve_triangular_frule(dargs, a, b, *rest, **kwargs):
+    """x = op(A)⁻¹ b: dx = op(A)⁻¹ (db - op(dA) x), dA the variation of the triangle read (its
+    diagonal too unless `unit_diagonal`): one more triangular solve."""
+    o = _options(_sl.solve_triangular, (a, b, *rest), kwargs)
+    trans, lower, unit = o["trans"], o["lower"], o["unit_diagonal"]
+    solve_op = lambda r: solve_triangular(a, r, trans=trans, lower=lower, unit_diagonal=unit,
+                                          check_finite=o["check_finite"])
+    x = solve_op(b)
+    da, db = dargs[0], dargs[1]
+    if da is ZERO and db is ZERO:
+        return x, ZERO
+    r = zeros_of(x) if db is ZERO else db
+    if da is not ZERO:
+        k = 1 if unit else 0
+        t = np.tril(da, -k) if lower else np.triu(da, k)
+        if _transposed(trans):
+            t = mH(t) if _conjugated(trans, a) else mT(t)
+        r = r - np.matmul(t, x)
+    return x, solve_op(r)
 
 
 # --- cholesky ---
