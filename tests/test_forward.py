@@ -274,6 +274,11 @@ WRITTEN_OUT = [
      + solve_triangular(c + np.outer(x, x), x, trans="T", unit_diagonal=True),
      (np.array([0.5, -1.0, 2.0]), 3.0 * np.eye(3))),
     (lambda x, c: solve_triangular(c, np.outer(x, x[:2]), trans=1), (np.array([0.5, -1.0, 2.0]), np.triu(np.ones((3, 3))) + np.eye(3))),
+    # complex cholesky keeps the derived rule (a Hermitian c and a real diagonal that varies)
+    (lambda x, c: np.linalg.cholesky(c + np.diag(x ** 2)), (np.array([0.5, -1.0]), np.array([[3, 0.5j], [-0.5j, 3]]))),
+    # the 2-norm and the Frobenius norm written out; ord=1 and the matrix 2-norm derived
+    (lambda x, c: np.linalg.norm(x) + np.linalg.norm(x, axis=0) + np.linalg.norm(x, "fro", keepdims=True)
+     + np.linalg.norm(x * c, ord=1, axis=1)[0] + np.linalg.norm(x, 2), (np.arange(6.0).reshape(2, 3) / 3 - 0.4, 1.5)),
 ]
 
 
@@ -282,8 +287,8 @@ def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypa
     """np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky (real), each ufunc's
     ``outer``, np.take, np.take_along_axis, np.tensordot, tapegrad's scatter and writes, the
     linear reshufflings (tril, triu, diag, roll, rollaxis, tile, repeat), the products cross,
-    vdot, convolve and correlate, and tapegrad.scipy.linalg.solve_triangular have forward rules
-    of their own (forward
+    vdot, convolve and correlate, tapegrad.scipy.linalg.solve_triangular and the 2-norm and
+    Frobenius norm of np.linalg.norm have forward rules of their own (forward
     mode through them was a traced pullback per call): the same variations as the rules derived
     from their reverse rules, of the result's dtype (float32 kept where f keeps it), and central
     differences to second order."""
@@ -292,7 +297,7 @@ def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypa
     fns = (np.stack, np.concatenate, np.einsum, np.where, np.linalg.cholesky, np.subtract.outer,
            np.multiply.outer, scipy.special.xlogy.outer, np.take, np.take_along_axis, scatter_add,
            updated, added_at, np.tensordot, np.tril, np.triu, np.diag, np.roll, np.rollaxis, np.tile,
-           np.repeat, np.cross, np.vdot, np.convolve, np.correlate, solve_triangular)
+           np.repeat, np.cross, np.vdot, np.convolve, np.correlate, solve_triangular, np.linalg.norm)
     assert all(fn in FRULES for fn in fns)
     x, c = args
     v = np.cos(np.arange(np.size(x)) + 1.0).reshape(np.shape(x))
@@ -302,7 +307,8 @@ def test_written_out_forward_rules_agree_with_the_derived_ones(f, args, monkeypa
     derived = jvp(lambda x: f(x, c), (x,), (v,))
     np.testing.assert_allclose(written[1], derived[1], rtol=1e-13, atol=1e-15)
     monkeypatch.undo()
-    x32, c32 = np.asarray(x, dtype=np.float32), np.asarray(c, dtype=np.float32)
+    x32 = np.asarray(x, dtype=np.float32)
+    c32 = np.asarray(c, dtype=np.complex64 if np.iscomplexobj(c) else np.float32)
     y32, dy32 = jvp(lambda x: f(x, c32), (x32,), (v.astype(np.float32),))
     assert dy32.dtype == y32.dtype  # float32, where f keeps it (not where it adds a float64 constant)
     tapegrad.check_grad(lambda x, _c=c: f(x, _c), x, order=2)  # (a default: c stays a constant)

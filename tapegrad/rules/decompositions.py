@@ -306,14 +306,17 @@ def cholesky_rrule(a, **kwargs):
     return c, cholesky_pullback
 
 
-@frule(np.linalg.cholesky)
+_CHOLESKY = np.linalg.cholesky  # (the registered function: a trace may swap numpy's names while it runs)
+
+
+@frule(_CHOLESKY)
 def cholesky_frule(dargs, a, **kwargs):
     """dL = L Φ(L⁻¹ S L⁻ᵀ), S the symmetric variation the read triangle of dA stands for
     (from dA = dL Lᵀ + L dLᵀ, with L⁻¹dL lower triangular: see `cholesky_grad`); for
     ``upper=True``, dU = dLᵀ. Complex matrices take the rule derived from the reverse one."""
     da = dargs[0]
     if da is ZERO or dtype_of(a).kind == "c" or dtype_of(da).kind == "c":
-        return derived_frule(np.linalg.cholesky, (a,), dargs, kwargs)
+        return derived_frule(_CHOLESKY, (a,), dargs, kwargs)
     upper = kwargs.get("upper", False)
     c = np.linalg.cholesky(a, **kwargs)
     l = mT(c) if upper else c

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import rrule, whole
+from ..dual import derived_frule
+from ..registry import frule, rrule, whole
 from ..tangents import NO_TANGENT, ZERO
 from ._shapes import conj, dtype_of, like, perm_back
 
@@ -109,3 +110,20 @@ def norm_rrule(x, *rest, **kwargs):
         return NO_TANGENT, like(np.reshape(dy, kept) * g, x), *(NO_TANGENT for _ in rest)
 
     return y, norm_pullback
+
+
+_NORM = np.linalg.norm  # (the registered function: a trace may swap numpy's names while it runs)
+
+
+@frule(_NORM)
+def norm_frule(dargs, x, *rest, **kwargs):
+    """The 2-norm of a vector, or the Frobenius norm (the default `ord`): d‖x‖ = Re Σ conj(x)·dx
+    / ‖x‖ over the axes reduced, the pairing of the reverse rule's x/‖x‖ with dx. Every other
+    order takes the rule derived from the reverse one."""
+    ord, axes, matrix = _norm_args(x, rest, kwargs)
+    if dargs[0] is ZERO or ord not in ((None, "fro") if matrix else (None, 2)):
+        return derived_frule(_NORM, (x, *rest), dargs, kwargs)
+    y = np.linalg.norm(x, *rest, **kwargs)
+    kept = tuple(1 if i in axes else s for i, s in enumerate(np.shape(x)))
+    paired = np.sum(np.real(conj(x) * dargs[0]), axis=axes, keepdims=True)
+    return y, np.reshape(paired / np.reshape(y, kept), np.shape(y))
