@@ -307,11 +307,7 @@ class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid):
         if pid[0] == "module":
             return sys.modules[pid[1]]
-        _, module, name, unwrap = pid
-        obj = getattr(sys.modules[module], name)
-        for _ in range(unwrap):
-            obj = obj.__wrapped__
-        return obj
+        return _resolve(pid, strict=True)
 
 
 def dumps(obj) -> bytes:
@@ -350,11 +346,13 @@ def _named(pickler, obj, sure=False):
         _NAMED = None  # made before a name was bound again, or before obj was made: once more
 
 
-def _resolve(where):
+def _resolve(where, strict=False):
+    """The object a ``("constant", module, name, unwrap)`` names here: None if it names none,
+    or (`strict`, as the caller reads a child's program) an AttributeError."""
     _, module, name, unwrap = where
-    obj = getattr(sys.modules[module], name, None)
+    obj = getattr(sys.modules[module], name) if strict else getattr(sys.modules[module], name, None)
     for _ in range(unwrap):
-        obj = getattr(obj, "__wrapped__", None)
+        obj = obj.__wrapped__ if strict else getattr(obj, "__wrapped__", None)
     return obj
 
 

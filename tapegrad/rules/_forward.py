@@ -12,8 +12,8 @@ import numpy as np
 from ..dual import zero_tangent
 from ..tangents import ZERO
 
-__all__ = ["add_variations", "scaled", "linear_frule", "bilinear_frule", "multilinear_frule", "joined_frule", "jointly_linear_frule",
-           "zeros_of"]
+__all__ = ["add_variations", "scaled", "linear_frule", "bilinear_frule", "multilinear_frule", "joined_frule",
+           "jointly_linear_frule"]
 
 
 def add_variations(a, b):
@@ -101,7 +101,7 @@ def joined_frule(fn):
         if type(darrays) is list or type(darrays) is tuple:
             if all(v is ZERO for v in darrays):
                 return y, ZERO
-            darrays = [zeros_of(x) if v is ZERO else v for x, v in zip(arrays, darrays)]
+            darrays = [zero_tangent(x) if v is ZERO else v for x, v in zip(arrays, darrays)]
         return y, fn(darrays, *args, **kwargs)
 
     joined_frule.__name__ = f"{fn.__name__}_frule"
@@ -110,21 +110,19 @@ def joined_frule(fn):
 
 def jointly_linear_frule(fn, positions):
     """The forward rule of a function linear in the arguments at `positions` taken together
-    (``updated(x, index, v)``, x with ``x[index] = v``): the function of their variations,
-    zeros in the place of a constant one, the other arguments as they are."""
+    (``updated(x, index, v)``, x with ``x[index] = v``; ``np.where(c, x, y)``): the function
+    of their variations, zeros in the place of a constant one, the other arguments as they are.
+    A call without the arguments at `positions` (``np.where(c)``, indices) has no variation."""
     def jointly_linear_frule(d, *args, **kwargs):
         y = fn(*args, **kwargs)
-        if all(d[i] is ZERO for i in positions):
+        at = [i for i in positions if i < len(args)]
+        if all(d[i] is ZERO for i in at):
             return y, ZERO
         varied = list(args)
-        for i in positions:
-            varied[i] = zeros_of(args[i]) if d[i] is ZERO else d[i]
+        for i in at:
+            varied[i] = zero_tangent(args[i]) if d[i] is ZERO else d[i]
         return y, fn(*varied, **kwargs)
 
     jointly_linear_frule.__name__ = f"{fn.__name__}_frule"
     return jointly_linear_frule
 
-
-def zeros_of(x):
-    """A zero variation of a constant `x`: its shape, its dtype if inexact (float64 if not)."""
-    return zero_tangent(x)

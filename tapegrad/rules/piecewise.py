@@ -26,7 +26,7 @@ from ..errors import is_complex_value
 from ..registry import frule, partials, rrule, stand_in, whole
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from ._forward import linear_frule, zeros_of
+from ._forward import jointly_linear_frule, linear_frule
 from ._shapes import real_for, real_to
 
 # --- absolute value ---
@@ -321,15 +321,9 @@ def where_rrule(condition, *xy):
     return z, where_pullback
 
 
-@frule(np.where)
-def where_frule(dargs, condition, *xy):
-    """Each branch's variation where it is taken (zeros for a constant branch): np.where of
-    the variations, as the pullback splits the cotangent."""
-    z = np.where(condition, *xy)
-    if not xy or (dargs[1] is ZERO and dargs[2] is ZERO):
-        return z, ZERO
-    dx, dy = (zeros_of(v) if d is ZERO else d for v, d in zip(xy, dargs[1:]))
-    return z, np.where(condition, dx, dy)
+# each branch's variation where it is taken (zeros for a constant branch): np.where of the
+# variations, as the pullback splits the cotangent
+frule(np.where)(jointly_linear_frule(np.where, (1, 2)))
 
 
 # --- sign transfer ---

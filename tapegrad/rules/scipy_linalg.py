@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dual import zero_tangent
 from ..errors import TapegradError
 from ..onimport import OnFirstUse
 from ..registry import frule, rrule, stand_in, whole
 from ..scipy.linalg import cho_factor, cho_solve, cholesky, expm, lu_factor, lu_solve, solve, solve_triangular
 from ..tangents import NO_TANGENT, Thunk, ZERO
-from ._forward import zeros_of
 from .decompositions import cholesky_grad, read_triangle
 from ._shapes import cached_signature, col, conj, dtype_of, like, mH, mT, row, tangent_float
 
@@ -112,7 +112,7 @@ def solve_triangular_frule(dargs, a, b, *rest, **kwargs):
     da, db = dargs[0], dargs[1]
     if da is ZERO and db is ZERO:
         return x, ZERO
-    r = zeros_of(x) if db is ZERO else db
+    r = zero_tangent(x) if db is ZERO else db
     if da is not ZERO:
         k = 1 if unit else 0
         t = np.tril(da, -k) if lower else np.triu(da, k)

@@ -273,14 +273,25 @@ def compiled_grad(ref):
     every call gives grad's result, then the compiled program at a new point does too. (A
     program made by a child instead, as a long or slow one would be, is `compiled_grad_beside`'s.)"""
     cg = tapegrad.compiled_grad(ref.f, background=False)
+    _calls_give_grads(cg, ref, 6, "compiled_grad")
+    _at_a_new_point(cg, ref, "compiled_grad")
+
+
+def _calls_give_grads(cg, ref, calls, what):
+    """`calls` calls of the compiled gradient `cg` at the case's point each give grad's result."""
     want = tapegrad.grad(ref.f, *ref.args, seed=ref.seed)
-    for call in range(6):
+    for call in range(calls):
         value, grads = cg(*ref.args, seed=ref.seed)
-        _check_value(value, ref, f"compiled_grad, call {call + 1}")
-        _same(grads, want[1], f"compiled_grad, call {call + 1}", exact=False)
+        _check_value(value, ref, f"{what}, call {call + 1}")
+        _same(grads, want[1], f"{what}, call {call + 1}", exact=False)
+
+
+def _at_a_new_point(cg, ref, what):
+    """The compiled gradient's program (or the path traced for it) gives grad's result at a
+    point away from the case's."""
     _, moved = ref.moved(ref.arg_keys, ref.v, 10 * ref.step())
     _same(cg(*moved, seed=ref.seed)[1], tapegrad.grad(ref.f, *moved, seed=ref.seed)[1],
-          "compiled_grad at a new point", exact=False)
+          f"{what} at a new point", exact=False)
 
 
 class _HereJob:
@@ -311,11 +322,7 @@ def compiled_grad_beside(ref):
     gives grad's result, here and at a new point."""
     with mock.patch.object(background, "start", _HereJob):
         cg = tapegrad.compiled_grad(ref.f, background=True)
-        want = tapegrad.grad(ref.f, *ref.args, seed=ref.seed)
-        for call in range(3):
-            value, grads = cg(*ref.args, seed=ref.seed)
-            _check_value(value, ref, f"compiled_grad(background=True), call {call + 1}")
-            _same(grads, want[1], f"compiled_grad(background=True), call {call + 1}", exact=False)
+        _calls_give_grads(cg, ref, 3, "compiled_grad(background=True)")
     info = cg.cache_info()
     if info["background"] == 0 and info["traced"] == 0:
         # a program that names a function made inside f (a solver's lambda) cannot be sent from
@@ -326,9 +333,7 @@ def compiled_grad_beside(ref):
     else:
         assert info["background"] == 1 or info["traced"] == 1, info
         assert info["hits"] == (1 if info["background"] else 0), info
-    _, moved = ref.moved(ref.arg_keys, ref.v, 10 * ref.step())
-    _same(cg(*moved, seed=ref.seed)[1], tapegrad.grad(ref.f, *moved, seed=ref.seed)[1],
-          "compiled_grad(background=True) at a new point", exact=False)
+    _at_a_new_point(cg, ref, "compiled_grad(background=True)")
 
 
 def _gradient_tape(f, args, u):

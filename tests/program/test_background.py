@@ -337,12 +337,14 @@ def test_a_thread_at_work_or_asleep_is_not_parked():
         t.join()
 
 
-def test_no_fork_possible_leaves_the_making_to_the_calls(monkeypatch):
-    """A fork that fails (no more processes) is no error: the second call traces, as the tiers do."""
-    def no_fork():
+@pytest.mark.parametrize("call", ["fork", "pipe"])
+def test_no_fork_possible_leaves_the_making_to_the_calls(monkeypatch, call):
+    """A fork that fails (no more processes), or the pipe before it (no more descriptors), is no
+    error: the second call traces, as the tiers do."""
+    def refused():
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(os, call, refused)
     g = compiled_grad(chain, background=True)
     assert_same(g(0.3, 1.0001), grad(chain, 0.3, 1.0001))
     assert_same(g(0.4, 1.0001), grad(chain, 0.4, 1.0001))
