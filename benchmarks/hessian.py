@@ -13,6 +13,9 @@ Times `tapegrad.hessian(f, x, mode=...)` and `tapegrad.hvp(f, x, v, mode=...)` w
 
 checks that the modes agree, and prints the median times (seconds), the ratios and what auto
 chose as a Markdown table; ``--memory`` adds each mode's peak RSS, one fresh interpreter each.
+``--fwd-fwd`` times ``mode="fwd-fwd"`` (one nested dual pass per pair of directions, each pair
+once) against the forward Jacobian of the forward gradient it replaced (a pass per ordered
+pair), in alternating rounds in this process, on W3's last bias and on a function of 6 entries.
 benchmarks/README.md has the numbers.
 """
 from __future__ import annotations
@@ -98,11 +101,32 @@ def median_time(fn, repeats):
     return statistics.median(times), out
 
 
+def forward_over_forward(repeats):
+    """``hessian(mode="fwd-fwd")`` ÷ the forward Jacobian of the forward gradient, per problem."""
+    from tapegrad.second_order import _gradient_of
+
+    def six(x):
+        return np.sum(np.sin(x) * np.roll(x, 1)) + np.prod(x[:3]) ** 2
+    for name, (f, x) in {"W3 last bias (10)": w3_last_bias(), "six entries": (six, np.linspace(0.1, 0.9, 6))}.items():
+        new, old = [], []
+        for _ in range(repeats):
+            t, H = median_time(lambda: tapegrad.hessian(f, x, mode="fwd-fwd"), 1)
+            new.append(t)
+            t, J = median_time(lambda: tapegrad.jacobian(_gradient_of(f, "fwd"), x, mode="fwd"), 1)
+            old.append(t)
+            np.testing.assert_allclose(H, J, rtol=1e-10, atol=1e-12)
+        tn, to = statistics.median(new), statistics.median(old)
+        print(f"| {name} | fwd-fwd {tn:.4f} s | forward Jacobian of the forward gradient {to:.4f} s | {tn / to:.2f} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--memory", action="store_true", help="also the peak RSS of each mode, one child each")
+    parser.add_argument("--fwd-fwd", action="store_true", help="only mode='fwd-fwd' against the n² passes it replaced")
     args = parser.parse_args(argv)
+    if args.fwd_fwd:
+        return forward_over_forward(args.repeats)
     rows = ["| problem | what | fwd over rev (s) | rev over rev (s) | fwd / rev | auto (s) | auto chose | "
             "auto / best |" + (" peak MiB fwd / rev / auto |" if args.memory else ""),
             "|---|---|---|---|---|---|---|---|" + ("---|" if args.memory else "")]

@@ -107,9 +107,24 @@ def in_scipy(frame) -> bool:
 def in_library(frame) -> bool:
     """True for a frame of numpy's, scipy's or tapegrad's own code, or of a program tapegrad
     generated (not the user's)."""
-    name = frame.f_code.co_filename
-    return (name.startswith("<tapegrad") or os.path.abspath(name).startswith(_SKIP_DIRS)
-            or in_scipy(frame))
+    return _library_file(frame.f_code.co_filename) or in_scipy(frame)
+
+
+#: file name of code -> whether it is tapegrad's, numpy's or a generated program's: asked for
+#: each frame a location passes (a guard at every branch on a traced value), and
+#: ``os.path.abspath`` was most of the cost
+_LIBRARY_FILES: dict = {}
+
+
+def _library_file(name) -> bool:
+    known = _LIBRARY_FILES.get(name)
+    if known is None:
+        known = name.startswith("<tapegrad") or os.path.abspath(name).startswith(_SKIP_DIRS)
+        if os.path.isabs(name) or name.startswith("<"):  # (a relative name moves with the directory)
+            if len(_LIBRARY_FILES) > 4096:  # (a notebook's cells are files of their own)
+                _LIBRARY_FILES.clear()
+            _LIBRARY_FILES[name] = known
+    return known
 
 
 def user_location(skip_packages=()) -> str:
@@ -120,9 +135,9 @@ def user_location(skip_packages=()) -> str:
     """
     frame = sys._getframe(1)
     while frame is not None:
-        fname = os.path.abspath(frame.f_code.co_filename)
-        package = (frame.f_globals.get("__name__") or "").split(".")[0]
-        if not in_library(frame) and package not in skip_packages:
+        if not in_library(frame) and (
+                not skip_packages or (frame.f_globals.get("__name__") or "").split(".")[0] not in skip_packages):
+            fname = os.path.abspath(frame.f_code.co_filename)
             if "ipykernel_" in fname or fname.startswith("<ipython-input"):
                 return f"cell line {frame.f_lineno}"  # a notebook cell: its file name means nothing
             return f"{os.path.basename(fname)}:{frame.f_lineno}"

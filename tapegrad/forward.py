@@ -22,7 +22,8 @@ from .tangents import NO_TANGENT, ZERO, tangent_structure
 from .tracer import plain_scalar
 from .dual import Dual, dual_value, zero_tangent
 
-__all__ = ["jvp", "jacobian", "tangent_of_result", "new_tag", "inner_dtype", "pack_leaves", "tangent_leaves"]
+__all__ = ["jvp", "jacobian", "tangent_of_result", "new_tag", "inner_dtype", "pack_leaves", "tangent_leaves",
+           "flat_leaves", "packed_blocks"]
 
 
 def tangent_of_result(out, tag=None):
@@ -216,15 +217,7 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
         out = _array_jacobian(f, x, mode)
         if out is not None:
             return out
-    shapes = [np.shape(v) for v in leaves]
-    sizes = [int(np.prod(s)) for s in shapes]
-    dtype = np.result_type(*[inner_dtype(v) for v in leaves], float)
-    flat = (np.concatenate([np.reshape(v, -1) for v in leaves]) if len(leaves) > 1
-            else np.reshape(leaves[0], -1) if leaves else np.zeros(0))
-    if isinstance(flat, np.ndarray):
-        flat = flat.astype(dtype)
-    ends = np.cumsum(sizes).tolist()
-    starts = [0] + ends[:-1]
+    flat, shapes, starts, ends = flat_leaves(leaves)
     seen = []
 
     # the constants ride in a default argument: reverse mode differentiates a closure's leaves
@@ -239,6 +232,27 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
 
     J = _array_jacobian(flat_f, flat, mode, structured=True)
     ospec, oshapes = seen[-1]
+    return packed_blocks(J, ospec, oshapes, spec, starts, ends, shapes)
+
+
+def flat_leaves(leaves):
+    """``(flat, shapes, starts, ends)``: the leaves of a structure in one vector (of their common
+    float dtype), each leaf's shape, and where its entries start and end in the vector."""
+    shapes = [np.shape(v) for v in leaves]
+    sizes = [int(np.prod(s)) for s in shapes]
+    dtype = np.result_type(*[inner_dtype(v) for v in leaves], float)
+    flat = (np.concatenate([np.reshape(v, -1) for v in leaves]) if len(leaves) > 1
+            else np.reshape(leaves[0], -1) if leaves else np.zeros(0))
+    if isinstance(flat, np.ndarray):
+        flat = flat.astype(dtype)
+    ends = np.cumsum(sizes).tolist()
+    return flat, shapes, [0] + ends[:-1], ends
+
+
+def packed_blocks(J, ospec, oshapes, spec, starts, ends, shapes):
+    """The matrix `J` (result entries by input entries) as a structured Jacobian: the structure
+    of the result (`ospec`, its leaves shaped `oshapes`) holding at each leaf the structure of
+    the input (`spec`) of blocks ``result_leaf.shape + input_leaf.shape``."""
     rows = []
     r = 0
     for oshape in oshapes:

@@ -14,7 +14,7 @@ from .grad import gradient
 from .errors import ComplexValueError, is_complex_value, type_str, user_location
 from .pytree import fill_zeros, finalize, flatten, unflatten
 from .dual import real_pairing, zero_tangent
-from .forward import inner_dtype, jacobian, jvp, pack_leaves, tangent_leaves
+from .forward import flat_leaves, inner_dtype, jacobian, jvp, pack_leaves, packed_blocks, tangent_leaves
 from .context import BaseContext
 from .tracing import trace
 
@@ -163,8 +163,9 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
     `mode` names the outer pass, then the inner one that gives the gradient: ``"rev-rev"``
     (also ``"rev"``) records the gradient once and takes one reverse pass over it per gradient
     entry; ``"fwd-rev"`` (also ``"fwd"``) one forward-mode pass over the reverse-mode gradient
-    per input direction; ``"rev-fwd"`` and ``"fwd-fwd"`` take the gradient by forward mode,
-    one pass per input direction. All give the same numbers. The default, ``"auto"``, chooses
+    per input direction; ``"rev-fwd"`` takes the gradient by forward mode, one pass per input
+    direction; ``"fwd-fwd"`` one nested forward pass per pair of input directions, each pair
+    once (n(n+1)/2 passes, the Hessian being symmetric). All give the same numbers. The default, ``"auto"``, chooses
     from the shapes (`choose_mode`): forward over reverse for at most two input entries when
     f computes only scalars (faster there, and a fraction of the memory), reverse over reverse
     otherwise (benchmarks/hessian.py; benchmarks/README.md). `x` may be a structure, as for `grad`: the Hessian is
@@ -193,7 +194,60 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
             f"real Hessian"
         )
     outer, inner = _second_order_mode(mode, "hessian", extra, f, x, sum(int(np.size(v)) for v in leaves))
+    if outer == inner == "fwd":
+        return _forward_hessian(f, x)
     return jacobian(_gradient_of(f, inner), x, mode=outer)
+
+
+def _forward_hessian(f, x):
+    """``hessian(f, x, mode="fwd-fwd")``: the second derivative along each pair of input
+    directions, by a forward pass along e_i over one along e_j, for j >= i only, the other half
+    by symmetry: n(n+1)/2 nested passes where the forward Jacobian of the forward gradient
+    takes n² (for six entries, 21 and 36). Shaped and structured as `jacobian` shapes the
+    Jacobian of the gradient."""
+    spec, leaves = flatten(x, argument=True)
+    if spec.kind == "leaf" and isinstance(x, (np.ndarray, ArrayLike)):
+        if not isinstance(x, ArrayLike):
+            x = np.asarray(x, dtype=np.result_type(x, float))
+        shape = np.shape(x)
+
+        def phi(v, _c=(f, shape)):
+            return _c[0](np.reshape(v, _c[1]))
+        return np.reshape(_symmetric_hessian(phi, np.reshape(x, -1)), shape + shape)
+    flat, shapes, starts, ends = flat_leaves(leaves)
+
+    def phi(v, _c=(f, spec, starts, ends, shapes)):
+        f, spec, starts, ends, shapes = _c
+        return f(unflatten(spec, [np.reshape(v[a:b], s) for a, b, s in zip(starts, ends, shapes)]))
+    H = _symmetric_hessian(phi, flat)
+    # the gradient's structure, as `jacobian` reads it from the gradient it differentiates
+    ospec = flatten(pack_leaves(spec, iter([np.zeros(s) for s in shapes]).__next__))[0]
+    return packed_blocks(H, ospec, shapes, spec, starts, ends, shapes)
+
+
+def _symmetric_hessian(phi, v):
+    """The n×n Hessian of scalar `phi` at the vector `v`: column i from the derivative along e_i
+    of the derivatives along e_i..e_{n-1}; its entries above the diagonal are earlier columns'."""
+    n = int(np.shape(v)[0])
+    dtype = np.result_type(inner_dtype(v), float)
+    units = np.eye(n, dtype=dtype)
+    lower = []  # lower[i]: H[i:, i]
+
+    def along(j, _c=(phi, units)):  # the derivative along e_j, as a function of the point
+        phi, units = _c
+        return lambda w: jvp(phi, (w,), (units[j],))[1]
+
+    for i in range(n):
+        derivatives = [along(j) for j in range(i, n)]
+
+        def tail(w, _d=derivatives):
+            return np.stack([d(w) for d in _d])
+        lower.append(jvp(tail, (v,), (units[i],))[1])
+    if n == 0:
+        return np.zeros((0, 0), dtype=dtype)
+    columns = [np.concatenate([np.stack([lower[k][i - k] for k in range(i)]), lower[i]]) if i else lower[0]
+               for i in range(n)]
+    return np.stack(columns, axis=-1)
 
 
 def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra):

@@ -105,6 +105,17 @@ def _differences_of_gradient(f, x, h=1e-5):
     return np.stack(cols, axis=-1)
 
 
+def test_forward_over_forward_timing_checks_the_old_way_and_reports_each_problem(monkeypatch, capsys):
+    """``hessian.py --fwd-fwd``: one row per problem, the Hessian checked against the forward
+    Jacobian of the forward gradient it is timed against."""
+    import re
+
+    _second_order_problems(monkeypatch).main(["--fwd-fwd", "--repeats", "1"])
+    rows = capsys.readouterr().out.splitlines()
+    assert [r.split(" | ")[0] for r in rows] == ["| W3 last bias (10)", "| six entries"]
+    assert all(re.fullmatch(r"\| .* \| fwd-fwd [\d.]+ s \| .* [\d.]+ s \| [\d.]+ \|", r) for r in rows), rows
+
+
 def test_hessian_of_mlp_loss_in_last_bias(monkeypatch):
     """W3: the Hessian in the last bias is the batch mean of diag(p) - p pᵀ (softmax p), in both modes,
     and agrees with central differences of the gradient."""

@@ -83,3 +83,28 @@ def test_hessian_auto_takes_every_kind_of_point(x):
         lambda p: np.sin(p[0]) * p[1] if isinstance(p, tuple) else np.sin(p["a"]) ** 2)
     auto, rev = tapegrad.hessian(f, x), tapegrad.hessian(f, x, mode="rev")
     assert repr(auto) == repr(rev)
+
+
+A = np.array([[1.0, 2.0, 0.5, 0.0, -1.0], [0.0, 3.0, 1.0, 2.0, 0.0], [4.0, 0.0, -2.0, 1.0, 0.5],
+              [1.0, 1.0, 0.0, 0.5, 2.0], [0.0, -3.0, 1.5, 0.0, 1.0]])
+
+
+def test_forward_over_forward_hessian_takes_half_the_pairs_of_directions():
+    """``mode="fwd-fwd"``: one nested dual pass per pair of directions j >= i (15 of 25 for five
+    entries), the rest by symmetry; the closed form (A + Aᵀ)/2 - diag(sin x) of
+    ``x·Ax/2 + Σ sin x``, on an array and on a structure of a number and an array."""
+    f = counting(lambda x: 0.5 * x @ A @ x + np.sum(np.sin(x)))
+    x = np.array([0.3, -0.2, 0.9, 1.4, -0.6])
+    H = tapegrad.hessian(f, x, mode="fwd-fwd")
+    assert f.calls == ["dual"] * 15
+    np.testing.assert_allclose(H, (A + A.T) / 2 - np.diag(np.sin(x)), rtol=1e-13, atol=1e-14)
+
+    g = counting(lambda p: f(np.concatenate([[p["a"]], p["b"]])))
+    p = {"a": 0.3, "b": x[1:]}
+    Hp = tapegrad.hessian(g, p, mode="fwd-fwd")
+    assert len(g.calls) == 15  # (a dict of dual values)
+    assert Hp.keys() == {"a", "b"} and Hp["a"].keys() == Hp["b"].keys() == {"a", "b"}
+    np.testing.assert_allclose(Hp["b"]["b"], H[1:, 1:], rtol=1e-13)
+    np.testing.assert_allclose(Hp["a"]["b"], H[0, 1:], rtol=1e-13)
+    np.testing.assert_allclose(Hp["b"]["a"], H[1:, 0], rtol=1e-13)
+    assert np.shape(Hp["a"]["a"]) == () and np.isclose(Hp["a"]["a"], H[0, 0], rtol=1e-13)
