@@ -227,8 +227,9 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
         out = f(unflatten(spec, parts))
         ospec, oleaves = flatten(out)
         seen.append((ospec, [np.shape(o) for o in oleaves]))
-        pieces = [np.reshape(o, -1) for o in oleaves]
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        # (a part with no derivative, the NoTangent of a string in a dict: a row of zeros)
+        pieces = [np.zeros(1) if o is NO_TANGENT or o is ZERO else np.reshape(o, -1) for o in oleaves]
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces) if pieces else np.zeros(0)
 
     J = _array_jacobian(flat_f, flat, mode, structured=True)
     ospec, oshapes = seen[-1]

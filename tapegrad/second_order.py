@@ -14,6 +14,7 @@ from .grad import gradient
 from .errors import ComplexValueError, is_complex_value, type_str, user_location
 from .pytree import fill_zeros, finalize, flatten, unflatten
 from .dual import real_pairing, zero_tangent
+from .tangents import NO_TANGENT, ZERO
 from .forward import flat_leaves, inner_dtype, jacobian, jvp, pack_leaves, packed_blocks, tangent_leaves
 from .context import BaseContext
 from .tracing import trace
@@ -220,9 +221,16 @@ def _forward_hessian(f, x):
         f, spec, starts, ends, shapes = _c
         return f(unflatten(spec, [np.reshape(v[a:b], s) for a, b, s in zip(starts, ends, shapes)]))
     H = _symmetric_hessian(phi, flat)
-    # the gradient's structure, as `jacobian` reads it from the gradient it differentiates
-    ospec = flatten(pack_leaves(spec, iter([np.zeros(s) for s in shapes]).__next__))[0]
-    return packed_blocks(H, ospec, shapes, spec, starts, ends, shapes)
+    # the gradient's structure, as `jacobian` reads it from the gradient it differentiates: a
+    # row of H per leaf of x, a row of zeros per part without a derivative (a string's NoTangent)
+    marks = [np.zeros(s) for s in shapes]
+    ospec, oleaves = flatten(pack_leaves(spec, iter(marks).__next__))
+    rows = {id(m): H[a:b] for m, a, b in zip(marks, starts, ends)}
+    oshapes = [np.shape(o) for o in oleaves]
+    if len(oleaves) != len(marks):
+        H = np.concatenate([rows[id(o)] if id(o) in rows else np.zeros((1, len(flat)))
+                            for o in oleaves]) if oleaves else H
+    return packed_blocks(H, ospec, oshapes, spec, starts, ends, shapes)
 
 
 def _symmetric_hessian(phi, v):
@@ -301,6 +309,6 @@ def _hvp_reverse(f, x, v):
         tangent_leaves(spec, gradient(f, x)[0], "the gradient", gs)
         # Re Σ g·v, the pairing of autograd's convention: for a complex x too, both modes
         # give the same H v (the gradient of the directional derivative along v)
-        return sum(real_pairing(g, d) for g, d in zip(gs, vs))
+        return sum(real_pairing(g, d) for g, d in zip(gs, vs) if g is not NO_TANGENT and g is not ZERO)
 
     return gradient(along_v, x)[0]

@@ -414,6 +414,53 @@ def test_hessian_of_a_structure_is_blocks_of_the_flat_hessian(mode):
     assert np.shape(H["layer"].b["layer"].w) == (2, 2)
 
 
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"])
+def test_hessian_of_a_structure_with_a_part_that_has_no_derivative(mode):
+    """A dict holding a label (a string, its gradient NoTangent) and an empty dict: the label's
+    row is zeros and its column NoTangent, in every mode (reverse over anything raised "flat_f
+    returned ndarray, which has no derivative"); a function of an empty dict has the Hessian {}
+    (it raised "need at least one array to concatenate")."""
+    def f(p):
+        return p["a"] ** 3 * np.sum(p["b"] ** 2) * (2.0 if p["n"] == "x" else 1.0)
+
+    H = hessian(f, {"n": "x", "a": 0.7, "b": np.array([1.0, 2.0]), "e": {}}, mode=mode)
+    assert list(H) == ["n", "a", "b", "e"] and H["e"] == {}
+    assert all(H[k]["n"] is tapegrad.NO_TANGENT for k in ("n", "a", "b"))
+    assert H["n"]["a"] == 0.0 and not H["n"]["b"].any()
+    np.testing.assert_allclose(H["a"]["a"], 2 * 6 * 0.7 * 5.0, rtol=1e-14)
+    np.testing.assert_allclose(H["a"]["b"], 2 * 3 * 0.7 ** 2 * 2 * np.array([1.0, 2.0]), rtol=1e-14)
+    np.testing.assert_allclose(H["b"]["b"], 2 * 0.7 ** 3 * 2 * np.eye(2), rtol=1e-14)
+    assert hessian(lambda p: 1.0, {}, mode=mode) == {}
+
+
+@pytest.mark.parametrize("power", [np.power, np.float_power])
+def test_an_integer_exponent_is_a_count_in_both_modes(power):
+    """x**n with an int n: reverse mode gives n no derivative (a count, as JAX sees it), and
+    forward mode now agrees (it differentiated along n as along a float: 8·log 2); a float
+    exponent has d/dn x**n = x**n log x in both."""
+    assert jvp(lambda x, n: power(x, n), (2.0, 3), (0.0, 1.0))[1] == 0.0
+    assert grad(lambda x, n: power(x, n), 2.0, 3)[1][2] == tapegrad.ZeroTangent()
+    assert np.isclose(jvp(lambda x, n: power(x, n), (2.0, 3.0), (0.0, 1.0))[1], 8 * np.log(2), rtol=1e-15)
+    assert np.isclose(grad(lambda x, n: power(x, n), 2.0, 3.0)[1][2], 8 * np.log(2), rtol=1e-15)
+    assert np.isclose(jvp(lambda x, n: power(x, n), (2.0, 3), (1.0, 1.0))[1], 12.0, rtol=1e-15)
+
+
+def test_hvp_reverse_over_reverse_of_a_structure_with_a_count():
+    """An int in a dict used as a count (its gradient NoTangent): hvp(mode="rev-rev") pairs the
+    gradient with v over the other leaves (it raised "unsupported operand type(s) for *:
+    'NoTangent' and 'int'"), as the other modes do."""
+    def f(p):
+        x = p["x"]
+        for _ in range(p["n"]):
+            x = np.sin(x) + x
+        return np.sum(x ** 2)
+    p, v = {"x": np.array([0.3, 0.6]), "n": 2}, {"x": np.array([1.0, -1.0]), "n": 0}
+    hv = hvp(f, p, v, mode="rev-rev")
+    assert hv["n"] is tapegrad.NO_TANGENT
+    np.testing.assert_allclose(hv["x"], hvp(f, p, v, mode="fwd-rev")["x"], rtol=1e-13)
+    np.testing.assert_allclose(hv["x"], hessian(lambda x: f({"x": x, "n": 2}), p["x"]) @ v["x"], rtol=1e-13)
+
+
 @pytest.mark.parametrize("mode", ["fwd", "rev"])
 def test_hvp_of_a_structure(mode):
     """hvp of a structure along a direction of the same structure is H v, in the gradient's structure."""

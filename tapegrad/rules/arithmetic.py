@@ -226,7 +226,7 @@ def _power_frule(power):
         else:
             below = np.where(np.equal(y, 0), 1, y - 1)
         dz = scaled(d[0], y * power(x, below))
-        if d[1] is not ZERO:
+        if d[1] is not ZERO and not is_integer(y):  # (an integer exponent is a count: no tangent)
             # log x, taken as 0 at x == 0 (x**y is flat in y there)
             safe = x + np.equal(x, 0) if is_complex_value(x) else np.where(x == 0, 1.0, x)
             dz = add_variations(dz, d[1] * z * np.log(safe))

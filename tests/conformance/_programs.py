@@ -134,6 +134,17 @@ def mlp_dict(params, x):
 _case(mlp_dict, {"W1": W1, "b1": B1, "W2": W2, "b2": B2}, X3)
 
 
+def labelled_parameters(params, x):
+    """A dict of parameters that holds a label (no derivative: its tangent is NoTangent, its
+    row of a Hessian zeros, its column NoTangent)."""
+    act = np.tanh if params["act"] == "tanh" else np.sin
+    x = act(params["w"] * x) * params["scale"] + x
+    return np.sum(act(params["w"] * x) ** 2)
+
+
+_case(labelled_parameters, {"act": "tanh", "scale": 0.7, "w": np.array([0.3, -0.8])}, X3[:2])
+
+
 def mlp_layers(layers, x):
     for W, b in layers:
         x = np.tanh(W @ x + b)
