@@ -166,7 +166,8 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
     entry; ``"fwd-rev"`` (also ``"fwd"``) one forward-mode pass over the reverse-mode gradient
     per input direction; ``"rev-fwd"`` takes the gradient by forward mode, one pass per input
     direction; ``"fwd-fwd"`` one nested forward pass per pair of input directions, each pair
-    once (n(n+1)/2 passes, the Hessian being symmetric). All give the same numbers. The default, ``"auto"``, chooses
+    once (n(n+1)/2 passes, the Hessian being symmetric). All give the same numbers. The
+    default, ``"auto"``, chooses
     from the shapes (`choose_mode`): forward over reverse for at most two input entries when
     f computes only scalars (faster there, and a fraction of the memory), reverse over reverse
     otherwise (benchmarks/hessian.py; benchmarks/README.md). `x` may be a structure, as for `grad`: the Hessian is
