@@ -172,7 +172,7 @@ def _flatten(x, argument, leaf, path, memo, leaves):
             var, stand_in = leaf(x, path)
             spec = leaf_spec(x, var)
             leaves.append(stand_in)
-        if argument and isinstance(x, np.ndarray):
+        if argument and _is_array(x):
             memo[id(x)] = spec
         return spec
     s, keys, items, aux = whole
@@ -182,6 +182,16 @@ def _flatten(x, argument, leaf, path, memo, leaves):
     spec.children = [_flatten(v, argument, leaf, _path(path, s, k) if leaf else "", memo, leaves)
                      for k, v in zip(keys, items)]  # paths name Inputs only
     return spec
+
+
+def _is_array(x) -> bool:
+    """An array, or a traced or dual value of one: an argument reached twice is one leaf (one
+    gradient, the sum of both uses'), as a plain array is, where a number reached twice is two.
+    (A gradient traced by an enclosing trace, as a compiled gradient's is, got each use's part
+    alone where `grad` of the plain array gave the sum.)"""
+    while isinstance(x, Boxed):
+        x = x._val
+    return isinstance(x, np.ndarray)
 
 
 def unflatten(spec, leaves, memo=None):

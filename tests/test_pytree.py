@@ -208,6 +208,31 @@ def test_shared_array_accumulates_both_shares():
     check_grad(lambda p: np.sum(p["first"] * 3.0) + np.sum(p["second"] ** 2), params)
 
 
+def test_shared_array_accumulates_both_shares_inside_a_trace_too():
+    """A gradient taken inside a trace (a compiled gradient's, a Hessian's inner gradient) of a
+    function given one array twice: one leaf, both shares summed, as `grad` of the plain array
+    gives (each place got only its own use's share); a traced number given twice stays two
+    leaves, as a plain number does. The compiled gradient's program agrees with `grad`."""
+    w = np.array([0.7, -0.4])
+
+    def f(t, x):
+        return np.sum(t[0] * np.sin(x))
+
+    _, (_, (dt,), dx) = grad(f, (w,), w)
+    np.testing.assert_allclose(dx, np.sin(w) + w * np.cos(w))
+    assert dt is dx
+    traced_grads, _ = tapegrad.trace(lambda t, x: grad(f, t, x)[1], (w,), w)
+    np.testing.assert_array_equal(traced_grads[2], dx)
+    np.testing.assert_array_equal(traced_grads[1][0], dx)
+    g = tapegrad.compiled_grad(f, background=False)
+    for _ in range(6):  # its tiers, then the program
+        np.testing.assert_array_equal(g((w,), w)[1][2], dx)
+    np.testing.assert_allclose(tapegrad.hessian(lambda v: grad(f, (v,), v)[1][2][0], w, mode="rev-rev"),
+                               [[-3 * np.sin(w[0]) - w[0] * np.cos(w[0]), 0.0], [0.0, 0.0]], atol=1e-14)
+    (_, da, db), _ = tapegrad.trace(lambda a: grad(lambda p, q: p * q, a, a)[1], 3.0)
+    assert (da, db) == (3.0, 3.0)
+
+
 def test_integer_array_leaf_is_not_differentiated():
     """An integer array passes through untouched and gets NoTangent()."""
     _, (_, dx, di) = grad(lambda x, idx: np.sum(x[idx]), np.ones(3), np.array([0, 2]))

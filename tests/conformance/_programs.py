@@ -145,6 +145,17 @@ def labelled_parameters(params, x):
 _case(labelled_parameters, {"act": "tanh", "scale": 0.7, "w": np.array([0.3, -0.8])}, X3[:2])
 
 
+def one_array_in_two_arguments(t, x):
+    """The same array passed in a tuple and as an argument (and a None beside it): one leaf,
+    whose gradient is the sum of both uses', reported in both places, at every order and in a
+    compiled gradient (a gradient taken inside a trace gave each place its own use's part)."""
+    return np.sum(t[0] * np.sin(x)) + (0.0 if t[1] is None else 1.0) + t[2] ** 2 * np.sum(x)
+
+
+_SHARED = np.array([0.7, -0.4, 1.1])
+_case(one_array_in_two_arguments, (_SHARED, None, 0.5), _SHARED)
+
+
 def mlp_layers(layers, x):
     for W, b in layers:
         x = np.tanh(W @ x + b)
