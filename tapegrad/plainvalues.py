@@ -132,11 +132,15 @@ class PlainValues:
         return self._guard(guard_round, round(self._val))
 
     def __float__(self):
-        # an integer (a count) loses nothing: take its value, guarded. A float would silently
-        # carry no gradient afterwards (math.sin(x) calls this too), so that is refused
-        if np.result_type(self._val).kind in "iu":
+        # an integer (a count) or a bool (a comparison: float(x > 0), an indicator) loses
+        # nothing: take its value, guarded. A float would silently carry no gradient afterwards
+        # (math.sin(x) calls this too), so that is refused
+        kind = np.result_type(self._val).kind
+        if kind in "iu":
             self._tape.meta.setdefault("concrete", set()).add(self._var)
             return float(self._guard(guard_int, int(self._val)))
+        if kind == "b":
+            return float(self.__bool__())
         caller = sys._getframe(1)
         module = caller.f_globals.get("__name__")
         if module == "logging":

@@ -158,7 +158,8 @@ def test_a_custom_context_sees_numpys_own_reductions_and_keeps_the_refusal():
 
 # --- numpy's scalar types of a traced number ---
 
-#: (id, f, its derivative at x away from the integers): integer casts are constants
+#: (id, f, its derivative at x away from the integers): integer casts are constants, and so is
+#: a bool made a float
 INT_CASTS = [
     ("np.int64", lambda t: t * np.int64(t), lambda t: np.trunc(t)),
     ("np.intp", lambda t: t ** 2 * np.intp(t), lambda t: 2 * t * np.trunc(t)),
@@ -167,6 +168,10 @@ INT_CASTS = [
     ("int", lambda t: t * int(t), lambda t: np.trunc(t)),
     ("round", lambda t: t * round(t), lambda t: np.round(t)),
     ("np.bool_", lambda t: t * np.bool_(t), lambda t: 1.0 * (t != 0)),
+    # a comparison made a number (an indicator): a bool carries no derivative either (float()
+    # of it was refused as if it dropped one)
+    ("float(t > 2)", lambda t: t * float(t > 2.0), lambda t: 1.0 * (t > 2.0)),
+    ("np.float64(t > 2)", lambda t: t * np.float64(t > 2.0), lambda t: 1.0 * (t > 2.0)),
 ]
 
 

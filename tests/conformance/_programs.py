@@ -191,6 +191,15 @@ def branch_on_all(x):
 _case(branch_on_all, X3)
 
 
+def indicator_as_a_number(x):
+    """A comparison made a float (an indicator, as in a penalty): a constant, guarded, as
+    int() of a count is (float() of a traced bool was refused as if it dropped a gradient)."""
+    return np.sum(x ** 2) * float(np.sum(x) > 0.5) + np.sum(np.sin(x)) * int(np.max(x) > 1.0)
+
+
+_case(indicator_as_a_number, X3)
+
+
 def newton_sqrt(a):
     x = a
     while abs(x * x - a) > 1e-12 * a:
