@@ -26,6 +26,7 @@ from .buffers import Buffer, HoldsBuffer, TracedBuffer, unbuffer_all
 from .context import describe_call, is_marked_primitive, positional
 from .grad import grad
 from .errors import (
+    BRANCH_HINT,
     COMPLEX_FIX,
     ComplexValueError,
     ConcreteValueError,
@@ -114,9 +115,20 @@ class Dual(ArrayLike):
         return round(self._val) if ndigits is None else np.round(self, ndigits)
 
     def __float__(self):
-        raise ConcreteValueError(  # (inside a scipy function, the hint names tapegrad's replacement)
-            f"{foreign_function_hint()}float() of a dual value at {user_location()} would drop its variation; use numpy "
-            f"functions (np.sin, np.exp, ...) on it instead"
+        raise self._dropped("float")
+
+    def item(self, *args):
+        raise self._dropped("item", BRANCH_HINT)
+
+    def tolist(self):
+        raise self._dropped("tolist", BRANCH_HINT)
+
+    def _dropped(self, what, how=""):
+        """The refusal of a conversion to a plain number, which would drop the variation (as
+        a traced value refuses it; a Dual had no item() or tolist(): AttributeError)."""
+        return ConcreteValueError(  # (inside a scipy function, the hint names tapegrad's replacement)
+            f"{foreign_function_hint()}{what}() of a dual value at {user_location()} would drop its "
+            f"variation; use numpy functions (np.sin, np.exp, ...) on it instead{how}"
         )
 
     def __repr__(self):

@@ -36,6 +36,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS = (_PACKAGE_DIR, os.path.dirname(np.__file__))
 
 
+#: what a refused ``item()`` or ``tolist()`` of a traced or dual value adds: a branch needs no
+#: plain number (a comparison of the value itself is recorded, with a guard)
+BRANCH_HINT = "; to branch on its value, compare it as it is (if x[0] > 0:)"
+
+
 class TapegradError(Exception):
     """Base of every error tapegrad raises on its own account."""
 

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from .errors import ConcreteValueError, in_scipy, scalar_cast_error, type_str, user_location
+from .errors import BRANCH_HINT, ConcreteValueError, in_scipy, scalar_cast_error, type_str, user_location
 from .hints import foreign_function_hint, numpy_call_hint, percent_formatting, random_sampler_hint
 from .program.guards import guard_array, guard_bool, guard_index, guard_int, guard_round
 from .views import concrete
@@ -191,8 +191,8 @@ class PlainValues:
                                           f"too); use numpy (np.sin, np.exp, ...) on the traced value instead{how}")
         ))
 
-    def item(self):
-        raise self._concrete("item")
+    def item(self, *args):
+        raise self._concrete("item", BRANCH_HINT)
 
     def tolist(self):
-        raise self._concrete("tolist")
+        raise self._concrete("tolist", BRANCH_HINT)

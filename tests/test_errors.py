@@ -72,6 +72,23 @@ def test_math_function_on_tracer_raises():
         grad(lambda x: math.sin(x), 1.0)
 
 
+@pytest.mark.parametrize("what, f", [("item", lambda x: x[0].item() * x[1]),
+                                     ("tolist", lambda x: x.tolist()[0] * x[1])])
+def test_item_and_tolist_are_refused_alike_in_both_modes(what, f):
+    """x.item() and x.tolist() would make plain numbers: refused, naming the call, the line and
+    the way to branch, by a traced value and by a dual value alike (a dual value raised
+    AttributeError: 'Dual' object has no attribute 'item')."""
+    line = f.__code__.co_firstlineno
+    x = np.array([0.5, 2.0])
+    branch = re.escape("; to branch on its value, compare it as it is (if x[0] > 0:)")
+    with pytest.raises(ConcreteValueError, match=rf"^{what}\(\) of the traced value %\d+::float64(\[2\])? at "
+                                                 rf"test_errors.py:{line} would drop its gradient.*{branch}$"):
+        grad(f, x)
+    with pytest.raises(ConcreteValueError, match=rf"^{what}\(\) of a dual value at test_errors.py:{line} "
+                                                 rf"would drop its variation.*{branch}$"):
+        tapegrad.jvp(f, (x,), (np.ones(2),))
+
+
 def test_plain_array_of_a_traced_value_raises_with_the_fix():
     """A numpy conversion that makes a plain array of a traced value (np.ascontiguousarray, which
     numpy does not dispatch) would lose it; the error says what to do instead. (np.array(x) and
