@@ -108,7 +108,10 @@ def partition_rrule(a, *args, **kwargs):
     "{dy} where this choice's condition is the first true one (for the default: where "
     "none is), else 0",
 ))
-def select_rrule(condlist, choicelist, default=0, **kwargs):
+def select_rrule(condlist, choicelist, *given, **kwargs):
+    # (a default given by position has a tangent; one left out, or given by keyword, has none
+    # to return: the pullback returns one tangent per argument of the call)
+    default = given[0] if given else kwargs.pop("default", 0)
     y = np.select(condlist, choicelist, default, **kwargs)
     # element by element, the first true condition picks its choice; none picks the default
     taken = np.zeros(np.shape(y), dtype=bool)
@@ -122,7 +125,7 @@ def select_rrule(condlist, choicelist, default=0, **kwargs):
     def select_pullback(dy):
         dchoices = [cast_like(unbroadcast(np.where(m, dy, 0), c), c) for m, c in zip(masks, choicelist)]
         ddefault = Thunk(lambda: cast_like(unbroadcast(np.where(rest, dy, 0), default), default))
-        return NO_TANGENT, NO_TANGENT, type(choicelist)(dchoices), ddefault
+        return (NO_TANGENT, NO_TANGENT, type(choicelist)(dchoices), ddefault)[:2 + len(given) + 1]
 
     return y, select_pullback
 

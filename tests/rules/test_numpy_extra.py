@@ -51,6 +51,10 @@ TABLE = [
     row("axis=None", np.partition, [(3, 5)], lambda x: np.partition(x, 4, axis=None)),
     row("", np.select, [(3, 5)], lambda x: np.select([x > 0.5, x < -0.5], [x ** 2, np.sin(x[0])], x * 3)),
     row("scalar default", np.select, [(4,), ()], lambda x, d: np.select([x > 0], [x], d)),
+    # without a default, or with one by keyword (the pullback returned a tangent for a default
+    # the call did not give: a RuleError)
+    row("no default", np.select, [(3, 5)], lambda x: np.select([x > 0.5, x < -0.5], [x ** 2, np.sin(x)])),
+    row("keyword default", np.select, [(4,), (4,)], lambda x, d: np.select([x > 0], [x], default=d * 2)),
     # repeated values (the same inputs twice): the first occurrence takes the cotangent
     row("", np.unique, [(5,)], lambda x: np.unique(np.concatenate([x, x[1:3]]))),
     row("2-d", np.unique, [(2, 3)], lambda x: np.unique(x)),
