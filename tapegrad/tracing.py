@@ -163,7 +163,7 @@ class _Arguments:
 ARGUMENTS = _Arguments()
 
 
-def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
+def trace(f, *args, ctx=None, wrt=None, _names=None, _keywords=(), **kwargs):
     """Run ``f(*args, **kwargs)`` on Tracers and return ``(value, tape)``.
 
     Input ``%1`` is `f` itself. Then every differentiable leaf of `f` (the values a closure
@@ -171,7 +171,9 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     float arrays, inside tuples, lists, dicts, NamedTuples, dataclasses and objects) gets an
     Input op noted with its path (``x``, ``params["b"]``, ``model.weights``) and reaches `f`
     as a Tracer, inside a copy of its container: the user's objects are never changed.
-    Keyword arguments reach `f` unchanged unless `wrt` names them; `wrt` (a position, a name,
+    Keyword arguments reach `f` unchanged unless `wrt` names them (or `_keywords` does: a
+    compiled gradient's trace takes the call's keyword arguments as arguments, so that its
+    program reads them afresh on every call, as it reads the positional ones); `wrt` (a position, a name,
     or a tuple of them) limits tracing to those arguments (and to the values `f` captures only
     if it names ``"f"``; `ARGUMENTS` is every positional argument). `ctx` (default `BaseContext`)
     decides what is a primitive; user functions called inside `f` are traced through.
@@ -203,12 +205,12 @@ def trace(f, *args, ctx=None, wrt=None, _names=None, **kwargs):
     tape.level = len(active_tapes()) + 1
     tape.meta["epoch"] = new_epoch()  # a dual number made later handles the calls it is in
     tape.push_input(f)
-    tf, targs, tkwargs = _traced_arguments(tape, ctx, f, args, kwargs, wrt, _names)
+    tf, targs, tkwargs = _traced_arguments(tape, ctx, f, args, kwargs, wrt, _names, _keywords)
     out = _run(tape, ctx, f, tf, targs, tkwargs)
     return _result(tape, f, out)
 
 
-def _traced_arguments(tape, ctx, f, args, kwargs, wrt, names):
+def _traced_arguments(tape, ctx, f, args, kwargs, wrt, names, keywords=()):
     """``(f, args, kwargs)`` as `f` runs on them: copies with Tracers at the leaves `wrt` chooses
     (all of `f`'s and the positional arguments' without it), the rest as given; their specs go
     to ``tape.meta["inputs"]``."""
@@ -233,8 +235,8 @@ def _traced_arguments(tape, ctx, f, args, kwargs, wrt, names):
         argspecs.append(spec)
         targs.append(copy)
     kwspecs, tkwargs = {}, dict(kwargs)
-    for name, v in kwargs.items() if chosen is not None else ():
-        if name in chosen:
+    for name, v in kwargs.items() if chosen is not None or keywords else ():
+        if name in keywords or chosen is not None and name in chosen:
             kwspecs[name], tkwargs[name] = traced_copy(v, name, tape, ctx, specs, copies)
     tape.meta["inputs"] = (fspec, argspecs, kwspecs)
     return tf, targs, tkwargs

@@ -201,7 +201,7 @@ class CompiledGrad:
             return spec_key(spec, unkeyed=unkeyed)
 
         positional = tuple(key_of(x) for x in (self.f, seed, *args))
-        kw = tuple(sorted((k, key_of(v)) for k, v in kwargs.items()))
+        kw = tuple((k, key_of(kwargs[k])) for k in sorted(kwargs))  # (leaves in the names' order: the trace's)
         return (positional, kw, len(leaves)), leaves, not unkeyed
 
     def _lookup(self, key, leaves, step=False):

@@ -122,7 +122,10 @@ def traced(f, seed, args, kwargs, names, wrt):
     replay would run under the caller's error state, showing warnings f silenced)."""
     draws = Draws(f)
     try:
-        out, tape = trace(gradient_program, f, seed, *args, _names=names, _wrt=wrt, **kwargs)
+        # the keyword arguments are the program's arguments too, after the positional ones in
+        # the order of their names, as the signature's leaves come (`CompiledGrad._signature`)
+        out, tape = trace(gradient_program, f, seed, *args, _names=names, _wrt=wrt,
+                          _keywords=tuple(sorted(kwargs)), **dict(sorted(kwargs.items())))
     finally:
         drew = draws.drew()
     return out, tape, not (drew or writes_into_a_constant(tape) or tape.meta.get("errstate"))

@@ -180,6 +180,45 @@ def test_a_default_argument_works_on_every_call():
     assert [g(3.0) for _ in range(3)] == [(9.0, (tapegrad.ZERO, 6.0))] * 3
 
 
+def scaled_layer(x, W=None, s=1.0, act="tanh"):
+    y = np.tanh(W @ x) if act == "tanh" else np.sin(W @ x)
+    return np.sum(y ** 2) * s
+
+
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("wrt", [None, "W", (0, "s")])
+def test_keyword_arguments_reach_the_program_read_afresh(wrt, background):
+    """Keyword arguments are the program's arguments, as positional ones are, whatever their
+    order: new values give grad's answer from the same program, with or without `wrt` naming
+    them. (The trace baked them in while the signature passed their values: the program raised
+    on every call and every call was traced again, never faster than `grad`; had the numbers
+    matched, a changed value would have been ignored.)"""
+    x, W = np.array([0.7, -0.4]), np.array([[1.0, 2.0], [0.5, -1.0]])
+    g = compiled_grad(scaled_layer, wrt=wrt, background=background)
+    kw = {} if wrt is None else {"wrt": wrt}
+    calls = [dict(W=W, s=2.0)] * 3 + [dict(s=2.0, W=W)] * 3 + [dict(W=2 * W, s=3.0), dict(s=0.5, W=W - 1)]
+    for i, call in enumerate(calls):
+        if i == 2 and background:
+            g.wait()  # (the child's program, at a known call)
+        value, grads = g(x, **call)
+        want_value, want = grad(scaled_layer, x, **call, **kw)
+        assert value == pytest.approx(want_value, rel=1e-14)
+        for got, expected in zip(grads[1:], want[1:]):
+            if isinstance(expected, dict):  # the keyword arguments `wrt` names
+                assert got.keys() == expected.keys()
+                for k in expected:
+                    np.testing.assert_allclose(got[k], expected[k], rtol=1e-13)
+            elif isinstance(expected, np.ndarray):
+                np.testing.assert_allclose(got, expected, rtol=1e-13)
+            else:
+                assert got is expected
+    info = g.cache_info()
+    assert info["programs"] == 1 and info["retraces"] == 0 and info["hits"] >= 4, info
+    for _ in range(2):  # a new value of a keyword that holds no number: a signature of its own
+        g(x, W=W, s=2.0, act="sin")
+    assert g.cache_info()["signatures"] == 2
+
+
 def six_signs(x):
     out = 0.0
     for i in range(6):
