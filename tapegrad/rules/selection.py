@@ -108,10 +108,11 @@ def partition_rrule(a, *args, **kwargs):
     "{dy} where this choice's condition is the first true one (for the default: where "
     "none is), else 0",
 ))
-def select_rrule(condlist, choicelist, *given, **kwargs):
+def select_rrule(condlist, choicelist, *default, **kwargs):
     # (a default given by position has a tangent; one left out, or given by keyword, has none
     # to return: the pullback returns one tangent per argument of the call)
-    default = given[0] if given else kwargs.pop("default", 0)
+    given = len(default)
+    default = default[0] if default else kwargs.pop("default", 0)
     y = np.select(condlist, choicelist, default, **kwargs)
     # element by element, the first true condition picks its choice; none picks the default
     taken = np.zeros(np.shape(y), dtype=bool)
@@ -125,7 +126,7 @@ def select_rrule(condlist, choicelist, *given, **kwargs):
     def select_pullback(dy):
         dchoices = [cast_like(unbroadcast(np.where(m, dy, 0), c), c) for m, c in zip(masks, choicelist)]
         ddefault = Thunk(lambda: cast_like(unbroadcast(np.where(rest, dy, 0), default), default))
-        return (NO_TANGENT, NO_TANGENT, type(choicelist)(dchoices), ddefault)[:2 + len(given) + 1]
+        return (NO_TANGENT, NO_TANGENT, type(choicelist)(dchoices), ddefault)[:3 + given]
 
     return y, select_pullback
 
