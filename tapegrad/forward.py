@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arraylike import ArrayLike, new_epoch
+from .arraylike import ArrayLike, new_epoch, primitive
 from .buffers import Buffer, TracedBuffer, unbuffer
 from .grad import pullback
 from .errors import (ComplexValueError, is_complex_value, restore_warnings, route_warnings, too_deep_error, type_str,
@@ -23,7 +23,7 @@ from .tracer import plain_scalar
 from .dual import Dual, dual_value, zero_tangent
 
 __all__ = ["jvp", "jacobian", "tangent_of_result", "new_tag", "inner_dtype", "pack_leaves", "tangent_leaves",
-           "flat_leaves", "packed_blocks"]
+           "flat_leaves", "leaf_parts", "packed_blocks", "integer_valued"]
 
 
 def tangent_of_result(out, tag=None):
@@ -221,10 +221,9 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
     seen = []
 
     # the constants ride in a default argument: reverse mode differentiates a closure's leaves
-    def flat_f(v, _c=(f, spec, starts, ends, shapes, seen)):
-        f, spec, starts, ends, shapes, seen = _c
-        parts = [np.reshape(v[a:b], s) for a, b, s in zip(starts, ends, shapes)]
-        out = f(unflatten(spec, parts))
+    def flat_f(v, _c=(f, spec, leaves, starts, ends, shapes, seen)):
+        f, spec, leaves, starts, ends, shapes, seen = _c
+        out = f(unflatten(spec, leaf_parts(v, leaves, starts, ends, shapes)))
         ospec, oleaves = flatten(out)
         seen.append((ospec, [np.shape(o) for o in oleaves]))
         # (a part with no derivative, the NoTangent of a string in a dict: a row of zeros)
@@ -234,6 +233,15 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
     J = _array_jacobian(flat_f, flat, mode, structured=True)
     ospec, oshapes = seen[-1]
     return packed_blocks(J, ospec, oshapes, spec, starts, ends, shapes)
+
+
+@primitive(traceable=False)
+def integer_valued(x, n):
+    """The integer `n`, varying as `x` (an entry of `jacobian`'s flat vector) varies: what an
+    integer leaf of a structure reaches `f` as, so that a count (``range(p["steps"])``, an
+    index) stays an integer while an integer used as a number is still differentiated, as
+    `grad` differentiates an int argument (its rule passes the cotangent on to `x`)."""
+    return n
 
 
 def flat_leaves(leaves):
@@ -248,6 +256,15 @@ def flat_leaves(leaves):
         flat = flat.astype(dtype)
     ends = np.cumsum(sizes).tolist()
     return flat, shapes, [0] + ends[:-1], ends
+
+
+def leaf_parts(v, leaves, starts, ends, shapes):
+    """The leaves of a structure read back from its flat vector `v` (`flat_leaves`): each entry
+    range in its leaf's shape, and an integer leaf (a Python int, a numpy integer) as
+    `integer_valued`, an integer that varies with its entry."""
+    return [integer_valued(np.reshape(v[a:b], s), leaf) if isinstance(leaf, (int, np.integer))
+            and not isinstance(leaf, bool) else np.reshape(v[a:b], s)
+            for leaf, a, b, s in zip(leaves, starts, ends, shapes)]
 
 
 def packed_blocks(J, ospec, oshapes, spec, starts, ends, shapes):

@@ -8,6 +8,10 @@ from tapegrad.arraylike import added_at, updated
 from tapegrad.rules.indexing import scatter_add
 from tapegrad.scipy.linalg import solve_triangular
 from tapegrad import Dual, NoRuleError, grad, gradient, hessian, hvp, jacobian, jvp
+from tapegrad.forward import integer_valued
+
+# the rule of jacobian's integer leaves, driven by the test below (tests/rules/test_coverage.py)
+EXERCISED = {integer_valued}
 
 
 def haaland(eps, D, Re):
@@ -431,6 +435,32 @@ def test_hessian_of_a_structure_with_a_part_that_has_no_derivative(mode):
     np.testing.assert_allclose(H["a"]["b"], 2 * 3 * 0.7 ** 2 * 2 * np.array([1.0, 2.0]), rtol=1e-14)
     np.testing.assert_allclose(H["b"]["b"], 2 * 0.7 ** 3 * 2 * np.eye(2), rtol=1e-14)
     assert hessian(lambda p: 1.0, {}, mode=mode) == {}
+
+
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"])
+def test_integer_leaves_reach_f_as_integers_that_vary(mode):
+    """`jacobian` and `hessian` read a structure's leaves from one flat float vector: an int
+    leaf reaches f as `integer_valued`, an int (a count, an index) that varies with its entry,
+    as `grad` differentiates an int argument. (It reached f as a float: range() and indexing
+    raised "is used as an index or count, but it is not an integer".)"""
+    def f(p):
+        y = p["x"] ** 2 * p["n"] ** 2
+        for _ in range(p["n"]):
+            y = y + p["xs"][p["i"]] * p["x"]
+        return y
+
+    p = {"x": 1.5, "n": 3, "xs": [0.5, 2.0], "i": 1}
+    H = hessian(f, p, mode=mode)
+    x, n = 1.5, 3
+    assert H["x"]["x"] == pytest.approx(2 * n ** 2) and H["n"]["n"] == pytest.approx(2 * x ** 2)
+    assert H["x"]["n"] == pytest.approx(4 * x * n) and H["n"]["x"] == pytest.approx(4 * x * n)
+    assert H["x"]["xs"][1] == pytest.approx(n) and H["xs"][1]["x"] == pytest.approx(n)
+    assert H["x"]["i"] == 0.0 and H["i"]["i"] == 0.0
+    # the rule itself: n·x with n = integer_valued(x, 3) is x² at x = 3, in both modes and twice
+    g = lambda x: integer_valued(x, 3) * x  # noqa: E731
+    assert type(integer_valued(3.0, 3)) is int
+    assert grad(g, 3.0)[1][1] == 6.0 and jvp(g, (3.0,), (1.0,))[1] == 6.0
+    assert hessian(g, 3.0, mode=mode) == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize("power", [np.power, np.float_power])

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..errors import SeedError
 from ..pytree import build, flatten_cotangent
-from ..registry import rrule, whole
+from ..forward import integer_valued
+from ..registry import frule, rrule, whole
 from ..tangents import NO_TANGENT, ZERO
 
 
@@ -29,3 +30,20 @@ def build_rrule(spec, *leaves):
         return (NO_TANGENT, NO_TANGENT, *parts)
 
     return build(spec, *leaves), build_pullback
+
+
+# --- an integer leaf of `jacobian`'s flat vector ---
+
+
+@rrule(integer_valued, formula=whole("{dy} (the integer varies as this entry)", None))
+def integer_valued_rrule(x, n):
+    def integer_valued_pullback(dy):
+        return NO_TANGENT, np.reshape(dy, np.shape(x)), NO_TANGENT
+
+    # (x may be traced or dual at an enclosing level: the integer then varies with it there)
+    return integer_valued(x, n), integer_valued_pullback
+
+
+@frule(integer_valued)
+def integer_valued_frule(d, x, n):
+    return integer_valued(x, n), d[0]

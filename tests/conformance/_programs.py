@@ -200,6 +200,19 @@ def indicator_as_a_number(x):
 _case(indicator_as_a_number, X3)
 
 
+def an_index_and_a_count_among_the_arguments(xs, i, steps):
+    """An int argument used as an index and one used as a count: `jacobian` and `hessian` of the
+    tuple of the arguments pass them to f as integers (they were made floats of its flat
+    vector: "is used as an index or count, but it is not an integer")."""
+    y = xs[i] * xs[0]
+    for _ in range(steps):
+        y = np.sin(y) + xs[1]
+    return y
+
+
+_case(an_index_and_a_count_among_the_arguments, [0.3, 0.8, 1.1], 2, 2)
+
+
 def newton_sqrt(a):
     x = a
     while abs(x * x - a) > 1e-12 * a:
