@@ -131,7 +131,8 @@ def traced_seed_outer(ref):
 def traced_seed_again(ref):
     """That differentiated again, with respect to the arguments: ``x -> <u, J(x) v>`` has the
     gradient ``H v`` of ``Re Σ u·f`` (reverse over a pullback differentiated by its seed)."""
-    n = len(ref.args)
+    # (an argument with nothing differentiable in it, a mode string or a flag, is not named)
+    wrt = tuple(i for i, a in enumerate(ref.args) if tapegrad.pytree.flatten(a, argument=True)[1])
 
     def twice(*xs, _c=ref):
         ref = _c
@@ -141,7 +142,7 @@ def traced_seed_again(ref):
         jv = tapegrad.gradient(along_v, ref.u, wrt=0)[0]
         return pair(ref.u, jv, ref.paths)
 
-    _, grads = tapegrad.grad(twice, *ref.args, wrt=tuple(range(n)))
+    _, grads = tapegrad.grad(twice, *ref.args, wrt=wrt)
     for i, a in enumerate(ref.args):
         assert_plain_tangent(grads[i + 1], a, f"the second derivative through a traced seed, argument {i}")
     close(ref.along(grads, ref.r, ref.arg_keys), ref.d2, "<r, H v> through a traced seed", rtol=1e-4, atol=1e-5)

@@ -213,6 +213,17 @@ def an_index_and_a_count_among_the_arguments(xs, i, steps):
 _case(an_index_and_a_count_among_the_arguments, [0.3, 0.8, 1.1], 2, 2)
 
 
+def a_mode_and_a_flag_among_the_arguments(x, act, centre, scale=None):
+    """Arguments with nothing to differentiate (a name, a flag, None) beside the numbers."""
+    y = np.tanh(x) if act == "tanh" else np.sin(x)
+    if centre:
+        y = y - np.mean(y)
+    return np.sum(y ** 2) * (1.0 if scale is None else scale)
+
+
+_case(a_mode_and_a_flag_among_the_arguments, X3, "tanh", True, None)
+
+
 def newton_sqrt(a):
     x = a
     while abs(x * x - a) > 1e-12 * a:
