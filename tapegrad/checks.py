@@ -7,9 +7,10 @@ import math
 import numpy as np
 
 from .dual import Dual
-from .forward import jvp, new_tag, tangent_of_result
+from .forward import jvp, new_tag, tangent_leaves, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
+from .pytree import flatten, unflatten
 from .structures import is_differentiable_leaf, parts_at, split
 from .tangents import NO_TANGENT, ZERO
 
@@ -225,8 +226,9 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     derivative ``x -> <grad f(x), v>`` (``"rev"``) or ``x -> <u, jvp(f, x, v)>`` (``"fwd"``),
     along fixed random `v` and `u`, is checked in every mode at one order less. With both modes
     and ``order=2`` that covers reverse over reverse, forward over reverse, reverse over
-    forward and forward over forward. The derivative functions take the positional float and
-    complex arguments (numbers and arrays); other arguments are held fixed.
+    forward and forward over forward. The derivative functions take the positional arguments
+    that hold numbers (floats, complex numbers, float arrays, and tuples, lists, dicts and
+    objects of them, each leaf along a direction of its own); other arguments are held fixed.
 
     Examples
     --------
@@ -260,22 +262,37 @@ def _derivative(f, args, seed, rng, mode):
     """A scalar directional derivative of `f` as a function of the same arguments (see check_grad)."""
     if mode not in ("rev", "fwd"):
         raise ValueError(f"check_grad modes are 'rev' and 'fwd', not {mode!r}")
-    where = [i for i, a in enumerate(args) if _is_diff_arg(a)]
+    # every argument that holds a number: a float, an array, or a structure of them (a dict of
+    # parameters: its direction is a structure of the same kind, paired with its gradient leaf
+    # by leaf)
+    specs = {i: flatten(a, argument=True) for i, a in enumerate(args) if not _is_diff_arg(a)}
+    where = [i for i, a in enumerate(args) if _is_diff_arg(a) or i in specs and specs[i][1]]
     if not where:
-        raise ValueError("check_grad(order > 1) needs a positional float or complex argument to differentiate")
+        raise ValueError("check_grad(order > 1) needs an argument to differentiate: a float, a complex "
+                         "number, a float array, or a structure holding them")
     y0 = f(*args)
     if seed is None and np.ndim(y0) != 0:
         seed = rng.standard_normal(np.shape(y0))
-    directions = {i: _direction(rng, args[i]) for i in where}
+    directions = {i: (_direction(rng, args[i]) if i not in specs else
+                      unflatten(specs[i][0], [_direction(rng, leaf) for leaf in specs[i][1]])) for i in where}
 
     # the constants ride in a default argument: check_grad differentiates a closure's leaves too
-    def reverse_derivative(*a, _c=(f, where, seed, directions)):
-        f, where, seed, directions = _c
+    def reverse_derivative(*a, _c=(f, where, seed, directions, specs)):
+        f, where, seed, directions, specs = _c
         _, grads = grad(f, *a, seed=seed)
         total = 0.0
         for i in where:
             g = grads[i + 1]
-            if g is not ZERO and g is not NO_TANGENT:
+            if g is ZERO or g is NO_TANGENT:
+                continue
+            if i in specs:  # a structure: its gradient's leaves with the direction's
+                gs, ds = [], []
+                tangent_leaves(specs[i][0], g, "the gradient", gs)
+                tangent_leaves(specs[i][0], directions[i], "the direction", ds)
+                for gl, dl in zip(gs, ds):
+                    if gl is not ZERO and gl is not NO_TANGENT:
+                        total = total + np.sum(_real_part(gl * dl))
+            else:
                 total = total + np.sum(_real_part(g * directions[i]))
         return total
 

@@ -78,10 +78,40 @@ def test_check_grad_of_order_two_catches_a_rule_right_only_at_first_order():
     check_grad(np.sin, 0.7, order=2)
 
 
-def test_check_grad_order_needs_a_float_argument():
-    """order > 1 differentiates the positional float and complex arguments; with none it says so."""
-    with pytest.raises(ValueError, match="needs a positional float or complex argument"):
-        check_grad(lambda p: p["a"] ** 2, {"a": 1.5}, order=2)
+def test_check_grad_order_needs_an_argument_to_differentiate():
+    """order > 1 differentiates the positional arguments that hold numbers; with none it says so."""
+    with pytest.raises(ValueError, match="needs an argument to differentiate: a float, a complex number, "
+                                         "a float array, or a structure holding them"):
+        check_grad(lambda s, k: float(len(s)) * k, "ab", True, order=2)
+
+
+def test_check_grad_of_order_two_takes_a_structure_of_parameters():
+    """A dict of parameters (with a count and a label in it) is checked at order 2 and 3, each
+    leaf along a direction of its own (it raised "needs a positional float or complex
+    argument"), and a rule right only at first order is caught through it."""
+    def f(p):
+        y = p["x"]
+        for _ in range(p["n"]):
+            y = np.sin(y) * p["w"]
+        return np.sum(y ** 2) if p["act"] == "squares" else np.sum(y)
+
+    p = {"x": np.array([0.3, 0.6]), "n": 2, "w": 1.5, "act": "squares"}
+    check_grad(f, p, order=2)
+    check_grad(f, p, order=3, modes=("fwd",))
+
+    @primitive
+    def wave(x):
+        return np.sin(x)
+
+    @rrule(wave)
+    def wave_rrule(x):
+        slope = np.cos(x) if isinstance(x, np.ndarray) and type(x) is np.ndarray else np.cos(0.7)
+        return wave(x), lambda dy: (tapegrad.NO_TANGENT, dy * slope)
+
+    g = lambda q: np.sum(wave(q["x"]) * q["w"])  # noqa: E731
+    check_grad(g, p, modes=("rev",))
+    with pytest.raises(AssertionError, match="of the reverse-mode derivative: reverse mode gives"):
+        check_grad(g, p, order=2, modes=("rev",))
 
 
 def test_check_grad_of_cyclic_arguments():
