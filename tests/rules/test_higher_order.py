@@ -8,6 +8,8 @@ numbers and arrays at a smooth point. The conformance layer (tests/conformance) 
 through every entry point, second order in all four combinations of modes included; a rule
 that tapegrad registers and no row exercises fails `test_every_registered_rule_has_an_order2_row`.
 """
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -59,13 +61,32 @@ PULLBACK_OPS = {"tapegrad.rules.ivp.ivp_cotangent": "tapegrad.scipy._ivp.ivp_sol
                 "tapegrad.rules.integrate.odeint_cotangent": "tapegrad.scipy.integrate.odeint"}
 
 
+#: rules whose value does not move with the argument they pass the derivative to, by design, so
+#: that central differences cannot check them: each with the test that checks it at second order
+#: in all four modes instead
+NOT_BY_DIFFERENCES = {
+    # jacobian's int leaves: an int that varies with its flat entry, as grad's int arguments do
+    "tapegrad.forward.integer_valued": "tests/test_forward.py::test_integer_leaves_reach_f_as_integers_that_vary",
+}
+
+
 def test_every_registered_rule_has_an_order2_row():
     """A rule registered by tapegrad and exercised by no ORDER2 row fails here (a solver's
-    pullback op by its primal's rows: `PULLBACK_OPS`)."""
+    pullback op by its primal's rows: `PULLBACK_OPS`; `NOT_BY_DIFFERENCES` by its own test)."""
     covered = {qualified_name(fn) for _, (fn, _, _) in ROWS}
     ours = [fn for fn, rule in RULES.items() if rule.__module__.startswith("tapegrad")]
     assert sorted(qualified_name(fn) for fn in ours
-                  if qualified_name(fn) not in covered and PULLBACK_OPS.get(qualified_name(fn)) not in covered) == []
+                  if qualified_name(fn) not in covered and PULLBACK_OPS.get(qualified_name(fn)) not in covered
+                  and qualified_name(fn) not in NOT_BY_DIFFERENCES) == []
+
+
+def test_the_rules_central_differences_cannot_check_have_their_own_tests():
+    """Each of `NOT_BY_DIFFERENCES` is a registered rule and names a test that exists."""
+    names = {qualified_name(fn) for fn in RULES}
+    for op, test in NOT_BY_DIFFERENCES.items():
+        path, name = test.split("::")
+        tests = pathlib.Path(__file__).resolve().parent.parent
+        assert op in names and f"def {name}(" in (tests / path.removeprefix("tests/")).read_text(), test
 
 
 @pytest.mark.parametrize("op", sorted(PULLBACK_OPS))
