@@ -132,6 +132,9 @@ class CompiledGrad:
         self._programs = 0
         self._seen = OrderedDict()  # signatures called once (answered by an eager grad), not yet traced
         self._uncompiled = OrderedDict()  # signatures whose programs would be stale: traced each call
+        # signatures whose last trace saw a generator move: traced again before they are given up
+        # (another thread's draw from numpy's or Python's global generator moves it too)
+        self._drew_once = OrderedDict()
         #: signature -> (ops its first eager grad recorded, its seconds); None: a child failed to make it
         self._first_grads = {}
         self.child_error = None  # why the last child that made no program made none (`background`)
@@ -174,8 +177,12 @@ class CompiledGrad:
         state = dict(self.__dict__)
         # the signatures called once or traced on every call: keys that hold the type of a
         # function, which the standard pickle cannot find by name; the copy meets them again
-        state["_seen"], state["_uncompiled"] = OrderedDict(), OrderedDict()
+        state["_seen"], state["_uncompiled"], state["_drew_once"] = OrderedDict(), OrderedDict(), OrderedDict()
         return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_drew_once", OrderedDict())  # (a copy pickled before it was kept)
 
     def _signature(self, args, seed, kwargs):
         """``(key, leaves, keyed)``: the key of the call's structure (types, shapes, dtypes,
@@ -300,7 +307,16 @@ class CompiledGrad:
         # compiled: each of these makes objects by the hundred thousand that live to the end,
         # and the collector's passes over them took most of the time (benchmarks/README.md)
         with paused_gc():
-            out, tape, replayable = traced(self.f, seed, args, kwargs, names, self.wrt)
+            out, tape, replayable, drew = traced(self.f, seed, args, kwargs, names, self.wrt)
+            if not replayable and drew and key not in self._drew_once:
+                # a draw seen once may be another thread's (the global generators are shared): the
+                # next call traces again, and a second draw gives the signature up for good
+                self._drew_once[key] = True
+                while len(self._drew_once) > self.maxsize:
+                    self._drew_once.popitem(last=False)
+                self._seen[key] = self._first_grads.get(key) or (None, None)
+                return self._finish(out, args)
+            self._drew_once.pop(key, None)
             if not replayable:  # random draws, a write into a constant, np.errstate: traced each call
                 self._uncompiled[key] = True
                 while len(self._uncompiled) > self.maxsize:
@@ -392,6 +408,7 @@ class CompiledGrad:
         self._sizes.clear()
         self._first_grads.clear()
         self._seen.clear()
+        self._drew_once.clear()
         self._uncompiled.clear()
         self._programs = 0
 

@@ -116,10 +116,11 @@ class Unmade(Exception):
 
 
 def traced(f, seed, args, kwargs, names, wrt):
-    """``(out, tape, replayable)``: the gradient program of a call traced, and whether a program
-    may replay it: not if it drew random numbers (a program would replay its draws), wrote into
-    a plain array (its first call's writes would be baked in) or entered ``np.errstate`` (a
-    replay would run under the caller's error state, showing warnings f silenced)."""
+    """``(out, tape, replayable, drew)``: the gradient program of a call traced, whether a
+    program may replay it: not if it drew random numbers (`drew`: a program would replay its
+    draws), wrote into a plain array (its first call's writes would be baked in) or entered
+    ``np.errstate`` (a replay would run under the caller's error state, showing warnings f
+    silenced)."""
     draws = Draws(f)
     try:
         # the keyword arguments are the program's arguments too, after the positional ones in
@@ -128,14 +129,14 @@ def traced(f, seed, args, kwargs, names, wrt):
                           _keywords=tuple(sorted(kwargs)), **dict(sorted(kwargs.items())))
     finally:
         drew = draws.drew()
-    return out, tape, not (drew or writes_into_a_constant(tape) or tape.meta.get("errstate"))
+    return out, tape, not (drew or writes_into_a_constant(tape) or tape.meta.get("errstate")), drew
 
 
 def made_in_child(f, seed, args, kwargs, names, wrt, assume_finite):
     """What a forked child sends back (`background`): the program of a call as source, bytecode
     and the values it names, made by the stages the tiers run; or ``("uncompiled",)`` where
     the caller's trace would have found that no program can serve the function."""
-    _, tape, replayable = traced(f, seed, args, kwargs, names, wrt)
+    _, tape, replayable, _ = traced(f, seed, args, kwargs, names, wrt)
     if not replayable:
         return ("uncompiled",)
     node = Node(("tape", tape, names, assume_finite))

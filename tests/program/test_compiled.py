@@ -158,6 +158,42 @@ def test_an_integer_argument_used_as_an_index_is_never_baked_in():
         assert_same(g(x, i), grad(lambda x, i: x[i] * 3.0, x, i))
 
 
+#: (read by name, as a module's global: no part of a signature) whether `draws_once` draws
+_FIRST_TRACE = [True]
+
+
+def draws_once(x):
+    if _FIRST_TRACE[0]:  # (stands for another thread's draw in the middle of the trace)
+        _FIRST_TRACE[0] = False
+        random.random()
+        np.random.random_sample()
+    return np.sin(x) * 2.0
+
+
+def draws_always(x):
+    return np.sin(x) * (2.0 + 0.0 * random.random())
+
+
+def test_a_draw_seen_once_is_traced_again_before_the_signature_is_given_up():
+    """numpy's and Python's global generators are shared by every thread: a draw another thread
+    makes while f is traced moves them as a draw of f's would. A signature whose trace saw one
+    draw is traced again at its next call, and compiled when that trace draws nothing (an
+    xdist worker's own thread gave up a solver's signature for good, now and then); one that
+    draws at every trace is traced on every call, as before."""
+    _FIRST_TRACE[0] = True
+    g = compiled_grad(draws_once, tiers=False)
+    for _ in range(4):
+        assert g(0.7) == grad(draws_once, 0.7)
+    info = g.cache_info()
+    assert (info["misses"], info["traced"], info["programs"], info["hits"]) == (2, 0, 1, 2), info
+
+    g = compiled_grad(draws_always, tiers=False)
+    for _ in range(4):
+        g(0.7)
+    info = g.cache_info()
+    assert (info["misses"], info["traced"], info["programs"], info["hits"]) == (2, 2, 0, 0), info
+
+
 def test_mutable_state_a_closure_captures_is_read_on_every_call():
     """A flag in a deque and a random generator captured by f are never frozen into a program."""
     import collections
