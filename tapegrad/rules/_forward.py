@@ -101,11 +101,23 @@ def joined_frule(fn):
         if type(darrays) is list or type(darrays) is tuple:
             if all(v is ZERO for v in darrays):
                 return y, ZERO
-            darrays = [zero_tangent(x) if v is ZERO else v for x, v in zip(arrays, darrays)]
+            darrays = [_materialized(x, v) for x, v in zip(arrays, darrays)]
         return y, fn(darrays, *args, **kwargs)
 
     joined_frule.__name__ = f"{fn.__name__}_frule"
     return joined_frule
+
+
+def _materialized(x, v):
+    """The variation `v` of a joined piece `x` with zeros of their shapes where it has none: a
+    piece written as a list (``[x[0], 1.0]``) has a list of variations, ZeroTangent for its
+    constants, which numpy would join into an array of objects."""
+    if v is ZERO:
+        return zero_tangent(x)
+    if (type(v) is list or type(v) is tuple) and (type(x) is list or type(x) is tuple):
+        # one array (np.stack sees dual values inside; numpy's own conversion of a list would not)
+        return np.stack([_materialized(a, b) for a, b in zip(x, v)])
+    return v
 
 
 def jointly_linear_frule(fn, positions):

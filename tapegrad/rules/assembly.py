@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..registry import frule, rrule, stand_in, whole
+from ..structures import nested
 from ..tangents import NO_TANGENT, ZERO
 from ._forward import joined_frule, linear_frule
 from ._shapes import bind, cast_like, no_tangents, normalize_axis, tangent_dtype
@@ -43,15 +44,41 @@ def _like_sequence(pieces, arrays):
 
 
 def _stand_ins(arrays):
-    """The joined arrays as stand-ins (their pullbacks need only shapes and dtypes), in their container."""
+    """The joined arrays as stand-ins (their pullbacks need only shapes and dtypes), in their
+    container; a piece written as a list (``[x[0], 1.0]``) as an array of its shape and dtype,
+    which numpy's np.shape would otherwise make of it (refused where it holds traced values)."""
     if type(arrays) is list or type(arrays) is tuple:
-        return type(arrays)([stand_in(x) for x in arrays])
+        return type(arrays)([_listed(x) if type(x) is list or type(x) is tuple else stand_in(x)
+                             for x in arrays])
     return stand_in(arrays)
+
+
+def _joinable(tup):
+    """The pieces, a piece written as a list made one array by np.stack, which sees traced values
+    inside it (numpy's hstack, vstack, dstack and column_stack convert each piece themselves,
+    refused for a list holding a value traced at an enclosing level)."""
+    return [np.stack([_joinable([v])[0] for v in x]) if type(x) is list or type(x) is tuple else x
+            for x in tup]
+
+
+def _listed(x):
+    """An array of the shape and dtype of a piece given as a list, holding no data."""
+    leaves = list(nested(x))
+    dtype = np.result_type(*[getattr(v, "dtype", None) or np.result_type(v) for v in leaves]) if leaves else float
+    return np.broadcast_to(np.zeros((), dtype), _shape_of(x))
 
 
 def _as_shape(fn, x):
     """The shape `fn` (atleast_2d, ...) gives x, from a stand-in that holds no data."""
-    return np.shape(fn(np.broadcast_to(0.0, np.shape(x))))
+    return np.shape(fn(np.broadcast_to(0.0, _shape_of(x))))
+
+
+def _shape_of(x):
+    """np.shape(x), without numpy's conversion of a list: one holding traced values (a piece
+    written ``[x[0], 1.0]``) would be refused by it."""
+    if type(x) is list or type(x) is tuple:
+        return (len(x),) + (_shape_of(x[0]) if x else ())
+    return np.shape(x)
 
 
 @rrule(np.concatenate, complex=True, forward=joined_frule(np.concatenate),
@@ -87,8 +114,11 @@ def stack_rrule(arrays, *args, **kwargs):
     return y, stack_pullback
 
 
-@rrule(np.hstack, complex=True, formula=whole("the piece of {dy} where each argument went"))
+@rrule(np.hstack, complex=True, forward=joined_frule(np.hstack),
+       formula=whole("the piece of {dy} where each argument went"))
 def hstack_rrule(tup, **kwargs):
+    y = np.hstack(_joinable(tup), **kwargs)
+    tup = _stand_ins(tup)
     shapes = [_as_shape(np.atleast_1d, x) for x in tup]
     # 1-d arrays are joined end to end, others along their second axis
     axis = 0 if shapes and len(shapes[0]) == 1 else 1
@@ -96,38 +126,47 @@ def hstack_rrule(tup, **kwargs):
     def hstack_pullback(dy):
         return NO_TANGENT, _cut(dy, tup, shapes, axis)
 
-    return np.hstack(tup, **kwargs), hstack_pullback
+    return y, hstack_pullback
 
 
-@rrule(np.vstack, complex=True, formula=whole("the piece of {dy} where each argument went"))
+@rrule(np.vstack, complex=True, forward=joined_frule(np.vstack),
+       formula=whole("the piece of {dy} where each argument went"))
 def vstack_rrule(tup, **kwargs):
+    y = np.vstack(_joinable(tup), **kwargs)
+    tup = _stand_ins(tup)
     shapes = [_as_shape(np.atleast_2d, x) for x in tup]
 
     def vstack_pullback(dy):
         return NO_TANGENT, _cut(dy, tup, shapes, 0)
 
-    return np.vstack(tup, **kwargs), vstack_pullback
+    return y, vstack_pullback
 
 
-@rrule(np.dstack, complex=True, formula=whole("the piece of {dy} where each argument went"))
+@rrule(np.dstack, complex=True, forward=joined_frule(np.dstack),
+       formula=whole("the piece of {dy} where each argument went"))
 def dstack_rrule(tup):
+    y = np.dstack(_joinable(tup))
+    tup = _stand_ins(tup)
     shapes = [_as_shape(np.atleast_3d, x) for x in tup]
 
     def dstack_pullback(dy):
         return NO_TANGENT, _cut(dy, tup, shapes, 2)
 
-    return np.dstack(tup), dstack_pullback
+    return y, dstack_pullback
 
 
-@rrule(np.column_stack, complex=True, formula=whole("the piece of {dy} where each argument went"))
+@rrule(np.column_stack, complex=True, forward=joined_frule(np.column_stack),
+       formula=whole("the piece of {dy} where each argument went"))
 def column_stack_rrule(tup):
+    y = np.column_stack(_joinable(tup))
+    tup = _stand_ins(tup)
     # a 0-d or 1-d array becomes one column; 2-d arrays are joined as they are
     shapes = [np.shape(x) if np.ndim(x) >= 2 else (np.size(x), 1) for x in tup]
 
     def column_stack_pullback(dy):
         return NO_TANGENT, _cut(dy, tup, shapes, 1)
 
-    return np.column_stack(tup), column_stack_pullback
+    return y, column_stack_pullback
 
 
 # --- splitting ---

@@ -299,8 +299,25 @@ def _order2_rows():
     return rows
 
 
+#: a piece written as a list holding a traced number (``[x[0] * x[2], 1.0]``) beside an array:
+#: forward mode joined ZeroTangent into an array of objects (hstack, vstack, dstack and
+#: column_stack had no forward rule of their own: a derived one sent ZeroTangent into getitem's
+#: pullback), and a gradient taken inside another asked numpy for the list's shape (refused)
+LISTED_PIECE = [
+    (fn, lambda x, fn=fn: np.sin(fn([x[:2], [x[0] * x[2], 1.0]])) * 1.5, (np.array([0.7, -0.4, 1.3]),))
+    for fn in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack)]
+
 #: (rule's function, function differentiated, float64 arguments)
-ORDER2 = _order2_rows()
+ORDER2 = _order2_rows() + LISTED_PIECE
+
+
+@pytest.mark.parametrize("fn, f, args", LISTED_PIECE, ids=[fn.__name__ for fn, _, _ in LISTED_PIECE])
+def test_a_piece_written_as_a_list_joins_in_every_mode(fn, f, args):
+    """The variation of a list piece is an array of numbers (not of objects), and every mode
+    agrees with central differences to second order."""
+    _, dy = tapegrad.jvp(f, args, (np.ones(3),))
+    assert dy.dtype == np.float64
+    check_grad(lambda x: np.sum(f(x) * np.arange(1.0, 1.0 + np.size(f(x))).reshape(np.shape(f(x)))), *args, order=2)
 
 
 # --- complex values (autograd's convention: tests/rules/_complex.py) ---
