@@ -1,4 +1,6 @@
 """tapegrad.context: contexts decide what is primitive and how it is recorded; `trace` runs a function under one."""
+import re
+
 import numpy as np
 import pytest
 
@@ -73,8 +75,28 @@ def test_traced_keyword_that_cannot_move_into_position_is_refused():
     def scaled_rrule(x, factor=1.0):
         return scaled(x, factor=factor), lambda dy: (tapegrad.NO_TANGENT, dy * factor)
 
-    with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value by keyword; pass it by position"):
+    # (the message said "pass it by position", which a keyword-only parameter does not allow)
+    with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value as factor=, which .*scaled takes "
+                                                     r"only by keyword, so its gradient cannot be returned; "
+                                                     r"compute the part it fills from a plain value"):
         grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
+
+
+def test_numpy_pad_with_a_traced_constant_says_how_to_write_it():
+    """np.pad takes constant_values= only by keyword (its **kwargs): a traced fill value is
+    refused with the rewrite that differentiates it, and the rewrite's gradient is right."""
+    x = np.array([0.7, -0.4])
+    with pytest.raises(tapegrad.TapegradError, match=re.escape(
+            "passes a traced value as constant_values=, which numpy.pad takes only by keyword, so its "
+            "gradient cannot be returned; compute the part it fills from a plain value and add the traced "
+            "part yourself: np.pad(x, w) + c * np.pad(np.zeros_like(x), w, constant_values=1.0) pads x "
+            "with a traced c")):
+        grad(lambda x: np.sum(np.pad(x, (0, 2), constant_values=x[0]) ** 2), x)
+
+    def padded(x):
+        return np.sum((np.pad(x, (0, 2)) + x[0] * np.pad(np.zeros_like(x), (0, 2), constant_values=1.0)) ** 2)
+    np.testing.assert_allclose(grad(padded, x)[1][1], [2 * x[0] + 4 * x[0], 2 * x[1]])
+    tapegrad.check_grad(padded, x, order=2)
 
 
 def test_keyword_arguments_and_wrt():
