@@ -64,7 +64,7 @@ def _joinable(tup):
 def _listed(x):
     """An array of the shape and dtype of a piece given as a list, holding no data."""
     leaves = list(nested(x))
-    dtype = np.result_type(*[getattr(v, "dtype", None) or np.result_type(v) for v in leaves]) if leaves else float
+    dtype = np.result_type(*[v.dtype if hasattr(v, "dtype") else np.result_type(v) for v in leaves]) if leaves else float
     return np.broadcast_to(np.zeros((), dtype), _shape_of(x))
 
 
