@@ -92,21 +92,21 @@ def positional(fn, args, kwargs, kind=Tracer):
         bound.apply_defaults()  # so that a traced keyword after missing ones moves into position
     except (TypeError, ValueError):
         bound = None
-    if bound is None or any(type(v) is kind for v in bound.kwargs.values()):
-        stuck = [k for k, v in (bound.kwargs if bound is not None else kwargs).items() if type(v) is kind]
-        if bound is not None and stuck:
-            # a keyword the signature takes only by keyword (numpy.pad's constant_values= lands in
-            # its **kwargs): no position to move it to, so no tangent of it can be returned
-            hint = _KEYWORD_ONLY_HINTS.get((getattr(fn, "__name__", ""), stuck[0]), "")
-            raise TapegradError(
-                f"{describe_call(fn, args, kwargs)} at {user_location()} passes a traced value as "
-                f"{stuck[0]}=, which {qualified_name(fn)} takes only by keyword, so its gradient "
-                f"cannot be returned; compute the part it fills from a plain value and add the "
-                f"traced part yourself{hint}"
-            )
+    if bound is None:  # (a signature that cannot be read, or does not take these arguments)
         raise TapegradError(
             f"{describe_call(fn, args, kwargs)} at {user_location()} passes a traced value by "
             f"keyword; pass it by position so that its gradient can be returned"
+        )
+    stuck = next((k for k, v in bound.kwargs.items() if type(v) is kind), None)
+    if stuck is not None:
+        # a keyword the signature takes only by keyword (numpy.pad's constant_values= lands in
+        # its **kwargs): no position to move it to, so no tangent of it can be returned
+        hint = _KEYWORD_ONLY_HINTS.get((getattr(fn, "__name__", ""), stuck), "")
+        raise TapegradError(
+            f"{describe_call(fn, args, kwargs)} at {user_location()} passes a traced value as "
+            f"{stuck}=, which {qualified_name(fn)} takes only by keyword, so its gradient "
+            f"cannot be returned; compute the part it fills from a plain value and add the "
+            f"traced part yourself{hint}"
         )
     return bound.args, bound.kwargs
 

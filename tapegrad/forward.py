@@ -23,7 +23,7 @@ from .tracer import plain_scalar
 from .dual import Dual, dual_value, zero_tangent
 
 __all__ = ["jvp", "jacobian", "tangent_of_result", "new_tag", "inner_dtype", "pack_leaves", "tangent_leaves",
-           "flat_leaves", "leaf_parts", "packed_blocks", "integer_valued"]
+           "flat_leaves", "of_flat", "packed_blocks", "integer_valued"]
 
 
 def tangent_of_result(out, tag=None):
@@ -221,9 +221,9 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
     seen = []
 
     # the constants ride in a default argument: reverse mode differentiates a closure's leaves
-    def flat_f(v, _c=(f, spec, leaves, starts, ends, shapes, seen)):
-        f, spec, leaves, starts, ends, shapes, seen = _c
-        out = f(unflatten(spec, leaf_parts(v, leaves, starts, ends, shapes)))
+    def flat_f(v, _c=(of_flat(f, spec, leaves, starts, ends, shapes), seen)):
+        f_flat, seen = _c
+        out = f_flat(v)
         ospec, oleaves = flatten(out)
         seen.append((ospec, [np.shape(o) for o in oleaves]))
         # (a part with no derivative, the NoTangent of a string in a dict: a row of zeros)
@@ -258,13 +258,18 @@ def flat_leaves(leaves):
     return flat, shapes, [0] + ends[:-1], ends
 
 
-def leaf_parts(v, leaves, starts, ends, shapes):
-    """The leaves of a structure read back from its flat vector `v` (`flat_leaves`): each entry
-    range in its leaf's shape, and an integer leaf (a Python int, a numpy integer) as
-    `integer_valued`, an integer that varies with its entry."""
-    return [integer_valued(np.reshape(v[a:b], s), leaf) if isinstance(leaf, (int, np.integer))
+def of_flat(f, spec, leaves, starts, ends, shapes):
+    """`f` of a structure (`spec`, its `leaves`) as a function of the structure's flat vector
+    (`flat_leaves`): each entry range in its leaf's shape, and an integer leaf (a Python int, a
+    numpy integer) as `integer_valued`, an integer that varies with its entry."""
+    # (the constants ride in a default argument: reverse mode differentiates a closure's leaves)
+    def f_of_flat(v, _c=(f, spec, leaves, starts, ends, shapes)):
+        f, spec, leaves, starts, ends, shapes = _c
+        return f(unflatten(spec, [
+            integer_valued(np.reshape(v[a:b], s), leaf) if isinstance(leaf, (int, np.integer))
             and not isinstance(leaf, bool) else np.reshape(v[a:b], s)
-            for leaf, a, b, s in zip(leaves, starts, ends, shapes)]
+            for leaf, a, b, s in zip(leaves, starts, ends, shapes)]))
+    return f_of_flat
 
 
 def packed_blocks(J, ospec, oshapes, spec, starts, ends, shapes):

@@ -15,7 +15,7 @@ from .errors import ComplexValueError, is_complex_value, type_str, user_location
 from .pytree import fill_zeros, finalize, flatten, unflatten
 from .dual import real_pairing, zero_tangent
 from .tangents import NO_TANGENT, ZERO
-from .forward import (flat_leaves, inner_dtype, jacobian, jvp, leaf_parts, pack_leaves, packed_blocks,
+from .forward import (flat_leaves, inner_dtype, jacobian, jvp, of_flat, pack_leaves, packed_blocks,
                       tangent_leaves)
 from .context import BaseContext
 from .tracing import trace
@@ -218,11 +218,7 @@ def _forward_hessian(f, x):
             return _c[0](np.reshape(v, _c[1]))
         return np.reshape(_symmetric_hessian(phi, np.reshape(x, -1)), shape + shape)
     flat, shapes, starts, ends = flat_leaves(leaves)
-
-    def phi(v, _c=(f, spec, leaves, starts, ends, shapes)):
-        f, spec, leaves, starts, ends, shapes = _c
-        return f(unflatten(spec, leaf_parts(v, leaves, starts, ends, shapes)))
-    H = _symmetric_hessian(phi, flat)
+    H = _symmetric_hessian(of_flat(f, spec, leaves, starts, ends, shapes), flat)
     # the gradient's structure, as `jacobian` reads it from the gradient it differentiates: a
     # row of H per leaf of x, a row of zeros per part without a derivative (a string's NoTangent)
     marks = [np.zeros(s) for s in shapes]

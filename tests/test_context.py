@@ -65,20 +65,40 @@ def test_exception_inside_f_propagates_unchanged_and_leaves_no_state():
     assert tapegrad.tracer.active_tapes() == []
 
 
-def test_traced_keyword_that_cannot_move_into_position_is_refused():
-    """A traced value passed by a keyword-only parameter cannot get a gradient: the error says so."""
+def _scaled(signature=None):
+    """A primitive ``scaled(x, *, factor)`` with a rule (its signature replaced by `signature`)."""
     @primitive
     def scaled(x, *, factor):
         return x * factor
 
+    if signature is not None:
+        scaled.__signature__ = signature
+
     @rrule(scaled)
     def scaled_rrule(x, factor=1.0):
         return scaled(x, factor=factor), lambda dy: (tapegrad.NO_TANGENT, dy * factor)
+    return scaled
 
+
+def test_traced_keyword_that_cannot_move_into_position_is_refused():
+    """A traced value passed by a keyword-only parameter cannot get a gradient: the error says so."""
+    scaled = _scaled()
     # (the message said "pass it by position", which a keyword-only parameter does not allow)
     with pytest.raises(tapegrad.TapegradError, match=r"passes a traced value as factor=, which .*scaled takes "
                                                      r"only by keyword, so its gradient cannot be returned; "
                                                      r"compute the part it fills from a plain value"):
+        grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
+
+
+def test_traced_keyword_of_a_signature_that_does_not_take_it_is_refused():
+    """A signature the call cannot be bound to (here one declared without `factor`): the traced
+    keyword is refused asking for it by position."""
+    import inspect
+
+    scaled = _scaled(inspect.Signature([inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]))
+    with pytest.raises(tapegrad.TapegradError, match=r"^.*scaled\(%\d+::float64, factor=%\d+::float64\) at "
+                                                     r"test_context.py:\d+ passes a traced value by keyword; "
+                                                     r"pass it by position"):
         grad(lambda x, k: scaled(x, factor=k), 1.0, 2.0)
 
 

@@ -194,6 +194,18 @@ def test_a_draw_seen_once_is_traced_again_before_the_signature_is_given_up():
     assert (info["misses"], info["traced"], info["programs"], info["hits"]) == (2, 2, 0, 0), info
 
 
+def test_a_compiled_gradient_pickled_before_it_kept_draws_seen_once_still_runs():
+    """A copy whose state has no `_drew_once` (pickled by an earlier tapegrad) gets an empty one."""
+    g = compiled_grad(draws_always, tiers=False)
+    state = g.__getstate__()
+    del state["_drew_once"]
+    copy = type(g).__new__(type(g))
+    copy.__setstate__(state)
+    for _ in range(3):
+        assert copy(0.7)[1][1] == grad(draws_always, 0.7)[1][1]
+    assert copy.cache_info()["programs"] == 0
+
+
 def test_mutable_state_a_closure_captures_is_read_on_every_call():
     """A flag in a deque and a random generator captured by f are never frozen into a program."""
     import collections
