@@ -133,6 +133,16 @@ def _generators_in_reach(f):
     return list(found.values())
 
 
+def _state_address(bg) -> int:
+    """The address of a bit generator's state: the first field of the ``bitgen_t`` its capsule
+    points to (numpy's C API). ``bg.ctypes.state_address`` says the same, but builds ctypes
+    function types on its first use (~0.2 ms, the dearest part of a process's first trace);
+    `_LegacyWatch._words` checks what it reads there against the state before trusting it."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return ctypes.c_void_p.from_address(get(bg.capsule, b"BitGenerator")).value
+
+
 class _LegacyWatch:
     """numpy's global RandomState, watched on every trace at the cost of a 2.5 kB copy.
 
@@ -148,6 +158,7 @@ class _LegacyWatch:
     _lock = threading.Lock()
     last = None  # (words, has_gauss) at the last full read
     checked = fast = None  # the bit generator last checked; True if its words read as its state
+    address = None  # where the checked bit generator's words are, when `fast`
 
     @classmethod
     def _words(cls):
@@ -156,13 +167,18 @@ class _LegacyWatch:
             cls.fast, cls.checked = False, bg
             if type(bg) is np.random.MT19937:
                 try:
-                    raw = ctypes.string_at(bg.ctypes.state_address, 624 * 4 + 4)
-                    st = bg.state["state"]
-                    cls.fast = (np.array_equal(np.frombuffer(raw[:2496], np.uint32), st["key"])
+                    cls.address = address = _state_address(bg)
+                    raw = ctypes.string_at(address, 624 * 4 + 4)
+                    full = _LEGACY.get_state(legacy=False)
+                    st = full["state"]
+                    cls.fast = (raw[:2496] == np.ascontiguousarray(st["key"], np.uint32).tobytes()
                                 and int.from_bytes(raw[2496:], sys.byteorder, signed=True) == st["pos"])
+                    if cls.fast:  # (the full read `before` would make next)
+                        with cls._lock:
+                            cls.last = (raw, full["has_gauss"])
                 except Exception:  # pragma: no cover - another numpy: the full state each time
                     pass
-        return ctypes.string_at(bg.ctypes.state_address, 624 * 4 + 4) if cls.fast else None
+        return ctypes.string_at(cls.address, 624 * 4 + 4) if cls.fast else None
 
     @classmethod
     def _full(cls, words):

@@ -569,6 +569,31 @@ def test_draws_are_seen_after_numpys_global_generator_is_replaced():
         np.random.set_bit_generator(own)
 
 
+def test_numpys_global_generator_is_watched_through_its_words():
+    """The watch on numpy's global RandomState reads its MT19937 words where numpy's own ctypes
+    interface says they are (found through the bit generator's capsule, which is cheaper on a
+    process's first trace), and a draw moves them; a legacy normal that takes the cached one
+    moves none, and is seen through the cache flag."""
+    from tapegrad.program.draws import _LegacyWatch, _state_address
+
+    bg = np.random.mtrand._rand._bit_generator
+    assert _state_address(bg) == bg.ctypes.state_address
+    kept = np.random.get_state()
+    try:
+        np.random.seed(0)  # (no normal cached)
+        before = _LegacyWatch.before()
+        assert _LegacyWatch.fast and before[0] is not None and not before[1]
+        assert not _LegacyWatch.drew(before)
+        np.random.normal()  # draws two normals, keeps one
+        assert _LegacyWatch.drew(before)
+        before = _LegacyWatch.before()
+        assert before[1]  # the cached normal
+        np.random.normal()  # takes it: the words stay
+        assert _LegacyWatch._words() == before[0] and _LegacyWatch.drew(before)
+    finally:
+        np.random.set_state(kept)
+
+
 def test_a_generator_passed_in_is_drawn_afresh_on_every_call():
     """A Generator given as an argument (as scipy.stats' random_state=rng takes one) is part of
     the call: each of 12 calls draws anew."""
