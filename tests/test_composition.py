@@ -46,6 +46,27 @@ def test_nested_elementwise_gradients_compose():
     np.testing.assert_allclose(d3, -2 * (1 - t ** 2) * (1 - 3 * t ** 2), rtol=1e-12)
 
 
+def test_a_traced_number_seed_through_a_cast_is_cast_as_a_plain_one():
+    """A number's cotangent cast back to a float32 value: a plain seed and a seed traced by an
+    enclosing grad both become numpy's float32 (np.astype takes no Python number, and failed
+    on the traced one), and the traced one's gradient is the derivative."""
+    def f(x):  # a float32 sum cast back to float64
+        return np.sum(x.astype(np.float32) * np.float32(2.0)).astype(np.float64) * 3.0
+
+    x = np.array([0.5, -1.0, 2.0])
+    _, back = tapegrad.pullback(f, x)
+    g = back(1.5)[1]
+    assert g.dtype == np.float64 and np.array_equal(g, np.full(3, 9.0))
+
+    def along_v(s):
+        return np.sum(tapegrad.pullback(f, x)[1](s)[1] * np.array([1.0, 2.0, 4.0]))
+
+    assert tapegrad.gradient(along_v, 1.5)[0] == 6.0 * 7.0
+    _, back32 = tapegrad.pullback(lambda a: a.astype(np.float64) * 3.0, np.float32(0.5))
+    assert type(back32(1.0)[1]) is np.float32  # a float32 argument's cotangent, from a Python number
+    assert tapegrad.gradient(lambda s: back32(s)[1], 1.0)[0] == 3.0
+
+
 def test_a_traced_seed_keeps_its_checks():
     """A traced seed of the wrong shape is refused as a plain one is, naming both shapes."""
     def bad(s):

@@ -128,11 +128,20 @@ def cast_like(dx, x):
     if have is not None and have is getattr(x, "dtype", None) and have.kind in "fc":
         return dx  # the common case: an inexact argument and a tangent of its dtype
     want = tangent_dtype(x, dx)
-    if have is None or have == want:
+    if have is None:
+        if type(dx) not in _NUMBERS:
+            return dx  # a zero, a structure
+        have = np.result_type(dx)  # a Python number, as a traced one (its dtype) is read
+    if have == want:
         return dx
     if have.kind == "c" and want.kind != "c":
         dx = np.real(dx)
-    return np.astype(dx, want)
+    # (a method, not np.astype, which takes arrays alone: a Python number, plain or traced, is
+    # cast to numpy's scalar, as a cotangent traced by an enclosing trace is)
+    return dx.astype(want) if hasattr(dx, "astype") else np.asarray(dx).astype(want)[()]
+
+
+_NUMBERS = (float, complex, int)
 
 
 def normalize_axis(axis, ndim) -> int:

@@ -25,6 +25,7 @@ import numpy as np
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, Tangent
 from tapegrad.checks import _leaves, _substitute
+from tapegrad.structures import is_differentiable_leaf, split
 
 #: plain scalar types a result may hold
 PLAIN_SCALARS = (float, complex, np.floating, np.complexfloating)
@@ -131,6 +132,21 @@ def assert_plain_tangent(g, x, where, path=()):
 # --- references ---
 
 
+def _integer_leaves(x, path, seen):
+    """``[(key, leaf)]`` of the integer numbers and arrays in `x` at `path` (`_substitute`'s
+    keys; `_leaves` leaves them out, as no small step moves them): they take zero tangents."""
+    if is_differentiable_leaf(x):
+        if not isinstance(x, (bool, np.bool_)) and np.asarray(x).dtype.kind in "iu":
+            return [(id(x) if isinstance(x, np.ndarray) else path, x)]
+        return []
+    whole = split(x, objects=True) if id(x) not in seen else None
+    if whole is None:
+        return []
+    seen.add(id(x))
+    _, keys, items, _ = whole
+    return [found for k, v in zip(keys, items) for found in _integer_leaves(v, path + (k,), seen)]
+
+
 def _scale(x):
     return max(1.0, float(np.max(np.abs(x)))) if np.size(x) else 1.0
 
@@ -177,9 +193,9 @@ class Reference:
         """The arguments' tuple with each moving leaf replaced by its direction in `dirs`, and
         every other number or float array by zeros: what jvp takes as tangents."""
         new = {k: dirs[k] for k in self.arg_keys}
-        for k, (p, x) in _leaves(self.args).items():
-            if k not in new and np.asarray(x).dtype.kind not in "fc" and not isinstance(x, bool):
-                new[k] = np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0
+        seen = set()
+        for k, x in (kx for i, a in enumerate(self.args) for kx in _integer_leaves(a, (i + 1,), seen)):
+            new[k] = np.zeros(np.shape(x)) if isinstance(x, np.ndarray) else 0.0
         return _substitute((self.f, *self.args), new)[1:]
 
     def moved(self, keys, dirs, h):

@@ -27,6 +27,8 @@ from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -202,7 +204,11 @@ def test_a_sweep_of_thousands_of_steps_keeps_few_rows_in_the_page(browser, tmp_p
     assert shown(row) == [tapegrad.gradient(long, 0.3)[0]]
     browser.execute_script("document.getElementById('steps').scrollTop = 0;"
                            "document.getElementById('steps').dispatchEvent(new Event('scroll'))")
-    assert browser.find_element(By.CSS_SELECTOR, '#steps .vrow[data-step="1"]').text.startswith("1. d%")
+    # the list draws its rows again as the scroll settles: a row found may be replaced before it
+    # is read, so the read is retried until a row stays long enough to give its text
+    first = WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda b: b.find_element(By.CSS_SELECTOR, '#steps .vrow[data-step="1"]').text)
+    assert first.startswith("1. d%")
     assert errors(browser) == []
 
 
