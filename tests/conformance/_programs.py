@@ -213,6 +213,16 @@ def an_index_and_a_count_among_the_arguments(xs, i, steps):
 _case(an_index_and_a_count_among_the_arguments, [0.3, 0.8, 1.1], 2, 2)
 
 
+def an_int_argument_that_is_a_power_and_a_factor(x, n):
+    """An int used as an exponent (a count: no derivative) and as a factor (a number: one): the
+    layer gives it a zero tangent in jvp and hvp (it passed the int itself as its tangent, so
+    forward mode moved n, which the differences never do)."""
+    return np.sum(x ** n) * n
+
+
+_case(an_int_argument_that_is_a_power_and_a_factor, X3, 3)
+
+
 def a_mode_and_a_flag_among_the_arguments(x, act, centre, scale=None):
     """Arguments with nothing to differentiate (a name, a flag, None) beside the numbers."""
     y = np.tanh(x) if act == "tanh" else np.sin(x)
