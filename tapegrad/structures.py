@@ -203,6 +203,8 @@ def register_structure(cls, children, rebuild):
     >>> type(g).__name__, g.slope, g.offset  # (unregistered: Tangent[Line](slope=3.0, offset=1.0))
     ('Line', 3.0, 1.0)
     """
+    _takes_one_argument(rebuild, cls)
+
     def split(x):
         parts = children(x)
         if isinstance(parts, dict):
@@ -216,6 +218,27 @@ def register_structure(cls, children, rebuild):
         return rebuild(list(items) if type(keys) is range else dict(zip(keys, items)))
 
     add_structure(cls, Structure("registered", split, join, dotted=True))
+
+
+def _takes_one_argument(rebuild, cls):
+    """Refuse a `rebuild` that cannot be called with the parts alone, as JAX's
+    ``unflatten(aux, children)`` is written, when it is registered rather than at the first
+    gradient (where it raised "missing 1 required positional argument")."""
+    import inspect
+
+    try:
+        inspect.signature(rebuild).bind(None)
+    except ValueError:  # no signature to read (a builtin): called as it is
+        return
+    except TypeError:
+        raise TypeError(
+            f"register_structure({cls.__name__}, children, rebuild): rebuild is called with one "
+            f"argument, the parts children returned, but this one needs more (JAX's "
+            f"unflatten(aux_data, children) takes two). Return every part from children, names and "
+            f"flags too (they are kept as they are), and rebuild from the parts alone: "
+            f"register_structure({cls.__name__}, lambda v: (v.a, v.b, v.name), "
+            f"lambda parts: {cls.__name__}(*parts))"
+        ) from None
 
 
 def add_structure(cls, structure):

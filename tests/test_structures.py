@@ -211,6 +211,26 @@ def test_children_must_be_a_dict_or_a_tuple():
         grad(lambda b: 1.0, Bad())
 
 
+def test_a_rebuild_written_as_jaxs_unflatten_is_refused_when_registered():
+    """rebuild(aux, children), JAX's unflatten, is refused at registration with the rewrite (it
+    raised "missing 1 required positional argument" at the first gradient); a rebuild that
+    takes the parts alone, or has defaults after them, is registered."""
+    class Pair:
+        def __init__(self, a, b, name="p"):
+            self.a, self.b, self.name = a, b, name
+
+    with pytest.raises(TypeError, match=re.escape(
+            "register_structure(Pair, children, rebuild): rebuild is called with one argument, "
+            "the parts children returned, but this one needs more (JAX's unflatten(aux_data, "
+            "children) takes two). Return every part from children, names and flags too (they are "
+            "kept as they are), and rebuild from the parts alone: register_structure(Pair, "
+            "lambda v: (v.a, v.b, v.name), lambda parts: Pair(*parts))")):
+        register_structure(Pair, lambda v: ((v.a, v.b), v.name), lambda name, parts: Pair(*parts, name))
+    register_structure(Pair, lambda v: (v.a, v.b, v.name), lambda parts, extra=None: Pair(*parts))
+    g = grad(lambda v: v.a * v.b, Pair(2.0, 3.0, "q"))[1][1]
+    assert (type(g), g.a, g.b, g.name) == (Pair, 3.0, 2.0, NO_TANGENT)  # (a name has no tangent)
+
+
 def test_only_the_registry_tests_for_container_types():
     """No module of tapegrad other than tapegrad/structures.py tests for named tuples, deques,
     OrderedDicts, defaultdicts or dataclasses: every walk asks the registry."""
