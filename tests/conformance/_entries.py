@@ -17,7 +17,7 @@ from tapegrad.tape import Input
 
 from tapegrad.checks import _substitute
 
-from _layer import assert_plain_tangent, assert_plain_value, at, close, close_arrays, out_leaves, pair
+from _layer import assert_plain_tangent, assert_plain_value, at, close, close_arrays, out_leaves, pair, registered
 
 
 def _check_value(value, ref, where):
@@ -46,6 +46,9 @@ def tangent_leaves(t, path=()):
         return [p for k, v in t.items() for p in tangent_leaves(v, path + (k,))]
     if isinstance(t, (tuple, list)):
         return [p for i, v in enumerate(t) for p in tangent_leaves(v, path + (i,))]
+    parts = registered(t)
+    if parts is not None:
+        return [p for k, v in zip(parts[1], parts[2]) for p in tangent_leaves(v, path + (k,))]
     return [(path, t)]
 
 

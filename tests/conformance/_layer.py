@@ -43,7 +43,16 @@ def out_leaves(y, path=()):
         return [p for k, v in y.items() for p in out_leaves(v, path + (k,))]
     if isinstance(y, (tuple, list)):
         return [p for i, v in enumerate(y) for p in out_leaves(v, path + (i,))]
+    parts = registered(y)
+    if parts is not None:
+        return [p for k, v in zip(parts[1], parts[2]) for p in out_leaves(v, path + (k,))]
     return [(path, y)]
+
+
+def registered(x):
+    """``split(x)`` of a value of a type given to `register_structure`, else None."""
+    parts = split(x)
+    return parts if parts is not None and parts[0].kind == "registered" else None
 
 
 def at(t, path):
@@ -52,7 +61,13 @@ def at(t, path):
     for k in path:
         if t is ZERO or t is NO_TANGENT:
             return t
-        t = t.fields.get(k, ZERO) if isinstance(t, Tangent) else t[k]
+        if isinstance(t, Tangent):
+            t = t.fields.get(k, ZERO)
+        elif registered(t) is not None:
+            _, keys, items, _ = registered(t)
+            t = dict(zip(keys, items))[k]
+        else:
+            t = t[k]
     return t
 
 
@@ -65,6 +80,10 @@ def like(y, leaf):
             return type(v)(*[walk(x, path + (i,)) for i, x in enumerate(v)])
         if isinstance(v, (tuple, list)):
             return type(v)(walk(x, path + (i,)) for i, x in enumerate(v))
+        parts = registered(v)
+        if parts is not None:
+            kind, keys, items, aux = parts
+            return kind.join(type(v), aux, keys, [walk(x, path + (k,)) for k, x in zip(keys, items)])
         return leaf(path, v)
     return walk(y, ())
 
@@ -112,6 +131,10 @@ def assert_plain_tangent(g, x, where, path=()):
         assert type(g) is complex, f"{here}: {type(g).__name__} for a complex"
     elif isinstance(x, np.generic) and x.dtype.kind in "fc":
         assert type(g) is type(x), f"{here}: {type(g).__name__} for a {type(x).__name__}"
+    elif registered(x) is not None:  # a type of register_structure: its gradient is one too
+        assert type(g) is type(x), f"{here}: {type(g).__name__} for a {type(x).__name__}"
+        for k, a, b in zip(registered(x)[1], registered(g)[2], registered(x)[2]):
+            assert_plain_tangent(a, b, where, path + (k,))
     elif isinstance(x, dict):
         assert type(g) is type(x) or (type(g) is dict and isinstance(x, dict)), f"{here}: {type(g).__name__} for a {type(x).__name__}"
         for k, v in x.items():
@@ -147,6 +170,10 @@ def _integer_leaves(x, path, seen):
     return [found for k, v in zip(keys, items) for found in _integer_leaves(v, path + (k,), seen)]
 
 
+def _numeric(y) -> bool:
+    return isinstance(y, (int, float, complex, np.ndarray, np.generic)) and not isinstance(y, (bool, np.bool_))
+
+
 def _scale(x):
     return max(1.0, float(np.max(np.abs(x)))) if np.size(x) else 1.0
 
@@ -160,8 +187,9 @@ class Reference:
         self.f, self.args = f, args
         rng = np.random.default_rng(zlib.crc32((case.seed or case.id).encode()))
         self.y = f(*args)
-        self.paths = [p for p, _ in out_leaves(self.y)]
-        self.scalar = not isinstance(self.y, (tuple, list, dict, np.ndarray)) or \
+        # (a name or a flag among the results has no cotangent: it is kept as it is in the seed)
+        self.paths = [p for p, y in out_leaves(self.y) if _numeric(y)]
+        self.scalar = not isinstance(self.y, (tuple, list, dict, np.ndarray)) and registered(self.y) is None or \
             isinstance(self.y, np.ndarray) and self.y.ndim == 0
 
         def draw(x):
@@ -180,7 +208,7 @@ class Reference:
         self.arg_keys = [k for k, (p, _) in self.leaves.items() if p[0] != 0]
         self.f_keys = [k for k, (p, _) in self.leaves.items() if p[0] == 0]
         #: the seed: 1 for a number, a random cotangent of an array or a structure
-        self.u = 1.0 if self.scalar else like(self.y, lambda p, y: draw(y))
+        self.u = 1.0 if self.scalar else like(self.y, lambda p, y: draw(y) if _numeric(y) else y)
         self.seed = None if self.scalar else self.u
         self.v_args = self.tangents(self.v)
         self.r_args = self.tangents(self.r)

@@ -8,6 +8,8 @@ import dataclasses
 
 import numpy as np
 
+from tapegrad.extend import register_structure
+
 
 @dataclasses.dataclass
 class Case:
@@ -232,6 +234,43 @@ def a_mode_and_a_flag_among_the_arguments(x, act, centre, scale=None):
 
 
 _case(a_mode_and_a_flag_among_the_arguments, X3, "tanh", True, None)
+
+
+class Layer:
+    """A layer of a user's own type, registered (`register_structure`) with a name among its
+    parts: walked as a dict is, its gradient a Layer."""
+
+    def __init__(self, w, b, act="tanh"):
+        self.w, self.b, self.act = w, b, act
+
+
+register_structure(Layer, lambda l: {"w": l.w, "b": l.b, "act": l.act}, lambda parts: Layer(**parts))
+
+
+def layers_of_a_registered_type(layers, x):
+    for layer in layers:
+        x = getattr(np, layer.act)(layer.w @ x + layer.b)
+    return np.sum(x ** 2)
+
+
+_case(layers_of_a_registered_type, [Layer(0.4 * W1[:2], B1[:2]), Layer(W2[:1, :2], B2[:1], "sin")], X3)
+
+
+class Moments:
+    """A result of a user's own registered type: seeded and packed by its parts."""
+
+    def __init__(self, mean, spread):
+        self.mean, self.spread = mean, spread
+
+
+register_structure(Moments, lambda m: (m.mean, m.spread), lambda parts: Moments(*parts))
+
+
+def a_result_of_a_registered_type(x):
+    return Moments(np.sin(x) * x[0], np.sum(x ** 2))
+
+
+_case(a_result_of_a_registered_type, X3)
 
 
 def newton_sqrt(a):
