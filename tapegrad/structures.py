@@ -27,6 +27,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import inspect
 import types
 
 import numpy as np
@@ -224,8 +225,6 @@ def _takes_one_argument(rebuild, cls):
     """Refuse a `rebuild` that cannot be called with the parts alone, as JAX's
     ``unflatten(aux, children)`` is written, when it is registered rather than at the first
     gradient (where it raised "missing 1 required positional argument")."""
-    import inspect
-
     try:
         inspect.signature(rebuild).bind(None)
     except ValueError:  # no signature to read (a builtin): called as it is
