@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import is_complex_value
+from ..arraylike import primitive
 from ..registry import frule, partials, rrule, whole
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk, ZERO
@@ -152,6 +153,25 @@ def log_base(x):
     return np.log(np.where(x == 0, 1.0, x))
 
 
+@primitive(traceable=False)
+def as_count(n):
+    """An integer exponent in its power's derivative (``n x**(n-1)``): its value, through which
+    no derivative flows. The exponent is a count (`exponent_tangent`), so a second derivative
+    must not reach it through the slope either: a traced int ``n`` there made ``d/dn dy/dx``
+    differ from ``d/dx dy/dn`` (reverse-over-reverse against forward-over-forward)."""
+    return n
+
+
+@rrule(as_count, formula=whole("0 (an integer exponent is a count)"))
+def as_count_rrule(n):
+    return n, lambda dy: (NO_TANGENT, ZERO)
+
+
+@frule(as_count)
+def as_count_frule(d, n):
+    return n, ZERO
+
+
 def power_slope(power, x, y):
     """d/dx x**y = y x**(y-1), finite at x == 0 for every integer y >= 0 (it is 0 for y == 0, as in JAX)."""
     if is_integer(x):
@@ -159,6 +179,8 @@ def power_slope(power, x, y):
     if isinstance(y, (int, float, np.number)):
         # a plain exponent: y == 0 gives 0 * x**1, not 0 * 0**-1 = nan at x == 0
         return y * power(x, 1 if y == 0 else y - 1)
+    if is_integer(y):  # an integer array, or a traced integer: a count
+        y = as_count(y)
     if is_complex_value(y):  # the same, without np.where (a traced complex y meets only complex rules)
         return y * power(x, y - (y != 0))
     return y * power(x, np.where(y == 0, 1, y - 1))
@@ -221,6 +243,9 @@ def _power_frule(power):
         # so that x**2 at 0 has a third derivative, 0, not 0 * 0**-1 = nan
         if isinstance(y, (int, float, np.number)):
             below = 1 if y == 0 else y - 1
+        elif is_integer(y):  # a count, in the slope too (`as_count`)
+            y = as_count(y)
+            below = np.where(np.equal(y, 0), 1, y - 1)
         elif is_complex_value(y):  # the same without np.where, which takes no complex values
             below = y - np.not_equal(y, 0)
         else:

@@ -6,6 +6,7 @@ import scipy.special
 
 import tapegrad
 from tapegrad import NO_TANGENT, ZERO, check_grad, compiled_grad, grad, gradient, pullback, rrule
+from tapegrad.rules.arithmetic import as_count
 from tapegrad.rules.piecewise import BranchCotangent, branch_cotangent
 from tapegrad.tangents import getitem
 
@@ -35,7 +36,7 @@ BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((1, 3), (2, 1)), (()
 FLOAT64_INSIDE = {np.float_power}
 
 EXERCISED = ({fn for fn, _ in UNARY} | {fn for fn, _, _ in BINARY} | {a for a, _ in ALIASES}
-             | {np.clip, np.where, np.divmod, branch_cotangent})
+             | {np.clip, np.where, np.divmod, branch_cotangent, as_count})
 
 UNTAKEN = np.array([True, False, False])
 #: (rule's function, f to differentiate twice, args at a smooth point)
@@ -186,6 +187,28 @@ def test_power_of_negative_base_with_integer_exponent():
     _, (_, dx, dn) = grad(lambda x, n: x ** n, -2.0, 3)
     assert dx == 12.0 and dn is ZERO
     assert rrule(np.power, -2.0, 3)[1](1.0)[2] is NO_TANGENT
+
+
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"])
+def test_an_int_exponent_is_a_count_at_second_order_too(mode):
+    """sum(x ** n) + x[0] n with an int n: n is a count in the power (no d/dn) and a number in
+    the product, in every mode and at second order: the Hessian's mixed blocks are both
+    d/dx d(x[0] n)/dn = [1, 0] (reverse outer passes differentiated the slope n x**(n-1) in n
+    through its factor n, 1.25 and 2.25, so the Hessian was not symmetric). `as_count` keeps
+    the slope's n out of the derivative, and has no derivative of its own in either mode."""
+    def f(p):
+        return np.sum(p["x"] ** p["n"]) + p["x"][0] * p["n"]
+
+    p = {"x": np.array([0.5, 1.5]), "n": 3}
+    H = tapegrad.hessian(f, p, mode=mode)
+    np.testing.assert_array_equal(H["x"]["n"], [1.0, 0.0])
+    np.testing.assert_array_equal(H["n"]["x"], [1.0, 0.0])
+    np.testing.assert_array_equal(H["x"]["x"], np.diag(3 * 2 * p["x"]))  # n (n-1) x**(n-2)
+    hv = tapegrad.hvp(f, p, {"x": np.array([1.0, 0.0]), "n": 0}, mode=mode)
+    assert hv["n"] == 1.0 and np.array_equal(hv["x"], [3.0, 0.0])
+    # the rule itself: as_count(x) * x has the derivative of its second factor alone
+    assert gradient(lambda x: as_count(x) * x, 3.0) == (3.0,)
+    assert tapegrad.jvp(lambda x: as_count(x) * x, (3.0,), (1.0,)) == (9.0, 3.0)
 
 
 def test_power_operator_with_int_base():
