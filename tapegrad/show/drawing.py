@@ -11,7 +11,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import numpy as np
+
 from .graph import graph
+from .printing import tape_of
 from .svg import to_svg
 
 __all__ = ["to_dot", "render", "draw", "Drawing"]
@@ -47,7 +50,7 @@ def to_dot(tape, values: bool = False, name: str = "tape") -> str:
       v2 -> v3;
     }
     """
-    nodes, edges = graph(tape, values)
+    nodes, edges = graph(tape_of(tape, "to_dot"), values)
     lines = [f"digraph {name} {{", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];']
     for node, style, label in nodes:
         text = "\\n".join(_escape(part) for part in label)
@@ -80,9 +83,12 @@ class Drawing:
     """
 
     def __init__(self, tape, values: bool = True, engine: str = "auto"):
-        if engine not in ("auto", "graphviz", "svg"):
-            raise ValueError(f"engine must be 'auto', 'graphviz' or 'svg', not {engine!r}")
-        self.tape = tape
+        self.tape = tape_of(tape, "draw")
+        if not isinstance(values, (bool, np.bool_)) or engine not in ("auto", "graphviz", "svg"):
+            raise ValueError(
+                f"draw(tape, values=True, engine='auto'): values is True or False and engine 'auto', "
+                f"'graphviz' or 'svg', not {values!r} and {engine!r} (arguments of the function "
+                f"are given to tapegrad.trace or tapegrad.pullback, which record the tape)")
         self.values = values
         self.engine = engine
 
@@ -117,7 +123,8 @@ class Drawing:
 
 
 def draw(tape, values: bool = True, engine: str = "auto") -> Drawing:
-    """A picture of a tape, with each node's value and type: in a notebook, or ``.save("tape.svg")``.
+    """A picture of a tape (or of a pullback's, after it has run), with each node's value and type:
+    in a notebook, or ``.save("tape.svg")``.
 
     Forward ops, backward ops and accumulations have their own shapes and colours. Graphviz
     draws it where installed; tapegrad's own SVG layout everywhere else (see `Drawing`).

@@ -151,8 +151,27 @@ def _lines(tape, compact):
     return [(_plain(op, names), named_note(op.note, names)) for op in tape.ops]
 
 
+def tape_of(obj, who: str) -> Tape:
+    """The tape that `who` shows: a Tape, or a pullback's (forward ops, and the backward ones of
+    its last call); a TypeError saying how to get one for anything else (a function and its
+    arguments, as `explain` takes them)."""
+    if isinstance(obj, Tape):
+        return obj
+    tape = getattr(obj, "tape", None)
+    if isinstance(tape, Tape):
+        return tape
+    got = f"the function {short_name(obj)}" if callable(obj) else f"a {type(obj).__name__}"
+    raise TypeError(
+        f"{who} shows a tape, not {got}: take `_, tape = tapegrad.trace(f, *args)` for the forward "
+        f"program, or `_, back = tapegrad.pullback(f, *args)` then `back()` and pass `back` for the "
+        f"forward and backward program (tapegrad.explain(f, *args) prints the gradient worked "
+        f"from a function and its arguments)")
+
+
 def format_tape(tape, compact: bool = False) -> str:
-    """The tape as text, one op a line (`compact` folds each rrule and pullback with its reads)."""
+    """The tape as text, one op a line (`compact` folds each rrule and pullback with its reads):
+    of a Tape, or of a pullback's tape."""
+    tape = tape_of(tape, "format_tape")
     lines = _lines(tape, compact)
     width = max((len(code) for code, note in lines if note), default=0)
     out = ["Tape"]

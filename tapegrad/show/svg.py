@@ -18,6 +18,7 @@ from __future__ import annotations
 from html import escape
 
 from .graph import graph
+from .printing import tape_of
 from .layout import layered_layout
 
 __all__ = ["to_svg"]
@@ -118,7 +119,7 @@ def to_svg(tape, values: bool = True) -> str:
     >>> svg.count("<polygon")  # diamonds: the legend's and the accumulation of d%2
     2
     """
-    nodes, edges = graph(tape, values)
+    nodes, edges = graph(tape_of(tape, "to_svg"), values)
     lines = {n: _lines(label) for n, _, label in nodes}
     kinds = {n: k for n, k, _ in nodes}
     legend_h = LINE + 2 * PAD_Y + GAP_Y / 2

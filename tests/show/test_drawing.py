@@ -98,8 +98,33 @@ def test_draw_without_graphviz_shows_and_saves_the_svg(monkeypatch, tmp_path):
     assert (tmp_path / "tape.svg").read_text(encoding="utf-8") == tapegrad.show.to_svg(tape)
     with pytest.raises(RuntimeError, match=r"save it as \.svg"):
         d.save(tmp_path / "tape.png")
-    with pytest.raises(ValueError, match="engine must be"):
+    with pytest.raises(ValueError, match=r"values is True or False and engine 'auto', 'graphviz' or 'svg', "
+                                         r"not True and 'matplotlib'"):
         tapegrad.draw(tape, engine="matplotlib")
+
+
+def test_a_pullback_is_drawn_as_its_tape_and_a_function_is_refused_with_the_way():
+    """draw, to_svg, to_dot and format_tape take a pullback that has run as its tape; given a
+    function (and its arguments, as explain takes them) they say how to record a tape; a
+    function's argument in values' place is refused naming both parameters."""
+    f = lambda a, b: a / (a + b * b)  # noqa: E731
+    _, back = tapegrad.pullback(f, 2.0, 3.0)
+    back()
+    assert tapegrad.draw(back, engine="svg").svg() == tapegrad.show.to_svg(back.tape) == tapegrad.show.to_svg(back)
+    assert tapegrad.show.to_dot(back) == tapegrad.show.to_dot(back.tape)
+    assert tapegrad.show.format_tape(back) == tapegrad.show.format_tape(back.tape)
+    way = ("shows a tape, not the function lambda: take `_, tape = tapegrad.trace(f, *args)` for the "
+           "forward program, or `_, back = tapegrad.pullback(f, *args)` then `back()` and pass `back` "
+           "for the forward and backward program (tapegrad.explain(f, *args) prints the gradient "
+           "worked from a function and its arguments)")
+    for name, call in [("draw", lambda: tapegrad.draw(f, 2.0, 3.0)), ("to_svg", lambda: tapegrad.show.to_svg(f)),
+                       ("to_dot", lambda: tapegrad.show.to_dot(f)), ("format_tape", lambda: tapegrad.show.format_tape(f))]:
+        with pytest.raises(TypeError) as err:
+            call()
+        assert str(err.value) == f"{name} {way}"
+    with pytest.raises(ValueError, match=r"not 3\.0 and 'auto' \(arguments of the function are given to "
+                                         r"tapegrad\.trace or tapegrad\.pullback"):
+        tapegrad.draw(back, 3.0)
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
