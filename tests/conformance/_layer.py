@@ -170,6 +170,10 @@ def _integer_leaves(x, path, seen):
     return [found for k, v in zip(keys, items) for found in _integer_leaves(v, path + (k,), seen)]
 
 
+#: dtypes whose leaves move in double precision for central differences
+_SINGLE = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.complex64))
+
+
 def _numeric(y) -> bool:
     return isinstance(y, (int, float, complex, np.ndarray, np.generic)) and not isinstance(y, (bool, np.bool_))
 
@@ -232,7 +236,12 @@ class Reference:
         for k in keys:
             x = self.leaves[k][1]
             m = np.asarray(x, dtype=np.result_type(x, np.float64)) + h * dirs[k]
-            new[k] = m.astype(x.dtype) if isinstance(x, np.ndarray) else m.item()
+            # (float32 and float16 leaves move in float64: central differences of the function
+            # computed in float32 would be its rounding over the step, not its slope)
+            if not isinstance(x, np.ndarray):
+                new[k] = m.item()
+            else:
+                new[k] = m if x.dtype in _SINGLE else m.astype(x.dtype)
         fn, *a = _substitute((self.f, *self.args), new)
         return fn, tuple(a)
 

@@ -236,6 +236,27 @@ def a_mode_and_a_flag_among_the_arguments(x, act, centre, scale=None):
 _case(a_mode_and_a_flag_among_the_arguments, X3, "tanh", True, None)
 
 
+X3_32, A33_32 = X3.astype(np.float32), A33.astype(np.float32)
+
+
+def single_precision_layer(a, x):
+    """float32 parameters and data, as networks are trained: every gradient stays float32 (the
+    layer moves single-precision leaves in float64 for its central differences)."""
+    h = np.tanh(a @ x + np.float32(0.1))
+    return np.sum(h * np.exp(np.float32(0.3) * x)) + np.linalg.norm(a) * np.float32(0.01)
+
+
+_case(single_precision_layer, A33_32, X3_32)
+
+
+def single_precision_solve(a, x):
+    """float32 through a linear solve and a vector result (seeded)."""
+    return np.linalg.solve(a, x) * x[0]
+
+
+_case(single_precision_solve, A33_32, X3_32)
+
+
 class Layer:
     """A layer of a user's own type, registered (`register_structure`) with a name among its
     parts: walked as a dict is, its gradient a Layer."""
