@@ -68,6 +68,7 @@ take the programs.)
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import types
 from collections import OrderedDict
@@ -139,18 +140,25 @@ class CompiledGrad:
         self._first_grads = {}
         self.child_error = None  # why the last child that made no program made none (`background`)
         self.hits = self.misses = self.retraces = self.traced = self.eager = self.made_in_background = 0
+        # the caches and counters are shared by the threads that call this gradient (a thread
+        # pool's workers): each change of them holds the lock; traces, eager grads and programs
+        # run outside it, so that calls in other threads go on meanwhile
+        self._lock = threading.Lock()
 
     def __getstate__(self):
         if not _pickled_by_value():
             return self._plain_state()
         # the programs of the paths traced but not yet used are compiled now, so that a copy
         # (a Dask worker) runs them without tracing; the tapes are not sent
-        for key, node in list(self._cache.items()):
-            try:
-                node.compile_all()
-            except Unmade:  # a child made no program: the copy traces this signature again
-                self._forget(key)
-        return self.__dict__
+        with self._lock:
+            for key, node in list(self._cache.items()):
+                try:
+                    node.compile_all()
+                except Unmade:  # a child made no program: the copy traces this signature again
+                    self._forget(key)
+            state = dict(self.__dict__)
+        del state["_lock"]  # (a lock is not sent: the copy makes its own)
+        return state
 
     def _plain_state(self):
         """The state the standard pickle can take, or a TypeError saying what to do (as pickle
@@ -175,6 +183,7 @@ class CompiledGrad:
                 f"(cloudpickle.dumps(g)), which stores the function itself"
             )
         state = dict(self.__dict__)
+        state.pop("_lock", None)
         # the signatures called once or traced on every call: keys that hold the type of a
         # function, which the standard pickle cannot find by name; the copy meets them again
         state["_seen"], state["_uncompiled"], state["_drew_once"] = OrderedDict(), OrderedDict(), OrderedDict()
@@ -183,6 +192,7 @@ class CompiledGrad:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__.setdefault("_drew_once", OrderedDict())  # (a copy pickled before it was kept)
+        self._lock = threading.Lock()
 
     def _signature(self, args, seed, kwargs):
         """``(key, leaves, keyed)``: the key of the call's structure (types, shapes, dtypes,
@@ -211,48 +221,71 @@ class CompiledGrad:
         kw = tuple((k, key_of(kwargs[k])) for k in sorted(kwargs))  # (leaves in the names' order: the trace's)
         return (positional, kw, len(leaves)), leaves, not unkeyed
 
-    def _lookup(self, key, leaves, step=False):
+    def _lookup(self, key, node, leaves, step=False, count=True):
         """``(out, program, None, None)`` from the program for these inputs, or ``(None, None, parent, outcome)``:
         where a program for them belongs. Each step follows the outcome of the failed guard or
-        call, so a lookup runs only the programs on its own path, never every program in turn.
+        call, so a lookup runs only the programs on its own path, never every program in turn;
+        `node` is the signature's first program. A program that answers counts a hit.
 
         With `step`, a node whose program is still a tape (traced, or optimized) is taken one
         stage on and the lookup ends there: ``(None, None, None, None)``, for an eager grad to
-        answer this call."""
-        node, parent, outcome = self._cache.get(key), None, None
+        answer this call.
+
+        A compiled program is run outside the lock (its node's program, once set, stays), and
+        its hit counted with the signature made the most recent, in one hold of the lock; the
+        stages, a child's program and the path taken after a failure are the lock's."""
+        lock, parent, outcome, first = self._lock, None, None, True
         while node is not None:
-            if node.child() is not None:
-                made = node.collect(wait=not step)
-                if made is None:  # the child is still at work
-                    return None, None, None, None
-                if made == "uncompiled":  # f draws random numbers, ...: traced on every call
-                    self._forget(key)
-                    self._uncompiled[key] = True
-                    return None, None, None, _UNCOMPILED
-                if made != "ready":  # it made none: this path is traced here, for good
-                    self._first_grads[key] = None
-                    self.child_error = node.child().error
-                    if parent is None:
-                        self._forget(key)
-                        return None, None, None, _ROOT
-                    del parent.children[outcome]
-                    self._sizes[key] -= 1
-                    self._programs -= 1
-                    return None, None, parent, outcome
-                self.made_in_background += 1
-            if step and node.unwritten():
-                node.advance()
-                return None, None, None, None
-            program = node.program or node.compile()
+            program = node.program
+            if program is None:
+                with lock:
+                    program = self._program_of(key, node, parent, outcome, step)
+                if type(program) is tuple:
+                    return program
+            with lock:
+                if first and key in self._cache:
+                    self._cache.move_to_end(key)
+                if count:
+                    self.hits += 1  # (taken back below if the program fails on these inputs)
+            first = False
             token = route_warnings()  # numpy's warnings point at the user's line
             try:
                 return program(gradient_program, *leaves), program, None, None
             except Exception as exc:  # a guard, or a call that raises on these inputs
                 parent, outcome = node, _outcome(program, exc)
-                node = node.children.get(outcome)
+                with lock:
+                    self.hits -= count
+                    node = node.children.get(outcome)
             finally:
                 restore_warnings(token)
         return None, None, parent, outcome
+
+    def _program_of(self, key, node, parent, outcome, step):
+        """`_lookup`'s step at `node`, under the lock: its compiled program, or the tuple the
+        lookup returns when there is none to run (a child at work or failed, a stage taken)."""
+        if node.child() is not None:
+            made = node.collect(wait=not step)
+            if made is None:  # the child is still at work
+                return None, None, None, None
+            if made == "uncompiled":  # f draws random numbers, ...: traced on every call
+                self._forget(key)
+                self._uncompiled[key] = True
+                return None, None, None, _UNCOMPILED
+            if made != "ready":  # it made none: this path is traced here, for good
+                self._first_grads[key] = None
+                self.child_error = node.child().error
+                if parent is None:
+                    self._forget(key)
+                    return None, None, None, _ROOT
+                if parent.children.pop(outcome, None) is node and key in self._sizes:
+                    self._sizes[key] -= 1
+                    self._programs -= 1
+                return None, None, parent, outcome
+            self.made_in_background += 1
+        if step and node.unwritten():
+            node.advance()
+            return None, None, None, None
+        return node.program or node.compile()
 
     def __call__(self, *args, seed=None, **kwargs):
         return self._call(args, seed, kwargs, self.tiers)
@@ -265,19 +298,18 @@ class CompiledGrad:
         if not keyed or key in self._uncompiled:
             # a mutable object f sees (a set, a random generator) or a write into a plain
             # array: no program could know when it is stale, so this call is traced afresh
-            self.traced += 1
+            self._count("traced")
             return self._eager(args, seed, kwargs, count=False)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            out, program, parent, outcome = self._lookup(key, leaves, step=eager_first)
+        node = self._cache.get(key)
+        if node is not None:
+            out, program, parent, outcome = self._lookup(key, node, leaves, step=eager_first)
             if program is not None:
-                self.hits += 1
                 return self._finish(out, args, program)
             if parent is None and outcome is None:
                 # a program was taken one stage on, or a child is making it: an eager grad answers
                 return self._eager(args, seed, kwargs)
             if outcome is _UNCOMPILED:  # the child found what no program can replay
-                self.traced += 1
+                self._count("traced")
                 return self._eager(args, seed, kwargs, count=False)
             traced_as = "retraces"
         elif eager_first and key not in self._seen:
@@ -286,12 +318,14 @@ class CompiledGrad:
             size, began = [], time.perf_counter()
             answer = self._eager(args, seed, dict(kwargs, _size=size))
             # how long the tape was, and the time it took: is the program made by a child?
-            self._seen[key] = (size[0], time.perf_counter() - began)
-            while len(self._seen) > self.maxsize:
-                self._seen.popitem(last=False)
+            with self._lock:
+                self._seen[key] = (size[0], time.perf_counter() - began)
+                while len(self._seen) > self.maxsize:
+                    self._seen.popitem(last=False)
             return answer
         else:
-            self._first_grads[key] = self._seen.pop(key, (None, None))
+            with self._lock:
+                self._first_grads[key] = self._seen.pop(key, None) or self._first_grads.get(key) or (None, None)
             parent = outcome = None
             traced_as = "misses"
         names = ["f", "seed"] + param_names(self.f, len(args))
@@ -302,33 +336,38 @@ class CompiledGrad:
             if job is not None:  # the program is made beside the calls: an eager grad answers
                 self._insert(key, parent, outcome, Node(("child", job)))
                 return self._eager(args, seed, kwargs)
-        setattr(self, traced_as, getattr(self, traced_as) + 1)
+        self._count(traced_as)
         # Python's cyclic collector is paused while the program is traced, optimized and
         # compiled: each of these makes objects by the hundred thousand that live to the end,
         # and the collector's passes over them took most of the time (benchmarks/README.md)
         with paused_gc():
             out, tape, replayable, drew = traced(self.f, seed, args, kwargs, names, self.wrt)
-            if not replayable and drew and key not in self._drew_once:
-                # a draw seen once may be another thread's (the global generators are shared): the
-                # next call traces again, and a second draw gives the signature up for good
-                self._drew_once[key] = True
-                while len(self._drew_once) > self.maxsize:
-                    self._drew_once.popitem(last=False)
-                self._seen[key] = self._first_grads.get(key) or (None, None)
-                return self._finish(out, args)
-            self._drew_once.pop(key, None)
-            if not replayable:  # random draws, a write into a constant, np.errstate: traced each call
-                self._uncompiled[key] = True
-                while len(self._uncompiled) > self.maxsize:
-                    self._uncompiled.popitem(last=False)
-                return self._finish(out, args)
+            with self._lock:
+                if not replayable and drew and key not in self._drew_once:
+                    # a draw seen once may be another thread's (the global generators are shared):
+                    # the next call traces again, and a second draw gives the signature up for good
+                    self._drew_once[key] = True
+                    while len(self._drew_once) > self.maxsize:
+                        self._drew_once.popitem(last=False)
+                    self._seen[key] = self._first_grads.get(key) or (None, None)
+                    return self._finish(out, args)
+                self._drew_once.pop(key, None)
+                if not replayable:  # random draws, a write into a constant, np.errstate: traced each call
+                    self._uncompiled[key] = True
+                    while len(self._uncompiled) > self.maxsize:
+                        self._uncompiled.popitem(last=False)
+                    return self._finish(out, args)
         self._insert(key, parent, outcome, Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args)  # the traced call returned the whole result
+
+    def _count(self, what):
+        with self._lock:
+            setattr(self, what, getattr(self, what) + 1)
 
     def _eager(self, args, seed, kwargs, count=True):
         """An eager grad's answer to a call (counted in ``cache_info()["eager"]``)."""
         if count:
-            self.eager += 1
+            self._count("eager")
         value, grads = grad(self.f, *args, seed=seed, wrt=self.wrt, **kwargs)
         return plain_scalar(value), grads
 
@@ -356,14 +395,25 @@ class CompiledGrad:
 
     def _insert(self, key, parent, outcome, node):
         """Keep `node`; past `maxsize` programs in all, drop the least recently used signatures,
-        or, when one signature holds them all, every program of it but the new one."""
-        if parent is None:
-            self._cache[key] = node
-            self._sizes[key] = 1
-        else:
-            parent.children[outcome] = node
-            self._sizes[key] += 1
-        self._programs += 1
+        or, when one signature holds them all, every program of it but the new one. (Another
+        thread may have traced the same path meanwhile, or dropped the signature: its node is
+        kept, and a path under a parent dropped since is not.)"""
+        with self._lock:
+            if parent is None:
+                if key in self._cache:
+                    return
+                self._cache[key] = node
+                self._sizes[key] = 1
+            else:
+                if outcome in parent.children or key not in self._sizes:
+                    return
+                parent.children[outcome] = node
+                self._sizes[key] += 1
+            self._programs += 1
+            self._evict(key, node)
+
+    def _evict(self, key, node):
+        """`_insert`'s bound on the programs kept, under the lock."""
         self._cache.move_to_end(key)
         while self._programs > self.maxsize and len(self._cache) > 1:
             old, _ = self._cache.popitem(last=False)
@@ -395,22 +445,26 @@ class CompiledGrad:
         """Wait until the programs that children are making (``background``) are made: the
         calls after this run them (or trace, where a child made none). For benchmarks and
         tests that must reach a program at a known call; calls never need it."""
-        stack = list(self._cache.values())
+        with self._lock:
+            stack = list(self._cache.values())
         while stack:
             node = stack.pop()
-            if node.child() is not None:
-                node.child().wait()
-            stack.extend(node.children.values())
+            job = node.child()
+            if job is not None:
+                job.wait()
+            with self._lock:
+                stack.extend(node.children.values())
 
     def cache_clear(self) -> None:
         """Forget every compiled program (after changing a global the function reads)."""
-        self._cache.clear()  # (a child still making a program is stopped as its node goes)
-        self._sizes.clear()
-        self._first_grads.clear()
-        self._seen.clear()
-        self._drew_once.clear()
-        self._uncompiled.clear()
-        self._programs = 0
+        with self._lock:
+            self._cache.clear()  # (a child still making a program is stopped as its node goes)
+            self._sizes.clear()
+            self._first_grads.clear()
+            self._seen.clear()
+            self._drew_once.clear()
+            self._uncompiled.clear()
+            self._programs = 0
 
     def source(self, *args, seed=None, **kwargs) -> str:
         """The Python source of the program that a call with these arguments runs (traced and
@@ -419,7 +473,7 @@ class CompiledGrad:
         key, leaves, keyed = self._signature(args, seed, kwargs)
         if not keyed or key in self._uncompiled:
             raise ValueError("these arguments are traced on every call: there is no program to show")
-        out, _, parent, _ = self._lookup(key, leaves)
+        out, _, parent, _ = self._lookup(key, self._cache[key], leaves, count=False)
         if parent is not None:  # pragma: no cover
             raise RuntimeError("no compiled program accepts these arguments")
         node = self._cache[key]
@@ -575,6 +629,9 @@ def compiled_grad(f=None, *, maxsize: int = 64, assume_finite: bool = False, wrt
     forked child while eager grads answer the calls, so that no call stalls
     (``background=None``; ``True`` or ``False`` decides for every program; `wait` waits for
     the child). See the module docstring for what is cached and when a call traces again.
+    Threads may call one compiled gradient at once (a thread pool's workers, Dask's threaded
+    scheduler): its caches change under a lock, and traces, eager grads and programs run
+    outside it.
 
     Examples
     --------

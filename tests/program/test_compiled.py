@@ -444,6 +444,58 @@ def many_guards(x, n):
     return s * n
 
 
+def _nodes(g):
+    """The programs a compiled gradient holds, counted by walking its trees."""
+    stack, n = list(g._cache.values()), 0
+    while stack:
+        node = stack.pop()
+        n += 1
+        stack.extend(node.children.values())
+    return n
+
+
+def test_threads_calling_one_compiled_gradient_get_grads_answers():
+    """Four threads call one compiled gradient (a thread pool's workers) with two signatures and
+    both branches of a guard, past maxsize: every call gives grad's answer, and the caches' own
+    counts stay those of the programs held (a call raised KeyError when another thread had
+    dropped its signature, and counts drifted)."""
+    import threading
+
+    def f(w, x):
+        h = np.tanh(w @ x)
+        return np.sum(h ** 2) + (np.sum(w) if x[0] > 0 else -np.sum(w))
+
+    rng = np.random.default_rng(0)
+    ws = {3: rng.standard_normal((4, 3)), 5: rng.standard_normal((4, 5))}
+    xs = [rng.standard_normal(3) for _ in range(6)] + [rng.standard_normal(5) for _ in range(3)]
+    want = [grad(f, ws[len(x)], x) for x in xs]
+    errors = []
+    for trial in range(8):
+        g = compiled_grad(f, maxsize=3)
+
+        def worker(k, g=g):
+            r = np.random.default_rng(k)
+            for _ in range(40):
+                i = int(r.integers(len(xs)))
+                try:
+                    got = g(ws[len(xs[i])], xs[i])
+                    for a, b in zip((got[0], *got[1][1:]), (want[i][0], *want[i][1][1:])):
+                        np.testing.assert_allclose(a, b, rtol=1e-12)
+                except Exception as exc:  # noqa: BLE001 - reported below
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                    return
+
+        threads = [threading.Thread(target=worker, args=(10 * trial + k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        info = g.cache_info()
+        assert info["programs"] == _nodes(g) <= 3 and info["signatures"] == len(g._sizes)
+        assert sum(info[k] for k in ("hits", "misses", "retraces", "traced", "eager")) == 160
+
+
 def test_many_guard_paths_past_maxsize_give_grads_answer():
     """250 calls over about 90 paths (guards of four kinds) and two signatures, with maxsize
     below the number of paths and above it, in tiers and without: every call equals grad, and
