@@ -270,7 +270,7 @@ def _quantile_rule(fn, a, args, kwargs, needs, percent, nan_form):
                 placed = np.matmul(d, weights)  # (k, n): the cotangent of each sorted place
             g = np.take_along_axis(placed, rank, axis=-1)
             if group_nan is not None:
-                g = np.where(group_nan, np.nan, g)
+                g = np.where(group_nan, np.nan * g, g)  # (linear in dy: forward mode derives from it)
             g = np.reshape(g, moved_shape)
             if axes != last:
                 g = np.moveaxis(g, last, axes)
@@ -288,7 +288,7 @@ def _quantile_rule(fn, a, args, kwargs, needs, percent, nan_form):
                 if valid is not None:
                     gap = np.where(valid > 0, gap, 0.0)  # an all-nan group: its nan does not move
                 elif group_nan is not None:
-                    gap = np.where(group_nan, np.nan, gap)
+                    gap = np.where(group_nan, np.nan, gap)  # (nan·d below: linear in dy)
                 dlevels = np.sum(d * gap * slope, axis=0)
                 if percent:
                     dlevels = dlevels / 100

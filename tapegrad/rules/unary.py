@@ -249,14 +249,16 @@ def arctan_rrule(x):
 def arctan2_rrule(y, x):
     def arctan2_pullback(dz):
         # atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²). At the origin the angle
-        # has no limit: nan there, as in JAX and autograd (without numpy's 0/0 warning).
+        # has no limit: nan there, as in JAX and autograd (without numpy's 0/0 warning), as
+        # nan·dz, linear in dz like the rest (forward mode, derived from this pullback as its
+        # derivative in dz, took a constant nan for 0)
         r2 = x * x + y * y
         origin = r2 == 0
         safe = np.where(origin, 1.0, r2)
         return (
             NO_TANGENT,
-            Thunk(lambda: unbroadcast(np.where(origin, np.nan, dz * x / safe), y)),
-            Thunk(lambda: unbroadcast(np.where(origin, np.nan, -dz * y / safe), x)),
+            Thunk(lambda: unbroadcast(np.where(origin, np.nan * dz, dz * x / safe), y)),
+            Thunk(lambda: unbroadcast(np.where(origin, np.nan * dz, -dz * y / safe), x)),
         )
 
     return np.arctan2(y, x), arctan2_pullback

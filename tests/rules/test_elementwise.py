@@ -311,9 +311,16 @@ def test_copysign_differentiates_magnitude_only():
 
 
 def test_arctan2_at_origin_is_nan():
-    """atan2 has no limit at the origin: its gradient there is nan (JAX, autograd), without a warning."""
+    """atan2 has no limit at the origin: its gradient there is nan (JAX, autograd), without a
+    warning; so is its variation in forward mode, derived from the pullback (which gave a
+    constant nan, so that forward mode, its derivative in dz, took 0), and the second
+    derivatives in every mode."""
     dy, dx = gradient(np.arctan2, 0.0, 0.0)
     assert np.isnan(dy) and np.isnan(dx)
+    f = lambda t: np.arctan2(t - 1.0, (t - 1.0) ** 2)  # noqa: E731 - through the origin at t = 1
+    assert np.isnan(tapegrad.jvp(f, (1.0,), (1.0,))[1])
+    for mode in ("rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"):
+        assert np.isnan(tapegrad.hessian(f, 1.0, mode=mode)), mode
 
 
 def test_hypot_at_origin_is_zero():

@@ -304,6 +304,13 @@ def test_percentile_of_a_group_holding_nan_is_nan():
     g = gradient(lambda x: np.nansum(np.percentile(x, 50, axis=1)), x)[0]
     assert np.all(np.isnan(g[0]))
     np.testing.assert_array_equal(g[1], [1, 0, 0])
+    # forward mode (derived from the pullback as its derivative in dy) moves the nan group's
+    # result by nan too, as the gradient's pairing with the direction does (it took a constant
+    # nan for 0: a variation of 1.0 along ones, where the gradient gives nan)
+    along = np.ones_like(x)
+    dy = tapegrad.jvp(lambda x: np.percentile(x, 50, axis=1), (x,), (along,))[1]
+    assert np.isnan(dy[0]) and dy[1] == 1.0
+    assert np.isnan(tapegrad.jvp(lambda x: np.sum(np.percentile(x, 50, axis=1)), (x,), (along,))[1])
 
 
 # --- quantiles: the levels ---
