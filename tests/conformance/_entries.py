@@ -11,6 +11,7 @@ from unittest import mock
 import numpy as np
 
 import tapegrad
+import tapegrad.autograd as autograd
 from tapegrad import NO_TANGENT, ZERO, Tangent
 from tapegrad.program import background
 from tapegrad.tape import Input
@@ -369,6 +370,23 @@ def replay(ref):
 
 
 #: name -> check, every entry point of tapegrad that gives derivatives
+def autograd_layer(ref):
+    """``tapegrad.autograd``'s ``make_vjp`` (and ``value_and_grad`` for a number) with respect to
+    every argument: grad's gradients, with zeros where grad says ZeroTangent (autograd's
+    convention: a gradient is always a value of its argument's space)."""
+    n = len(ref.args)
+    if n == 0:
+        return
+    want = tapegrad.fill_zeros(tapegrad.grad(ref.f, *ref.args, seed=ref.seed)[1][1:], ref.args)
+    vjp, value = autograd.make_vjp(ref.f, tuple(range(n)))(*ref.args)
+    _check_value(value, ref, "autograd.make_vjp")
+    _same(tuple(vjp(1.0 if ref.scalar else ref.u)), want, "autograd.make_vjp", exact=False)
+    if ref.scalar:
+        value, grads = autograd.value_and_grad(ref.f, tuple(range(n)))(*ref.args)
+        _check_value(value, ref, "autograd.value_and_grad")
+        _same(tuple(grads), want, "autograd.value_and_grad", exact=False)
+
+
 ENTRY_POINTS = {
     "grad": grad,
     "gradient": gradient,
@@ -385,4 +403,5 @@ ENTRY_POINTS = {
     "compiled_grad": compiled_grad,
     "compiled_grad_beside": compiled_grad_beside,
     "replay": replay,
+    "autograd_layer": autograd_layer,
 }
