@@ -271,8 +271,8 @@ def _derivative(f, args, seed, rng, mode):
         raise ValueError("check_grad(order > 1) needs an argument to differentiate: a float, a complex "
                          "number, a float array, or a structure holding them")
     y0 = f(*args)
-    if seed is None and np.ndim(y0) != 0:
-        seed = rng.standard_normal(np.shape(y0))
+    if seed is None:
+        seed = _random_seed(rng, y0)
     directions = {i: (_direction(rng, args[i]) if i not in specs else
                       unflatten(specs[i][0], [_direction(rng, leaf) for leaf in specs[i][1]])) for i in where}
 
@@ -305,9 +305,37 @@ def _derivative(f, args, seed, rng, mode):
                 full[i] = x
             return f(*full)
         _, dy = jvp(of_floats, tuple(a[i] for i in where), tuple(directions[i] for i in where))
-        return np.sum(_real_part(dy * seed)) if seed is not None else dy
+        return _paired(seed, dy)
 
     return reverse_derivative if mode == "rev" else forward_derivative
+
+
+def _random_seed(rng, y):
+    """None for a number; for any other result a random cotangent in its structure (an array,
+    a tuple, a dict, a type given to `register_structure`), each leaf of its leaf's shape."""
+    if split(y, subclasses=True) is None and np.ndim(y) == 0:
+        return None
+    spec, leaves = flatten(y)
+    return unflatten(spec, [rng.standard_normal(np.shape(v)).astype(np.result_type(v, np.float64))
+                            for v in leaves])
+
+
+def _paired(seed, y):
+    """``Re Σ seed·y`` over the leaves of a result `y` and its `seed` (the same structure; a
+    ZeroTangent part pairs to nothing): what a seed's gradient is the gradient of. `y` itself
+    for a number's None seed. Traced values pair too (a derivative function is traced)."""
+    if seed is None:
+        return y
+    if seed is ZERO or seed is NO_TANGENT:
+        return 0.0
+    parts = split(y, subclasses=True)
+    if parts is None:
+        return np.sum(_real_part(y * seed))
+    _, keys, items, _ = parts
+    total = 0.0
+    for s, v in zip(parts_at(seed, keys, ZERO), items):
+        total = total + _paired(s, v)
+    return total
 
 
 def _real_part(p):
@@ -334,14 +362,13 @@ def _direction(rng, x):
 
 def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
     y0 = f(*args)
-    if seed is None and np.ndim(y0) != 0:
-        seed = rng.standard_normal(np.shape(y0)).astype(np.result_type(y0, np.float64))
+    if seed is None:
+        seed = _random_seed(rng, y0)
     _, grads = grad(f, *args, seed=seed)
 
     def scalar_f(fn, *a):
-        y = fn(*a)
         # Re Σ seed·y: what a seed's gradient is of (autograd's convention for complex values)
-        return np.sum(np.real(np.asarray(y) * seed)) if seed is not None else y
+        return _paired(seed, fn(*a))
 
     everything = (f, *args)
     leaves = _leaves(everything)
@@ -394,7 +421,7 @@ def _check_first_order(f, args, seed, rng, rtol, atol, eps, modes):
         with dual_literals():
             out = fn(*a)
         dy = tangent_of_result(out, tag)
-        forward = float(np.sum(np.real(np.asarray(dy) * (1.0 if seed is None else seed))))
+        forward = float(np.real(_paired(seed, dy)))
         if not np.isclose(forward, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
             raise AssertionError(
                 f"forward mode gives {float(forward)!r} along a random direction, central "

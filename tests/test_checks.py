@@ -37,6 +37,33 @@ def test_check_grad_passes_silently_on_structures_and_array_results():
 
 
 @primitive
+def slightly_off_sin(x):
+    return np.sin(x)
+
+
+@rrule(slightly_off_sin)
+def slightly_off_sin_rrule(x):
+    return np.sin(x), lambda dy: (tapegrad.NO_TANGENT, dy * np.cos(x) * 1.01)  # 1% off
+
+
+@pytest.mark.parametrize("result", ["tuple", "dict", "namedtuple"])
+def test_check_grad_of_a_result_of_several_values(result):
+    """A result of several values (a tuple, a dict, a NamedTuple) is paired with its seed value
+    by value, given or drawn in its structure, at first and second order (the whole result was
+    made one array: a tuple of shapes (2,) and () raised "inhomogeneous shape", a dict
+    "unsupported operand"); a rule 1% off inside one value is still caught."""
+    Pair = collections.namedtuple("Pair", "wave corner")
+    pack = {"tuple": lambda a, b: (a, b), "dict": lambda a, b: {"wave": a, "corner": b},
+            "namedtuple": Pair}[result]
+    x = np.array([0.3, 0.4])
+    good = lambda x: pack(np.sin(x) * x[1], x[0] * 2.0)  # noqa: E731
+    assert check_grad(good, x, order=2) is None
+    assert check_grad(good, x, seed=pack(np.ones(2), 1.0)) is None
+    with pytest.raises(AssertionError, match="reverse mode gives"):
+        check_grad(lambda x: pack(slightly_off_sin(x), x[0] * 2.0), x)
+
+
+@primitive
 def third_power(x):
     return x ** 3
 

@@ -387,6 +387,13 @@ def autograd_layer(ref):
         _same(tuple(grads), want, "autograd.value_and_grad", exact=False)
 
 
+def check_grad(ref):
+    """``check_grad(f, *args)`` passes, reverse and forward mode, with the case's seed and with
+    one it draws itself (in the result's structure: a tuple, a dict, a registered type)."""
+    tapegrad.check_grad(ref.f, *ref.args, seed=ref.seed)
+    tapegrad.check_grad(ref.f, *ref.args)
+
+
 ENTRY_POINTS = {
     "grad": grad,
     "gradient": gradient,
@@ -404,4 +411,5 @@ ENTRY_POINTS = {
     "compiled_grad_beside": compiled_grad_beside,
     "replay": replay,
     "autograd_layer": autograd_layer,
+    "check_grad": check_grad,
 }

@@ -5,7 +5,7 @@ the way scientists write them (`_programs.PROGRAMS`). Each runs through every en
 `_entries.ENTRY_POINTS` (grad, gradient, pullback with a plain and a traced seed and that
 differentiated again, both sweeps, jvp, jacobian in both modes, hessian and hvp in all four
 combinations of modes, compiled_grad after its warm-up, a replayed and a written-out tape,
-the autograd layer's make_vjp and value_and_grad),
+the autograd layer's make_vjp and value_and_grad, check_grad),
 whose results must match central differences and be plain values in the arguments' or the
 result's structure. A case may name the entry points that refuse it by design, with the
 error they raise.
