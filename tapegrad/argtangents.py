@@ -213,6 +213,8 @@ def _update(p, t, fn, memo):
         parts = parts_at(t, keys, ZERO)
     if parts is None:
         out = fn(p, t)  # a leaf (or an object whose tangent is not by its fields)
+        if type(p) is np.ndarray and isinstance(out, np.generic):
+            out = np.asarray(out)  # (a 0-d array stays one: numpy's arithmetic on it gives a scalar)
     else:
         out = s.join(type(p), aux, keys, [_update(v, g, fn, memo) for v, g in zip(items, parts)])
     memo[id(p)] = out

@@ -131,6 +131,18 @@ def test_training_loop_lowers_the_loss(rng):
     assert mse(model, X, y) < first / 10
 
 
+def test_update_keeps_a_zero_d_array_an_array():
+    """A 0-d array parameter stays a 0-d array of its dtype after `update` (numpy's p - lr * g of
+    0-d arrays is a numpy scalar: the parameter's type drifted, and a compiled gradient saw a
+    new signature after the first step); a float stays a float."""
+    params = {"t": np.array(1.5), "s": np.array(2.0, dtype=np.float32), "k": 0.5}
+    _, (_, g) = tapegrad.grad(lambda p: p["t"] ** 2 * p["s"] + p["k"], params)
+    new = tapegrad.update(params, g, lr=0.25)
+    assert type(new["t"]) is np.ndarray and new["t"].shape == () and new["t"] == 1.5 - 0.25 * 6.0
+    assert type(new["s"]) is np.ndarray and new["s"].dtype == np.float32 and new["s"] == np.float32(2.0 - 0.25 * 2.25)
+    assert type(new["k"]) is float and new["k"] == 0.25
+
+
 def test_dict_with_unused_entry_gets_zero_tangent():
     """An entry of a dict of parameters that the loss never reads gets ZeroTangent()."""
     params = {"a": 2.0, "unused": np.ones(2), "name": "p"}
