@@ -162,6 +162,10 @@ running_primitive = None
 #: reverse sweep's sum of two shares of a derivative); its modules fill it in
 DOING: dict = {}
 
+#: the name, in a compiled program's globals, of its table {line: the operation it calls}
+#: (`tapegrad.program.codegen`), by which a warning inside the program names the operation
+PROGRAM_LINES = "__tapegrad_lines__"
+
 
 def _warn_at_user_line(kind, flag):
     """numpy's error callback: warn about `kind` ("divide by zero") at the user's line, naming
@@ -179,7 +183,9 @@ def _warn_at_user_line(kind, flag):
         what = (f"{short_name(fn)} or its derivative (forward mode)" if in_derivative == "forward"
                 else f"the derivative of {short_name(fn)}" if in_derivative else short_name(fn))
     elif compiled is not None:
-        what = "a compiled gradient program"
+        program = inside[compiled]
+        operation = program.f_globals.get(PROGRAM_LINES, {}).get(program.f_lineno)
+        what = f"{operation}, in a compiled gradient program" if operation else "a compiled gradient program"
     else:  # tapegrad's own code outside a rule (a sum of shares of dual numbers runs their rules' helpers)
         what = next((DOING[f.f_code] for f in inside if f.f_code in DOING), None)
     message = f"{kind} encountered in {what or 'numpy'}"

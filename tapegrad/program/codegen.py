@@ -21,7 +21,7 @@ import unicodedata
 
 import numpy as np
 
-from ..errors import qualified_name, short_name, ufunc_method
+from ..errors import PROGRAM_LINES, qualified_name, short_name, ufunc_method
 from .guards import GUARDS
 from ..pytree import Spec, build, spec_leaves
 from ..numbering import named_note, numbering, source_name
@@ -44,8 +44,11 @@ class _Writer:
     def __init__(self, tape):
         self.tape = tape
         self.names = {}  # Variable -> name
-        self.namespace = {"np": np}
-        self.taken = set(keyword.kwlist) | {"np", "scipy"}
+        #: line of the source -> the operation it calls, for numpy's warnings met there
+        #: (`tapegrad.errors`), kept in the namespace the program runs in under `PROGRAM_LINES`
+        self.operations = {}
+        self.namespace = {"np": np, PROGRAM_LINES: self.operations}
+        self.taken = set(keyword.kwlist) | {"np", "scipy", PROGRAM_LINES}
         self.objects = {}  # id(obj) -> name
 
     def fresh(self, base):
@@ -229,6 +232,10 @@ def to_source(tape, name: str = "replay", outputs=None, _writer=None, names=None
             text = f"{vname} = {w.call(op)}"
         if note:
             text = f"{text}  # {_comment(note)}"
+        if type(op) is Call and type(op.fn) is not Variable:
+            # what numpy's warning on this line names (``divide by zero encountered in log``):
+            # the program's line 1 is its ``def``
+            w.operations[len(lines) + 2] = short_name(op.fn)
         lines.append(text)
         if i in dead_after:
             lines.append("del " + ", ".join(w.names[v] for v in sorted(dead_after[i], key=lambda v: v.id)))
