@@ -304,7 +304,7 @@ class CompiledGrad:
         if node is not None:
             out, program, parent, outcome = self._lookup(key, node, leaves, step=eager_first)
             if program is not None:
-                return self._finish(out, args, program)
+                return self._finish(out, args, kwargs, program)
             if parent is None and outcome is None:
                 # a program was taken one stage on, or a child is making it: an eager grad answers
                 return self._eager(args, seed, kwargs)
@@ -350,15 +350,15 @@ class CompiledGrad:
                     while len(self._drew_once) > self.maxsize:
                         self._drew_once.popitem(last=False)
                     self._seen[key] = self._first_grads.get(key) or (None, None)
-                    return self._finish(out, args)
+                    return self._finish(out, args, kwargs)
                 self._drew_once.pop(key, None)
                 if not replayable:  # random draws, a write into a constant, np.errstate: traced each call
                     self._uncompiled[key] = True
                     while len(self._uncompiled) > self.maxsize:
                         self._uncompiled.popitem(last=False)
-                    return self._finish(out, args)
+                    return self._finish(out, args, kwargs)
         self._insert(key, parent, outcome, Node(("tape", tape, names, self.assume_finite)))
-        return self._finish(out, args)  # the traced call returned the whole result
+        return self._finish(out, args, kwargs)  # the traced call returned the whole result
 
     def _count(self, what):
         with self._lock:
@@ -424,11 +424,14 @@ class CompiledGrad:
             node.children.clear()
             self._programs = self._sizes[key] = 1
 
-    def _finish(self, out, args, program=None):
+    def _finish(self, out, args, kwargs, program=None):
         value, grads = out
         if program is not None and program.__drops_df__:
             grads = (program.__df__, *grads)
-        return plain_scalar(value), finalize(grads, (self.f, *args))
+        primals = (self.f, *args)
+        if len(grads) > len(primals):  # the gradients of the keyword arguments `wrt` names, as grad's last
+            primals += ({k: kwargs[k] for k in grads[-1]},)
+        return plain_scalar(value), finalize(grads, primals)
 
     def cache_info(self) -> dict:
         """Calls answered by an eager grad (``eager``: a signature's first call, and the calls

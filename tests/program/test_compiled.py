@@ -240,7 +240,8 @@ def test_keyword_arguments_reach_the_program_read_afresh(wrt, background):
     order: new values give grad's answer from the same program, with or without `wrt` naming
     them. (The trace baked them in while the signature passed their values: the program raised
     on every call and every call was traced again, never faster than `grad`; had the numbers
-    matched, a changed value would have been ignored.)"""
+    matched, a changed value would have been ignored. The traced call and the program then
+    dropped the gradients of the keywords `wrt` names, grad's last entry: checked by length.)"""
     x, W = np.array([0.7, -0.4]), np.array([[1.0, 2.0], [0.5, -1.0]])
     g = compiled_grad(scaled_layer, wrt=wrt, background=background)
     kw = {} if wrt is None else {"wrt": wrt}
@@ -251,6 +252,7 @@ def test_keyword_arguments_reach_the_program_read_afresh(wrt, background):
         value, grads = g(x, **call)
         want_value, want = grad(scaled_layer, x, **call, **kw)
         assert value == pytest.approx(want_value, rel=1e-14)
+        assert len(grads) == len(want), (i, grads)  # (zip below would drop a missing last entry)
         for got, expected in zip(grads[1:], want[1:]):
             if isinstance(expected, dict):  # the keyword arguments `wrt` names
                 assert got.keys() == expected.keys()
