@@ -67,6 +67,34 @@ def test_a_traced_number_seed_through_a_cast_is_cast_as_a_plain_one():
     assert tapegrad.gradient(lambda s: back32(s)[1], 1.0)[0] == 3.0
 
 
+def test_keyword_arguments_named_by_wrt_through_every_entry_point_that_takes_them():
+    """f(x, *, scale, mode): grad, gradient, pullback and compiled_grad (through its tiers and
+    made by a child) give the gradient of the keyword `wrt` names as their last entry, a dict,
+    equal to the closed form; the keyword `wrt` does not name gets nothing. (compiled_grad's
+    traced call and program dropped it.)"""
+    def f(x, *, scale, mode="tanh"):
+        return np.sum(np.tanh(x) if mode == "tanh" else np.sin(x)) * scale
+
+    x, scale = np.array([0.3, -0.5]), 1.5
+    dx, dscale = (1 - np.tanh(x) ** 2) * scale, np.sum(np.tanh(x))
+
+    def check(grads, where):
+        assert len(grads) == 3 and grads[0] is tapegrad.ZERO, where
+        np.testing.assert_allclose(grads[1], dx, rtol=1e-14, err_msg=where)
+        assert grads[2].keys() == {"scale"} and grads[2]["scale"] == pytest.approx(dscale, rel=1e-14), where
+
+    check(tapegrad.grad(f, x, scale=scale, mode="tanh", wrt=(0, "scale"))[1], "grad")
+    check((tapegrad.ZERO, *tapegrad.gradient(f, x, scale=scale, wrt=(0, "scale"))), "gradient")
+    check(tapegrad.pullback(f, x, scale=scale, wrt=(0, "scale"))[1](), "pullback")
+    for background in (False, True):
+        g = tapegrad.compiled_grad(f, wrt=(0, "scale"), background=background)
+        for call in range(7):
+            check(g(x, scale=scale)[1], f"compiled_grad(background={background}), call {call + 1}")
+            if call == 1:
+                g.wait()
+        assert g.cache_info()["hits"] >= 2
+
+
 def test_a_traced_seed_keeps_its_checks():
     """A traced seed of the wrong shape is refused as a plain one is, naming both shapes."""
     def bad(s):
