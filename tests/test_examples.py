@@ -85,7 +85,7 @@ def test_haaland_against_central_differences():
     args = (0.01, 1.0, 3000.0)
     _, grads = grad(haaland, *args)
     numeric = ngradient(haaland, *args, eps=1e-7)
-    for ad, fd in zip(grads[1:], numeric):
+    for ad, fd in zip(grads[1:], numeric, strict=True):
         assert ad == pytest.approx(fd, rel=1e-6)
     check_grad(haaland, *args)
 

@@ -63,7 +63,7 @@ def test_haaland_three_ways_agree():
         assert yd == pytest.approx(value, rel=1e-12)
         by_dual.append(dy)
     assert y == pytest.approx(value, rel=1e-12)
-    for h, g, d in zip(hand, by_grad, by_dual):
+    for h, g, d in zip(hand, by_grad, by_dual, strict=True):
         assert g == pytest.approx(h, rel=1e-10)
         assert d == pytest.approx(h, rel=1e-10)
 

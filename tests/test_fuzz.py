@@ -237,11 +237,11 @@ def test_random_programs(batch):
             for _ in range(2):  # the traces of the programs, then the compiled programs
                 cvalue, cgrads = compiled(*inputs)
                 assert _same(cvalue, value)
-                assert all(_same(c, g) for c, g in zip(cgrads[1:], grads[1:]))
+                assert all(_same(c, g) for c, g in zip(cgrads[1:], grads[1:], strict=True))
                 # the negated inputs take other paths: traced again, or the right program found
                 cvalue, cgrads = compiled(*other)
                 assert _same(cvalue, other_value)
-                assert all(_same(c, g) for c, g in zip(cgrads[1:], other_grads[1:]))
+                assert all(_same(c, g) for c, g in zip(cgrads[1:], other_grads[1:], strict=True))
             _, back = tapegrad.pullback(program, *inputs)
             back(1.0)
             ins = back.tape.inputs

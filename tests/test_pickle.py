@@ -29,7 +29,7 @@ def data(rng):
 
 def _assert_same_grad(got, want):
     assert got[0] == want[0]
-    assert all(np.array_equal(a, b) for a, b in zip(got[1][1:], want[1][1:]))
+    assert all(np.array_equal(a, b) for a, b in zip(got[1][1:], want[1][1:], strict=True))
 
 
 @needs_cloudpickle
@@ -97,7 +97,7 @@ def test_gradient_tape_and_pullback_round_trip_with_cloudpickle(data):
     back2 = pickle.loads(cloudpickle.dumps(back))
     assert str(back2.tape) == str(back.tape)
     got = back2(2.0)
-    assert all(np.array_equal(a, 2 * b) for a, b in zip(got[1:], want[1:]))
+    assert all(np.array_equal(a, 2 * b) for a, b in zip(got[1:], want[1:], strict=True))
 
 
 @pytest.mark.parametrize("how", [pickle.dumps, pytest.param("cloudpickle", marks=needs_cloudpickle)],

@@ -168,7 +168,7 @@ def test_compiled_gradient_through_replacement(module, name, call, make, rng):
     value, grads = compiled(*args)
     expected_value, expected_grads = grad(f, *args)
     assert value == expected_value
-    for g, e in zip(grads, expected_grads):
+    for g, e in zip(grads, expected_grads, strict=True):
         if isinstance(e, np.ndarray):
             np.testing.assert_array_equal(g, e)
         else:

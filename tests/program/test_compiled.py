@@ -574,7 +574,7 @@ def test_a_seeded_global_generator_gives_grads_draws(seed):
     got = [g(x) for _ in range(10)]
     seed(7)
     want = [grad(f, x) for _ in range(10)]
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         assert_same(a, b)
 
 
