@@ -120,7 +120,7 @@ def finalize(t, x):
         if type(x) is _ndarray and t.dtype is x.dtype and t.shape == x.shape:
             return t  # an array's gradient, already its type (the common leaf)
     elif (tt is list or tt is tuple) and type(x) is tt:  # (a list of (dW, db) pairs)
-        return tt([finalize(v, p) for v, p in zip(t, x)])
+        return tt([finalize(v, p) for v, p in zip(t, x, strict=True)])  # (a part lost is an error, not a shorter result)
     if t is ZERO or t is NO_TANGENT or isinstance(t, (ZeroTangent, NoTangent)):
         return t
     if is_differentiable_leaf(x):
