@@ -1,9 +1,6 @@
 """Numerical checks: central differences, and the comparison of reverse mode against them."""
 from __future__ import annotations
 
-import contextvars
-import math
-
 import numpy as np
 
 from .dual import Dual
@@ -11,66 +8,11 @@ from .forward import jvp, new_tag, tangent_leaves, tangent_of_result
 from .grad import grad
 from .literals import dual_literals
 from .pytree import flatten, unflatten
+from .solvernoise import advice, note_adaptive_solver, note_stopping_point, unwatch, watch
 from .structures import is_differentiable_leaf, parts_at, split
 from .tangents import NO_TANGENT, ZERO
 
-__all__ = ["ngradient", "check_grad", "note_adaptive_solver"]
-
-#: {solver name: loosest tolerance} of the adaptive solvers run during a check_grad (None outside one)
-_ADAPTIVE = contextvars.ContextVar("tapegrad_adaptive_solvers", default=None)
-
-
-def note_adaptive_solver(name: str, tolerance: float) -> None:
-    """Tell a running `check_grad` that an adaptive solver ran at `tolerance` (the looser of its
-    rtol and atol): if the check fails, its message says that central differences of such a
-    solver are the noisy side, and which `eps`, `rtol` and `atol` to check with instead.
-    ``tapegrad.scipy.integrate.odeint`` calls it; outside a check it does nothing.
-
-    Examples
-    --------
-    >>> import tapegrad
-    >>> tapegrad.checks.note_adaptive_solver("my_solver", 1e-8)  # no check running: nothing
-    """
-    seen = _ADAPTIVE.get()
-    if seen is not None:
-        seen[name] = max(seen.get(name, 0.0), float(tolerance))
-
-
-def _up(x: float) -> float:
-    """`x` rounded up to one significant digit (6.05e-6 -> 7e-6)."""
-    scale = 10.0 ** math.floor(math.log10(x))
-    return math.ceil(x / scale) * scale
-
-
-def _steps_for(tol):
-    """The eps and rtol (= atol) that check a gradient through a solver accurate to `tol`: its
-    result is off by about tol (a few times tol, globally, and it jumps as the steps change),
-    which central differences divide by eps, while their truncation error is about eps²;
-    eps = tol^(1/3) balances the two at tol^(2/3), and rtol allows a hundred times that."""
-    return _up(tol ** (1 / 3)), _up(100 * tol ** (2 / 3))
-
-
-def _solver_advice(eps) -> str:
-    """Why a check that ran adaptive solvers may fail with a correct gradient, and what to pass
-    instead; "" when none ran."""
-    seen = _ADAPTIVE.get()
-    if not seen:
-        return ""
-    tol = max(seen.values())
-    step = eps if eps is not None else 1e-6
-    good_eps, good_rtol = _steps_for(tol)
-    advice = (f"; the function called {' and '.join(sorted(seen))}, an adaptive solver, with tolerances up "
-              f"to {tol:.2g}: its result moves by about that much as its steps change, so central "
-              f"differences with eps={step:g} are off by about {tol:.2g}/{step:g} = {tol / step:.2g} of "
-              f"its scale (more at tolerances near 1e-12, where rounding adds up): they, not the gradient, "
-              f"are the likely noisy side. Check with "
-              f"check_grad(..., eps={good_eps:g}, rtol={good_rtol:g}, atol={good_rtol:g})")
-    if tol > 1.5e-10:
-        tight_eps, tight_rtol = _steps_for(1e-10)
-        advice += (f", or make the solver tighter (rtol=1e-10, atol=1e-10) and check with eps={tight_eps:g}, "
-                   f"rtol={tight_rtol:g}, atol={tight_rtol:g}")
-    return advice
-
+__all__ = ["ngradient", "check_grad", "note_adaptive_solver", "note_stopping_point"]
 
 def _is_diff_arg(x):
     if isinstance(x, bool):
@@ -237,8 +179,7 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
     >>> tapegrad.check_grad(lambda x: np.sum(np.sin(x) ** 2), np.linspace(0, 1, 5), order=3)
     """
     rng = np.random.default_rng(0) if rng is None else rng
-    outermost = _ADAPTIVE.get() is None
-    token = _ADAPTIVE.set({}) if outermost else None  # the adaptive solvers f runs (odeint notes itself)
+    token = watch()  # the solvers f runs note how far off their results are (None inside a check)
     try:
         _check_first_order(f, args, seed, rng, rtol, atol, eps, modes)
         for mode in modes if order > 1 else ():
@@ -249,13 +190,12 @@ def check_grad(f, *args, seed=None, rng=None, rtol=None, atol=None, eps=None, mo
                 kind = "reverse" if mode == "rev" else "forward"
                 raise AssertionError(f"of the {kind}-mode derivative: {e}") from None
     except AssertionError as e:
-        advice = _solver_advice(eps) if outermost else ""
-        if not advice:
+        said = advice(eps) if token is not None else ""
+        if not said:
             raise
-        raise AssertionError(f"{e}{advice}") from None
+        raise AssertionError(f"{e}{said}") from None
     finally:
-        if token is not None:
-            _ADAPTIVE.reset(token)
+        unwatch(token)
 
 
 def _derivative(f, args, seed, rng, mode):

@@ -1,6 +1,8 @@
 """tapegrad.scipy.optimize: scipy's solvers with their solutions differentiated by the implicit
 function theorem, through `args` and through values the functions capture, in both modes and at
 second order; scipy's result objects; clear errors where no derivative exists."""
+import re
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -174,6 +176,28 @@ def test_captured_array_parameter_and_an_object():
     fx = 3 * c[0] * x ** 2 + c[1]
     np.testing.assert_allclose(dc, -np.array([x ** 3, x, -1.0]) / fx, rtol=1e-9)
     check_grad(root, c)
+
+
+def test_check_grad_failing_through_a_solver_says_where_it_stopped():
+    """least_squares stops where its optimality is ~1e-10, whatever tolerances it is given: a
+    check at the default step fails on central differences' noise, and says so, with the
+    residual it stopped at and a step and tolerances that pass."""
+    t = np.linspace(0.0, 1.0, 5)
+
+    def fit(y):
+        return opt.least_squares(lambda p, yy: p[0] * np.exp(-p[1] * t) - yy, np.ones(2), args=(y,),
+                                 xtol=1e-15, ftol=1e-15, gtol=1e-15).x[0]
+
+    y = 2.0 * np.exp(-1.3 * t) + 0.05 * np.sin(np.arange(5.0))
+    with pytest.raises(AssertionError) as info:
+        check_grad(fit, y)
+    message = str(info.value)
+    found = re.search(r"the function called least_squares \(trf\), which stopped where its residual was "
+                      r"[\d.e-]+: .* Check with check_grad\(\.\.\., eps=([\d.e-]+), rtol=([\d.e-]+), "
+                      r"atol=([\d.e-]+)\)$", message)
+    assert found, message
+    eps, rtol, atol = map(float, found.groups())
+    check_grad(fit, y, eps=eps, rtol=rtol, atol=atol)
 
 
 def test_third_order():

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import scipy.integrate as _si
 
-from ..checks import note_adaptive_solver
+from ..solvernoise import note_adaptive_solver
 from ..context import primitive
 from ..errors import user_location
 from ..hints import register_replacement
