@@ -240,6 +240,17 @@ def restore_warnings(token) -> None:
         _extobj_contextvar.reset(token)
 
 
+def several_points_error(what: str, given) -> TypeError:
+    """The error for `jacobian`, `hessian` or `hvp` given values after their one point x where
+    their mode goes (``hessian(f, 1.0, 2.0)``: a function of two arguments), saying how to pass
+    several."""
+    return TypeError(
+        f"{what} at {user_location()} takes one point x (a number, an array or a structure "
+        f"of them), then its mode; it was given {', '.join(type_str(v) for v in given)} after x. For a "
+        f"function of several arguments, pass them as one tuple: {what}(lambda xs: f(*xs), (x1, x2, ...))"
+    )
+
+
 def too_deep_error(what: str, cycles: bool = False) -> TypeError:
     """The error for a value nested more deeply than Python's recursion limit lets a walk go
     (or, for a walk that does not follow cycles, one that holds itself)."""

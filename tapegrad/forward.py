@@ -12,8 +12,8 @@ import numpy as np
 from .arraylike import ArrayLike, new_epoch, primitive
 from .buffers import Buffer, TracedBuffer, unbuffer
 from .grad import pullback
-from .errors import (ComplexValueError, is_complex_value, restore_warnings, route_warnings, too_deep_error, type_str,
-                     user_location)
+from .errors import (ComplexValueError, is_complex_value, restore_warnings, route_warnings, several_points_error,
+                     too_deep_error, type_str, user_location)
 from .hints import plain_store_error
 from .literals import dual_literals
 from .pytree import flatten, unflatten
@@ -203,6 +203,8 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
            [0., 2.]]))
     """
     if mode not in ("fwd", "rev", None):
+        if not isinstance(mode, str):  # (jacobian(f, x1, x2): a function of two arguments)
+            raise several_points_error("jacobian", (mode,) if holomorphic is False else (mode, holomorphic))
         raise ValueError(f"jacobian mode is 'fwd', 'rev' or None (chosen from the shapes), not {mode!r}")
     spec, leaves = flatten(x, argument=True)
     if not holomorphic and any(map(is_complex_value, leaves)):

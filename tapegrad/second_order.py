@@ -11,7 +11,7 @@ import numpy as np
 
 from .arraylike import ArrayLike
 from .grad import gradient
-from .errors import ComplexValueError, is_complex_value, type_str, user_location
+from .errors import ComplexValueError, is_complex_value, several_points_error, type_str, user_location
 from .pytree import fill_zeros, finalize, flatten, unflatten
 from .dual import real_pairing, zero_tangent
 from .tangents import NO_TANGENT, ZERO
@@ -149,12 +149,7 @@ def _second_order_mode(mode, what, extra=(), f=None, x=None, directions=None):
     if modes is not None:
         return modes
     if extra or not isinstance(mode, str):
-        given = ", ".join(type_str(v) for v in (mode, *extra))
-        raise TypeError(
-            f"{what} at {user_location()} takes one point x (a number, an array or a structure "
-            f"of them), then its mode; it was given {given} after x. For a function of several "
-            f"arguments, pass them as one tuple: {what}(lambda xs: f(*xs), (x1, x2, ...))"
-        )
+        raise several_points_error(what, (mode, *extra))
     raise ValueError(f"{what} mode is 'auto' or one of {', '.join(map(repr, _SECOND_ORDER_MODES))} "
                      f"(outer-inner; 'rev' and 'fwd' are 'rev-rev' and 'fwd-rev'), not {mode!r}")
 

@@ -292,13 +292,19 @@ def test_hessian_in_every_combination_of_modes():
 
 
 def test_hessian_of_several_arguments_says_how_to_pass_them():
-    """hessian(f, 1.0, 2.0): the second number lands in the place of the mode; the error says
-    to pass the arguments as one tuple, and a wrong mode lists the modes."""
+    """hessian(f, 1.0, 2.0) and jacobian(f, 1.0, 2.0): the second number lands in the place of
+    the mode; the error says to pass the arguments as one tuple, and a wrong mode lists the modes."""
     with pytest.raises(TypeError, match=r"hessian at .* takes one point x .* it was given float64 "
                                         r"after x\. .* hessian\(lambda xs: f\(\*xs\), \(x1, x2, \.\.\.\)\)"):
         tapegrad.hessian(lambda a, b: a * b, 1.0, 2.0)
     with pytest.raises(ValueError, match=r"hvp mode is 'auto' or one of 'rev', 'fwd', 'rev-rev'"):
         tapegrad.hvp(lambda a: a * a, 1.0, 1.0, mode="backward")
+    # jacobian the same (it said "jacobian mode is 'fwd', 'rev' or None ..., not 2.0")
+    with pytest.raises(TypeError, match=r"^jacobian at test_composition\.py:\d+ takes one point x .* it was given "
+                                        r"float64 after x\. .* jacobian\(lambda xs: f\(\*xs\), \(x1, x2, \.\.\.\)\)$"):
+        tapegrad.jacobian(lambda a, b: a * b, 1.0, 2.0)
+    with pytest.raises(ValueError, match=r"^jacobian mode is 'fwd', 'rev' or None \(chosen from the shapes\), not 'up'$"):
+        tapegrad.jacobian(np.sin, 1.0, "up")
 
 
 def test_a_floating_point_error_in_a_pullback_names_the_derivative():
