@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import user_location
 from .pytree import Boxed, find_nested
+from .arraymethods import ArrayMethods
 from .registry import TRACED_BY
 from .views import VIEWS, concrete, note_view, view_positions
 
@@ -124,7 +125,7 @@ def new_epoch() -> int:
     return next(_EPOCHS)
 
 
-class ArrayLike(Boxed):
+class ArrayLike(ArrayMethods, Boxed):
     """Operators, attributes and methods of an ndarray, forwarded to numpy functions."""
 
     __slots__ = ()
@@ -393,15 +394,6 @@ def _unary(ufunc, name):
     return method
 
 
-def _method(fn, name):
-    def method(self, *args, **kwargs):
-        return self._dispatch(fn, (self,) + args, kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``x.{name}(...)`` is ``numpy.{fn.__name__}(x, ...)``."
-    return method
-
-
 for _name, _uf in [
     ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
     ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
@@ -426,17 +418,6 @@ for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
 for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute),
                    ("invert", np.invert)]:
     setattr(ArrayLike, f"__{_name}__", _unary(_uf, _name))
-for _name, _fn in [
-    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
-    ("std", np.std), ("var", np.var), ("cumsum", np.cumsum), ("cumprod", np.cumprod),
-    ("ravel", np.ravel), ("dot", np.dot), ("squeeze", np.squeeze),
-    ("clip", np.clip), ("copy", np.copy), ("swapaxes", np.swapaxes), ("diagonal", np.diagonal),
-    ("trace", np.trace), ("argmax", np.argmax), ("argmin", np.argmin), ("argsort", np.argsort),
-    ("repeat", np.repeat), ("round", np.round), ("conj", np.conj), ("conjugate", np.conj),
-    ("all", np.all), ("any", np.any), ("nonzero", np.nonzero), ("take", np.take),
-    ("ptp", np.ptp), ("compress", np.compress),
-]:
-    setattr(ArrayLike, _name, _method(_fn, _name))
 
 
 def _plain_slice(s):

@@ -131,6 +131,10 @@ class Buffer(np.ndarray):
         """``x.fill(v)`` is ``x[...] = v``: a traced `v` makes the buffer traced."""
         self[...] = value
 
+    def put(self, ind, v, mode="raise"):
+        """``x.put(ind, v)`` is ``np.put(x, ind, v)``: a traced `v` makes the buffer traced."""
+        np.put(self, ind, v, mode=mode)
+
     def _take(self, new):
         """From now on stand for the traced value `new`."""
         self.__class__ = TracedBuffer

@@ -52,6 +52,40 @@ def test_methods_forward_to_numpy(rng):
     np.testing.assert_allclose(dx, 2 * x.sum(axis=1, keepdims=True) * np.ones((1, 3)), atol=1e-12)
 
 
+X23 = np.array([[0.3, -1.2, 0.7], [1.5, 0.2, -0.4]])
+
+#: ndarray methods and attributes a traced or dual value lacked (AttributeError) or sent to a
+#: function with no rule (x.compress: NoRuleError), each with a program that uses it
+METHODS = {
+    "argpartition": lambda a: np.sum(a.ravel()[a.ravel().argpartition(2)[:2]] ** 2),
+    "searchsorted": lambda a: np.sum(a ** 2) * a.ravel()[[1, 2, 0]].searchsorted(0.0),
+    "partition": lambda a: (lambda b: (b.partition(1, axis=1), np.sum(b[:, :2] * [[1.0, 2.0]]))[1])(a.copy()),
+    "compress": lambda a: np.sum(a.compress([True, False], axis=0) ** 2),
+    "view": lambda a: np.sum(a.view() * a),
+    "flat": lambda a: np.sum(a.flat[2:4] ** 2) + sum(v for v in a.flat),
+    "put": lambda a: (lambda b: (b.put([0, 5], [1.0, 2.0]), np.sum(b ** 2))[1])(a.copy()),
+    "put into a buffer": lambda a: (lambda b: (b.put([0, 1], a[0, :2]), np.sum(b ** 2))[1])(np.zeros(4)),
+    "itemsize, nbytes, strides": lambda a: np.sum(a) * (a.itemsize + a.nbytes + len(a.strides)),
+}
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_more_array_methods_in_both_modes(name):
+    """Each works on traced and dual values as on arrays, with derivatives that match central
+    differences to second order in both modes."""
+    check_grad(METHODS[name], X23, order=2)
+
+
+def test_bytes_of_a_traced_value_are_refused_with_the_way():
+    """x.tobytes() and x.view(dtype) would drop the gradient: refused, saying what to write."""
+    for how in (lambda f: tapegrad.grad(f, X23), lambda f: tapegrad.jvp(f, (X23,), (X23,))):
+        with pytest.raises(TypeError, match=r"^tobytes\(\) of the (traced|dual) value .* carry no gradient"):
+            how(lambda a: a.tobytes())
+        with pytest.raises(TypeError, match=r"^x\.view\(int64\) of the (traced|dual) value .* use "
+                                            r"x\.astype\(np\.int64\) to convert values$"):
+            how(lambda a: a.view(np.int64))
+
+
 def test_iteration_over_first_axis(rng):
     """Iterating over a Tracer yields one traced row per element of the first axis."""
     x = rng.standard_normal((3, 2))
