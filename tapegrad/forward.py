@@ -116,6 +116,9 @@ def tangent_leaves(spec, t, where, out, seen=None):
 def _checked(x, t, where):
     if t is ZERO:
         return zero_tangent(x)
+    if t is None:
+        raise TypeError(f"the tangent of {where} is None: pass a tangent of its shape and type, or "
+                        f"tapegrad.ZERO (or zeros) where it does not move")
     if np.shape(x) != np.shape(t):
         raise ValueError(f"the tangent of {where} has shape {np.shape(t)} for a value of shape {np.shape(x)}")
     if np.iscomplexobj(t) and not np.iscomplexobj(x):

@@ -642,3 +642,15 @@ def test_a_complex_tangent_of_a_real_value_is_refused(x, t):
     """jvp refuses to move a real value along a complex direction, saying what to pass instead."""
     with pytest.raises(ValueError, match=r"the tangent of argument 0(\[.a.\])? is complex for a real value; pass a real tangent"):
         jvp(lambda x: x, (x,), (t,))
+
+
+@pytest.mark.parametrize("x, t, where", [(3, None, r"argument 1"), (np.ones(2), None, r"argument 1"),
+                                         ({"w": np.ones(2)}, {"w": None}, r"argument 1\['w'\]")])
+def test_a_none_tangent_is_refused_with_the_way(x, t, where):
+    """None as a tangent (for an argument that should not move) is refused naming it and what to
+    pass; it crashed inside a rule (None * float) or was taken for a tangent of shape ()."""
+    with pytest.raises(TypeError, match=rf"^the tangent of {where} is None: pass a tangent of its shape and "
+                                        r"type, or tapegrad\.ZERO \(or zeros\) where it does not move$"):
+        jvp(lambda a, b: np.sum(a * 2.0) + np.sum(b["w"] if isinstance(b, dict) else b), (np.ones(2), x),
+            (np.ones(2), t))
+    assert jvp(lambda a, n: np.sum(a ** 2) * n, (np.ones(2), 3), (np.ones(2), tapegrad.ZERO)) == (6.0, 12.0)
