@@ -7,6 +7,8 @@ The second-order entry points, `hessian` and `hvp`, are in `tapegrad.second_orde
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .arraylike import ArrayLike, new_epoch, primitive
@@ -23,7 +25,7 @@ from .tracer import plain_scalar
 from .dual import Dual, dual_value, zero_tangent
 
 __all__ = ["jvp", "jacobian", "tangent_of_result", "new_tag", "inner_dtype", "pack_leaves", "tangent_leaves",
-           "flat_leaves", "of_flat", "packed_blocks", "integer_valued"]
+           "flat_leaves", "of_flat", "packed_blocks", "integer_valued", "with_keywords"]
 
 
 def tangent_of_result(out, tag=None):
@@ -129,8 +131,16 @@ def _checked(x, t, where):
     return t
 
 
-def jvp(f, args, tangents):
+def with_keywords(f, kwargs):
+    """`f` with keyword arguments bound (held fixed, not differentiated), for the entry points
+    that pass ``**kwargs`` on to `f` as `grad` does; `f` itself when there are none."""
+    return functools.partial(f, **kwargs) if kwargs else f
+
+
+def jvp(f, args, tangents, **kwargs):
     """Value and Jacobian-vector product: ``jvp(f, (x, ...), (v, ...)) -> (f(x), J v)``.
+
+    Keyword arguments go to `f` as they are (held fixed), as `grad` passes them.
 
     Examples
     --------
@@ -141,6 +151,7 @@ def jvp(f, args, tangents):
     """
     if len(args) != len(tangents):
         raise TypeError(f"jvp takes one tangent per argument: {len(args)} args, {len(tangents)} tangents")
+    f = with_keywords(f, kwargs)
     tag = new_tag()
     duals = [_duals(a, t, i, tag) for i, (a, t) in enumerate(zip(args, tangents))]
     token = route_warnings()  # numpy's warnings inside rules point at the user's line
@@ -169,8 +180,9 @@ def _plain_leaf(out):
     return plain_scalar(out)
 
 
-def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
-    """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``.
+def jacobian(f, x, mode: str | None = None, holomorphic: bool = False, **kwargs):
+    """The Jacobian of `f` at `x`, shaped ``f(x).shape + x.shape``. Keyword arguments go to `f`
+    as they are (held fixed), as `grad` passes them.
 
     ``mode="fwd"`` makes one dual pass per input direction; ``mode="rev"`` one pullback per
     output. Forward is cheaper when there are fewer inputs than outputs (a tall Jacobian),
@@ -209,6 +221,7 @@ def jacobian(f, x, mode: str | None = None, holomorphic: bool = False):
         if not isinstance(mode, str):  # (jacobian(f, x1, x2): a function of two arguments)
             raise several_points_error("jacobian", (mode,) if holomorphic is False else (mode, holomorphic))
         raise ValueError(f"jacobian mode is 'fwd', 'rev' or None (chosen from the shapes), not {mode!r}")
+    f = with_keywords(f, kwargs)
     spec, leaves = flatten(x, argument=True)
     if not holomorphic and any(map(is_complex_value, leaves)):
         raise ComplexValueError(

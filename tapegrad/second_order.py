@@ -16,7 +16,7 @@ from .pytree import fill_zeros, finalize, flatten, unflatten
 from .dual import real_pairing, zero_tangent
 from .tangents import NO_TANGENT, ZERO
 from .forward import (flat_leaves, inner_dtype, jacobian, jvp, of_flat, pack_leaves, packed_blocks,
-                      tangent_leaves)
+                      tangent_leaves, with_keywords)
 from .context import BaseContext
 from .tracing import trace
 
@@ -154,8 +154,9 @@ def _second_order_mode(mode, what, extra=(), f=None, x=None, directions=None):
                      f"(outer-inner; 'rev' and 'fwd' are 'rev-rev' and 'fwd-rev'), not {mode!r}")
 
 
-def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
-    """The Hessian of a scalar `f` at `x`.
+def hessian(f, x, mode: str = HESSIAN_MODE, *extra, **kwargs):
+    """The Hessian of a scalar `f` at `x`. Keyword arguments go to `f` as they are (held fixed),
+    as `grad` passes them.
 
     `mode` names the outer pass, then the inner one that gives the gradient: ``"rev-rev"``
     (also ``"rev"``) records the gradient once and takes one reverse pass over it per gradient
@@ -181,6 +182,7 @@ def hessian(f, x, mode: str = HESSIAN_MODE, *extra):
     >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])
     (4.0, 2.0, 0.0)
     """
+    f = with_keywords(f, kwargs)
     leaves = flatten(x, argument=True)[1]
     if any(map(is_complex_value, leaves)):
         raise ComplexValueError(
@@ -251,8 +253,9 @@ def _symmetric_hessian(phi, v):
     return np.stack(columns, axis=-1)
 
 
-def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra):
-    """The Hessian-vector product ``H(x) v`` without forming the Hessian.
+def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra, **kwargs):
+    """The Hessian-vector product ``H(x) v`` without forming the Hessian. Keyword arguments go
+    to `f` as they are (held fixed), as `grad` passes them.
 
     `mode` names the outer pass, then the inner one, as for `hessian` (whose ``"auto"``, the
     default, chooses here as for one direction): ``"rev-rev"`` (also ``"rev"``): the gradient
@@ -273,6 +276,7 @@ def hvp(f, x, v, mode: str = HESSIAN_MODE, *extra):
     >>> tapegrad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), mode="fwd")
     array([6., 0.])
     """
+    f = with_keywords(f, kwargs)
     outer, inner = _second_order_mode(mode, "hvp", extra, f, x, 1)
     if outer == "fwd":
         hv = jvp(_gradient_of(f, inner), (x,), (v,))[1]

@@ -95,6 +95,28 @@ def test_keyword_arguments_named_by_wrt_through_every_entry_point_that_takes_the
         assert g.cache_info()["hits"] >= 2
 
 
+def test_keyword_arguments_reach_f_through_jvp_jacobian_hessian_and_hvp():
+    """jvp, jacobian, hessian and hvp pass keyword arguments on to f, held fixed, as grad does
+    (they raised "unexpected keyword argument"): the same numbers as f closed over them, in every
+    mode; a keyword named like the entry point's own option (mode) is the entry point's."""
+    def f(x, *, scale, kind="cube"):
+        return np.sum(x ** 3 if kind == "cube" else np.sin(x)) * scale
+
+    x, v = np.array([0.5, 1.0]), np.array([1.0, -2.0])
+    closed = lambda x: f(x, scale=2.0, kind="sin")  # noqa: E731
+    kw = {"scale": 2.0, "kind": "sin"}
+    assert tapegrad.jvp(f, (x,), (v,), **kw) == tapegrad.jvp(closed, (x,), (v,))
+    for mode in ("fwd", "rev"):
+        np.testing.assert_array_equal(tapegrad.jacobian(lambda x, **k: np.sin(x) * f(x, **k), x, mode, **kw),
+                                      tapegrad.jacobian(lambda x: np.sin(x) * closed(x), x, mode))
+    np.testing.assert_allclose(tapegrad.hessian(f, x, **kw), np.diag(-2.0 * np.sin(x)), rtol=1e-14)
+    for mode in ("rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"):
+        np.testing.assert_array_equal(tapegrad.hessian(f, x, mode, **kw), tapegrad.hessian(closed, x, mode))
+        np.testing.assert_array_equal(tapegrad.hvp(f, x, v, mode, **kw), tapegrad.hvp(closed, x, v, mode))
+    with pytest.raises(ValueError, match=r"hessian mode is 'auto' or one of"):
+        tapegrad.hessian(lambda x, mode: np.sum(x), x, mode="sum")
+
+
 def test_a_traced_seed_keeps_its_checks():
     """A traced seed of the wrong shape is refused as a plain one is, naming both shapes."""
     def bad(s):
