@@ -294,13 +294,14 @@ def i1e_rrule(x):
 @rrule(sp.xlogy, formula=partials("log({a[1]})", "{a[0]}/{a[1]}"))
 def xlogy_rrule(x, y):
     def xlogy_pullback(dz):
-        # x log y (0 where x == 0): d/dx = log y (-inf at y == 0); d/dy = x / y, and 0 where x == 0,
-        # where the function is 0 for every y
-        zero = x == 0
+        # x log y (0 where x == 0): d/dx = log y (-inf at y == 0); d/dy = x / y, 0 where x == 0
+        # (where the function is 0 for every y), and 0/1 where y == 0 too: still x / y, linear in
+        # x, so that d/dx d/dy = 1/y at x == 0 (a constant 0 there made it 0)
+        safe = np.where((x == 0) & (y == 0), 1.0, y)
         return (
             NO_TANGENT,
             Thunk(lambda: unbroadcast(dz * np.log(y), x)),
-            Thunk(lambda: unbroadcast(dz * np.where(zero, 0.0, x / np.where(zero, 1.0, y)), y)),
+            Thunk(lambda: unbroadcast(dz * (x / safe), y)),
         )
 
     return sp.xlogy(x, y), xlogy_pullback
@@ -309,12 +310,13 @@ def xlogy_rrule(x, y):
 @rrule(sp.xlog1py, formula=partials("log1p({a[1]})", "{a[0]}/(1 + {a[1]})"))
 def xlog1py_rrule(x, y):
     def xlog1py_pullback(dz):
-        # x log(1 + y) (0 where x == 0): d/dx = log1p(y); d/dy = x / (1 + y), 0 where x == 0
-        zero = x == 0
+        # x log(1 + y) (0 where x == 0): d/dx = log1p(y); d/dy = x / (1 + y), 0 where x == 0,
+        # linear in x there too (as xlogy's)
+        safe = np.where((x == 0) & (y == -1), 1.0, 1 + y)
         return (
             NO_TANGENT,
             Thunk(lambda: unbroadcast(dz * np.log1p(y), x)),
-            Thunk(lambda: unbroadcast(dz * np.where(zero, 0.0, x / np.where(zero, 1.0, 1 + y)), y)),
+            Thunk(lambda: unbroadcast(dz * (x / safe), y)),
         )
 
     return sp.xlog1py(x, y), xlog1py_pullback

@@ -334,6 +334,21 @@ def test_sinc_at_zero_is_zero():
     check_grad(np.sinc, np.array([-1e-3, 1e-3, 0.3]))
 
 
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"])
+def test_sinc_second_derivative_near_and_at_zero(mode):
+    """sinc'' is -π²/3 + π⁴x²/10 near 0, in every mode: the quotient (cos(πx) - sinc x)/x lost
+    its digits there (-5.4 at 1e-8, -9.9 at 1e-10) and the slope's constant 0 at 0 gave 0; the
+    series below 1e-2 keeps them, and its edge joins the quotient."""
+    for x in (0.0, 1e-10, -1e-8, 1e-6, 1e-4, 0.0099):
+        want = -np.pi ** 2 / 3 + np.pi ** 4 * x ** 2 / 10 - np.pi ** 6 * x ** 4 / 168
+        assert tapegrad.hessian(np.sinc, x, mode=mode) == pytest.approx(want, rel=1e-12), x
+    x = np.array([0.0, 1e-8, 0.0101, 0.3])
+    np.testing.assert_allclose(np.diag(tapegrad.hessian(lambda v: np.sum(np.sinc(v)), x, mode=mode)),
+                               [tapegrad.hessian(np.sinc, float(v), mode=mode) for v in x], rtol=1e-12)
+    third = tapegrad.gradient(lambda v: tapegrad.hessian(np.sinc, v, mode=mode), 0.0)[0]
+    assert third == 0.0  # sinc is even
+
+
 def test_imag_of_real_input_is_zero():
     """The imaginary part of a real input does not depend on it: its gradient is ZeroTangent."""
     assert grad(lambda x: np.sum(np.imag(x)), np.ones(3))[1][1] is ZERO

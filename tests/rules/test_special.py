@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
+import tapegrad
 from tapegrad import NO_TANGENT, check_grad, grad, gradient, rrule
 from tapegrad.tangents import getitem
 
@@ -192,6 +193,18 @@ def test_xlogy_at_x_zero_is_flat_in_y():
     assert gradient(sp.xlogy, 0.0, 2.0) == (pytest.approx(np.log(2.0)), 0.0)
     assert gradient(lambda y: sp.xlogy(0.0, y), 0.0) == (0.0,)
     assert gradient(lambda y: sp.xlog1py(0.0, y), -1.0) == (0.0,)
+
+
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"])
+def test_xlogy_mixed_second_derivative_at_x_zero(mode):
+    """d/dx d/dy xlogy(x, y) = 1/y, also at x == 0, in every mode (the y-slope was a constant 0
+    there, so the mixed derivative came out 0); xlog1py's is 1/(1 + y); and the Hessian of
+    xlogy(x, x + 1) at 0 is 1/(x+1) + 1/(x+1)² = 2."""
+    H = tapegrad.hessian(lambda v: sp.xlogy(v[0], v[1]), np.array([0.0, 2.0]), mode=mode)
+    np.testing.assert_allclose(H, [[0.0, 0.5], [0.5, 0.0]], rtol=1e-15)
+    H = tapegrad.hessian(lambda v: sp.xlog1py(v[0], v[1]), np.array([0.0, 1.0]), mode=mode)
+    np.testing.assert_allclose(H, [[0.0, 0.5], [0.5, 0.0]], rtol=1e-15)
+    assert tapegrad.hessian(lambda x: sp.xlogy(x, x + 1.0), 0.0, mode=mode) == 2.0
 
 
 @pytest.mark.parametrize("fn, slope", [(sp.i1, 0.5), (sp.i1e, 0.5), (sp.i0e, 0.0), (sp.i0, 0.0)], ids=name)
