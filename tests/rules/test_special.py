@@ -207,6 +207,20 @@ def test_xlogy_mixed_second_derivative_at_x_zero(mode):
     assert tapegrad.hessian(lambda x: sp.xlogy(x, x + 1.0), 0.0, mode=mode) == 2.0
 
 
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-fwd"])
+def test_i1_derivatives_near_and_at_zero(mode):
+    """I₁'' = 3x/8 + 5x³/96 + ... and its third derivative 3/8 + ... near 0, in both modes (I₀ - I₁/x
+    differentiated again cancelled terms of 1/x: 1.8e-7 for 3.8e-10 at 1e-9, a third derivative
+    of -256; at 0 the slope's constant 1/2 gave 0); i1e's second derivative tends to -1 from the
+    right."""
+    for x in (0.0, 1e-9, -1e-7, 1e-4, 0.0099):
+        want = 3 * x / 8 + 5 * x ** 3 / 96 + 7 * x ** 5 / 3072 + x ** 7 / 20480  # (I₁'s series, twice)
+        assert tapegrad.hessian(sp.i1, x, mode=mode) == pytest.approx(want, rel=1e-12, abs=1e-300)
+        third = tapegrad.gradient(lambda v: tapegrad.hessian(sp.i1, v, mode=mode), x)[0]
+        assert third == pytest.approx(3 / 8 + 5 * x ** 2 / 32 + 35 * x ** 4 / 3072, rel=1e-12)
+    assert tapegrad.hessian(sp.i1e, 1e-9, mode=mode) == pytest.approx(-1.0, rel=1e-8)
+
+
 @pytest.mark.parametrize("fn, slope", [(sp.i1, 0.5), (sp.i1e, 0.5), (sp.i0e, 0.0), (sp.i0, 0.0)], ids=name)
 def test_bessel_at_zero(fn, slope):
     """At 0, i1 and i1e have slope 1/2 (their limit); i0e takes 0 at its kink, as in JAX."""
