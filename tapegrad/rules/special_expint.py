@@ -53,13 +53,24 @@ def expn_rrule(n, x):
 # --- the dilogarithm ---
 
 
+def _spence_slope_series(w):
+    """log(1 - w)/w = -(1 + w/2 + w²/3 + ... + w⁸/9): the slope of spence at z = 1 - w, to
+    rounding for |w| < 1e-2 and differentiable in w (log z/(1 - z) cancels there: its second
+    derivative came out 0 at z = 1, where it is 1/2, and wrong near it)."""
+    total = 1.0 / 9
+    for k in range(8, 0, -1):
+        total = 1.0 / k + w * total
+    return -total
+
+
 @rrule(sp.spence, formula=partials("log({a[0]})/(1 - {a[0]})"))
 def spence_rrule(z):
-    """spence(z) = ∫₁ᶻ log t/(1 - t) dt: log z/(1 - z), and -1 at z = 1 (its limit)."""
+    """spence(z) = ∫₁ᶻ log t/(1 - t) dt: log z/(1 - z), its series near z = 1 (-1 there, its limit)."""
 
     def spence_pullback(dy):
-        one = z == 1
-        return NO_TANGENT, dy * np.where(one, -1.0, np.log(z) / (1 - np.where(one, 0.0, z)))
+        w = 1 - z
+        near = np.abs(w) < 1e-2
+        return NO_TANGENT, dy * np.where(near, _spence_slope_series(w), np.log(z) / np.where(near, 1.0, w))
 
     return sp.spence(z), spence_pullback
 

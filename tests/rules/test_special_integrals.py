@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
+import tapegrad
 from tapegrad import NO_TANGENT, NoRuleError, gradient, rrule
 from tapegrad.rules.special_elliptic import ellipe_slope, ellipk_slope
 from tapegrad.tangents import getitem
@@ -67,6 +68,19 @@ def test_closed_forms():
     assert gradient(sp.expi, 1.5)[0] == pytest.approx(np.exp(1.5) / 1.5, rel=1e-14)
     assert gradient(sp.spence, 1.0) == (-1.0,)
     assert gradient(sp.spence, 2.5)[0] == pytest.approx(np.log(2.5) / -1.5, rel=1e-14)
+
+
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-fwd"])
+def test_spence_second_derivative_near_and_at_one(mode):
+    """spence'' = 1/2 + 2(z - 1)/3 + ... near z = 1, in both modes (log z/(1 - z) cancels there:
+    its second derivative came out 0 at 1 and lost digits near it); it joins the quotient past
+    |z - 1| = 1e-2."""
+    for z in (1.0, 1 + 1e-9, 1 - 1e-6, 1.0099):
+        u = z - 1
+        want = sum((-1) ** k * (k + 1) / (k + 2) * u ** k for k in range(9))  # 1/2 - 2u/3 + 3u²/4 - ...
+        assert tapegrad.hessian(sp.spence, z, mode=mode) == pytest.approx(want, rel=1e-9)
+    z = 1.0101
+    assert tapegrad.hessian(sp.spence, z, mode=mode) == pytest.approx((1 - z + z * np.log(z)) / (z * (1 - z) ** 2), rel=1e-10)
 
 
 def test_expn_order_gets_no_tangent():
