@@ -71,6 +71,24 @@ def test_closed_forms():
 
 
 @pytest.mark.parametrize("mode", ["rev-rev", "fwd-fwd"])
+def test_incomplete_elliptic_second_derivatives_near_m_zero(mode):
+    """∂²F/∂m² and ∂²E/∂m² of the incomplete integrals near m = 0, in both modes: at 0 they are
+    (3/4) S₄ and -(1/4) S₄ (S₄ = ∫₀^φ sin⁴ t dt), and smooth across m = ±1e-2 where the series
+    hands over to the closed forms (which divide by m: 64 at 1e-9, where it is 0.036; 0 at 0);
+    the mixed ∂²/∂φ∂m at 0 is ±sin²φ/2."""
+    phi = 0.8
+    s2 = (phi - np.sin(phi) * np.cos(phi)) / 2
+    s4 = (3 * s2 - np.sin(phi) ** 3 * np.cos(phi)) / 4
+    for fn, at_zero in ((sp.ellipkinc, 0.75 * s4), (sp.ellipeinc, -0.25 * s4)):
+        second = lambda m: tapegrad.hessian(lambda t: fn(phi, t), m, mode=mode)  # noqa: E731
+        assert second(0.0) == pytest.approx(at_zero, rel=1e-13)
+        assert second(1e-9) == pytest.approx(at_zero, rel=1e-7)
+        assert second(0.0099) == pytest.approx(second(0.0101), rel=2e-3)  # (continuous at the seam)
+        H = tapegrad.hessian(lambda v: fn(v[0], v[1]), np.array([phi, 0.0]), mode=mode)
+        assert H[0, 1] == pytest.approx(np.sign(at_zero) * np.sin(phi) ** 2 / 2, rel=1e-13)
+
+
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-fwd"])
 def test_spence_second_derivative_near_and_at_one(mode):
     """spence'' = 1/2 + 2(z - 1)/3 + ... near z = 1, in both modes (log z/(1 - z) cancels there:
     its second derivative came out 0 at 1 and lost digits near it); it joins the quotient past
