@@ -181,9 +181,12 @@ def power_slope(power, x, y):
         return y * power(x, 1 if y == 0 else y - 1)
     if is_integer(y):  # an integer array, or a traced integer: a count
         y = as_count(y)
+    # a traced exponent: y - 1, but 1 where y == 0 and x == 0 (0 * 0**-1 = nan there); elsewhere
+    # y - 1 even at y == 0, so that the slope's derivative in y, x**(y-1)(1 + y log x), is 1/x
+    # there (0 * x**1 made it x: the Hessian of x**y at y == 0 was not symmetric)
     if is_complex_value(y):  # the same, without np.where (a traced complex y meets only complex rules)
-        return y * power(x, y - (y != 0))
-    return y * power(x, np.where(y == 0, 1, y - 1))
+        return y * power(x, y - 1 + np.logical_and(np.equal(y, 0), np.equal(x, 0)))
+    return y * power(x, np.where(np.logical_and(np.equal(y, 0), np.equal(x, 0)), 1, y - 1))
 
 
 def exponent_tangent(dz, z, x, y):
@@ -247,9 +250,9 @@ def _power_frule(power):
             y = as_count(y)
             below = np.where(np.equal(y, 0), 1, y - 1)
         elif is_complex_value(y):  # the same without np.where, which takes no complex values
-            below = y - np.not_equal(y, 0)
-        else:
-            below = np.where(np.equal(y, 0), 1, y - 1)
+            below = y - 1 + np.logical_and(np.equal(y, 0), np.equal(x, 0))
+        else:  # (1 only where x == 0 too: the reverse rule's `power_slope`)
+            below = np.where(np.logical_and(np.equal(y, 0), np.equal(x, 0)), 1, y - 1)
         dz = scaled(d[0], y * power(x, below))
         if d[1] is not ZERO and not is_integer(y):  # (an integer exponent is a count: no tangent)
             # log x, taken as 0 at x == 0 (x**y is flat in y there)

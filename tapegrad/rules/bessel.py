@@ -199,8 +199,9 @@ def yv_rrule(v, x):
 @rrule(sp.yn, formula=partials(None, "(yn({a[0]} - 1, {a[1]}) - yn({a[0]} + 1, {a[1]}))/2"))
 def yn_rrule(n, x):
     def yn_pullback(dy):
-        # the order is an integer: Y'ₙ(x) = (Yₙ₋₁(x) - Yₙ₊₁(x)) / 2
-        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * ((sp.yn(n - 1, x) - sp.yn(n + 1, x)) / 2), x))
+        # the order is an integer: Y'ₙ(x) = (Yₙ₋₁(x) - Yₙ₊₁(x)) / 2, of n truncated as scipy takes it
+        k = np.trunc(n)
+        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * ((sp.yn(k - 1, x) - sp.yn(k + 1, x)) / 2), x))
 
     return sp.yn(n, x), yn_pullback
 

@@ -70,8 +70,9 @@ def k1e_rrule(x):
 @rrule(sp.kn, formula=partials(None, "(-(kn({a[0]} - 1, {a[1]}) + kn({a[0]} + 1, {a[1]}))/2)"))
 def kn_rrule(n, x):
     def kn_pullback(dy):
-        # the order is an integer: K′ₙ = -(Kₙ₋₁ + Kₙ₊₁)/2 (K₋ₙ = Kₙ)
-        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * (-(sp.kn(n - 1, x) + sp.kn(n + 1, x)) / 2), x))
+        # the order is an integer: K′ₙ = -(Kₙ₋₁ + Kₙ₊₁)/2 (K₋ₙ = Kₙ), of n truncated as scipy takes it
+        k = np.trunc(n)
+        return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * (-(sp.kn(k - 1, x) + sp.kn(k + 1, x)) / 2), x))
 
     return sp.kn(n, x), kn_pullback
 

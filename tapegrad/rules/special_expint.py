@@ -42,8 +42,9 @@ def expn_rrule(n, x):
     """∂x: -Eₙ₋₁(x) (for n = 0, -e⁻ˣ(1 + x)/x²); the integer order n gets NoTangent."""
 
     def expn_pullback(dy):
-        zero = n == 0
-        below = -sp.expn(np.where(zero, 1, n) - 1, x)
+        k = np.trunc(n)  # (a float order, as scipy takes it)
+        zero = k == 0
+        below = -sp.expn(np.where(zero, 1, k) - 1, x)
         slope = np.where(zero, -np.exp(-x) * (1 + x) / (x * x), below) if np.any(zero) else below
         return NO_TANGENT, NO_TANGENT, Thunk(lambda: unbroadcast(dy * slope, x))
 

@@ -211,6 +211,20 @@ def test_an_int_exponent_is_a_count_at_second_order_too(mode):
     assert tapegrad.jvp(lambda x: as_count(x) * x, (3.0,), (1.0,)) == (9.0, 3.0)
 
 
+@pytest.mark.parametrize("mode", ["rev-rev", "fwd-rev", "rev-fwd", "fwd-fwd"])
+def test_power_mixed_second_derivative_at_a_zero_exponent(mode):
+    """d/dx d/dy x**y = x**(y-1)(1 + y log x) is 1/x at y == 0, in every mode: the slope's guard
+    against 0 * 0**-1 (at x == 0) took x**1 wherever y == 0, so one half of the Hessian read x
+    (0.5 at x = 0.5, where it is 2) and the Hessian was not symmetric."""
+    for fn in (np.power, np.float_power):
+        for x, y in [(0.5, 0.0), (2.0, 0.0), (0.5, 1.5)]:
+            H = tapegrad.hessian(lambda v: fn(v[0], v[1]), np.array([x, y]), mode=mode)
+            cross = x ** (y - 1) * (1 + y * np.log(x))
+            np.testing.assert_allclose(H, [[y * (y - 1) * x ** (y - 2), cross], [cross, np.log(x) ** 2 * x ** y]],
+                                       rtol=1e-13, atol=1e-15)
+    assert tapegrad.hessian(lambda v: v[0] ** v[1], np.array([0.0, 2.0]), mode=mode).tolist() == [[2.0, 0.0], [0.0, 0.0]]
+
+
 def test_power_operator_with_int_base():
     """An int base raised to an int power gets a float gradient, without numpy's int ** -1 error."""
     assert gradient(lambda x: x ** 2, 3) == (6.0,)
