@@ -77,6 +77,16 @@ def test_kn_order_gets_no_tangent():
     assert back(1.0)[1] is NO_TANGENT
 
 
+@pytest.mark.filterwarnings("ignore:floating point number truncated")
+@pytest.mark.parametrize("fn", [sp.yn, sp.kn, sp.expn], ids=lambda f: f.__name__)
+def test_integer_order_functions_take_a_float_order_as_scipy_does(fn):
+    """scipy truncates a float order (with a warning): yn(1.7, x) is yn(1, x), and so is its
+    slope. It was taken with the order as given: kn(0.5, x)'s as -(kn(-0.5, x) + kn(1.5, x))/2,
+    which scipy reads as -(K₀ + K₁)/2, where K₀' = -K₁."""
+    for order in (1.7, 0.5):
+        assert gradient(lambda x: fn(order, x), 0.8)[0] == gradient(lambda x: fn(int(order), x), 0.8)[0]
+
+
 def test_order_derivative_second_order_is_refused():
     """The order's quadrature has no rule of its own: a second derivative in v raises, naming it."""
     with pytest.raises(NoRuleError, match=r"kve_dv"):
