@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import type_str, user_location
+from .errors import user_location
 from .registry import TRACED_BY
 from .views import concrete
 
@@ -15,8 +15,8 @@ __all__ = ["ArrayMethods"]
 
 
 class ArrayMethods:
-    """A mixin of `ArrayLike`: what it needs of it is ``_dispatch``, ``_label``,
-    ``_check_writable`` and ``_become``."""
+    """A mixin of `ArrayLike`: what it needs of it is ``_dispatch``, ``_label``, ``_described``
+    (how messages name the value), ``_check_writable`` and ``_become``."""
 
     __slots__ = ()
 
@@ -35,10 +35,6 @@ class ArrayMethods:
     def compress(self, condition, axis=None):
         """``x.compress(c, axis)`` is ``np.compress(c, x, axis)`` (the condition comes first there)."""
         return np.compress(condition, self, axis=axis)
-
-    def _described(self):
-        label = self._label()
-        return label if label.startswith("the ") else f"the traced value {label}::{type_str(concrete(self))}"
 
     def view(self, dtype=None, type=None):
         """``x.view()``: the same values (a traced value is a value, not memory); a view as another

@@ -153,6 +153,8 @@ class Dual(ArrayLike):
     def _label(self):
         return f"the dual value {type_str(self._val)}"
 
+    _described = _label  # (how a message names it, as a Tracer's ``the traced value %3::...``)
+
     def _make_stale(self, reason):
         self.delta = _Stale(reason)
 

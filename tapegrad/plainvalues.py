@@ -65,7 +65,7 @@ class PlainValues:
             if kind in "fc":
                 # np.float64(t) (after __float__) or np.float32(t): a plain number, never a traced one
                 raise self._refused(self._sampler_error() or scalar_cast_error(
-                    f"the traced value {self._var}::{type_str(self._val)}", dtype))
+                    self._described(), dtype))
         sampler = self._sampler_error()  # rng.normal(loc=x): numpy's samplers take plain numbers
         if sampler is not None:
             raise self._refused(sampler)
@@ -74,7 +74,7 @@ class PlainValues:
         if dtype is not None:
             name = np.dtype(dtype).name
             raise self._refused(ConcreteValueError(
-                f"{foreign}numpy asked for the traced value {self._var}::{type_str(self._val)} as a plain "
+                f"{foreign}numpy asked for {self._described()} as a plain "
                 f"{name} at {user_location()} (np.{name}(t), np.asarray(t, dtype=...), or a write "
                 f"into a plain array), which would drop its gradient"
                 + (f". {hint}" if hint else "" if foreign else
@@ -82,7 +82,7 @@ class PlainValues:
                    f"inside the traced function (np.zeros, np.empty, ...) or build them with np.stack")
             ))
         raise self._refused(ConcreteValueError(
-            f"{foreign}numpy tried to turn the traced value {self._var}::{type_str(self._val)} into a plain "
+            f"{foreign}numpy tried to turn {self._described()} into a plain "
             f"array at {user_location()}, which would drop its gradient. "
             + (hint or
                f"Use the traced value as it is (x.copy() for a copy), build arrays from traced "
@@ -92,7 +92,7 @@ class PlainValues:
         ))
 
     def _sampler_error(self):
-        hint = random_sampler_hint(f"the traced value {self._var}::{type_str(self._val)}")
+        hint = random_sampler_hint(self._described())
         return ConcreteValueError(hint) if hint else None
 
     def _refused(self, err):
@@ -173,8 +173,8 @@ class PlainValues:
         while frame.f_back is not None and frame.f_back.f_globals.get("__name__") == "statistics":
             frame = frame.f_back  # the function the user called (mean, not its helper _sum)
         return self._refused(ConcreteValueError(
-            f"statistics.{frame.f_code.co_name}() of the traced value {self._var}::"
-            f"{type_str(self._val)} at {user_location(skip_packages=('statistics', 'fractions'))} "
+            f"statistics.{frame.f_code.co_name}() of {self._described()} "
+            f"at {user_location(skip_packages=('statistics', 'fractions'))} "
             f"reads it as a plain number (an exact fraction, or float()), which would drop its "
             f"gradient; use numpy, which takes a list of traced values: np.mean([a, b]), "
             f"np.median, np.std, np.var (ddof=1 for statistics.stdev and variance)"
@@ -186,7 +186,7 @@ class PlainValues:
     def _concrete(self, what, how=""):
         hint = foreign_function_hint()
         return self._refused(ConcreteValueError(
-            f"{hint}{what}() of the traced value {self._var}::{type_str(self._val)} at {user_location()} "
+            f"{hint}{what}() of {self._described()} at {user_location()} "
             f"would drop its gradient" + ("" if hint else " (math functions such as math.sin call it "
                                           f"too); use numpy (np.sin, np.exp, ...) on the traced value instead{how}")
         ))

@@ -28,7 +28,7 @@ import numpy as np
 
 from .argtangents import fill_zeros, finalize, leaf_gradient, tangent_of, update
 from .errors import SeedError, user_location
-from .structures import (OPAQUE_TYPES, Boxed, any_nested, cell_filled, find_nested, is_differentiable_leaf,
+from .structures import (OPAQUE_TYPES, Boxed, any_nested, concrete, cell_filled, find_nested, is_differentiable_leaf,
                          map_nested, nested, object_fields, rebuild_object, split, structure_named)
 from .tangents import NO_TANGENT, ZERO, tangent_structure
 
@@ -189,9 +189,7 @@ def _is_array(x) -> bool:
     gradient, the sum of both uses'), as a plain array is, where a number reached twice is two.
     (A gradient traced by an enclosing trace, as a compiled gradient's is, got each use's part
     alone where `grad` of the plain array gave the sum.)"""
-    while isinstance(x, Boxed):
-        x = x._val
-    return isinstance(x, np.ndarray)
+    return isinstance(concrete(x), np.ndarray)
 
 
 def unflatten(spec, leaves, memo=None):

@@ -15,10 +15,9 @@ import math
 
 __all__ = ["checking", "note_adaptive_solver", "note_stopping_point", "watch", "unwatch", "advice"]
 
-#: {solver name: how far off its result may be} of the solvers run during a check_grad (None outside one)
+#: {solver name: (how far off its result may be, True for an iterative solver's stopping point)}
+#: of the solvers run during a check_grad (None outside one)
 _NOTED = contextvars.ContextVar("tapegrad_noisy_solvers", default=None)
-#: the names `note_stopping_point` noted in the running check (the others are adaptive integrators)
-_STOPPED = contextvars.ContextVar("tapegrad_stopped_solvers", default=None)
 
 
 def checking() -> bool:
@@ -28,16 +27,19 @@ def checking() -> bool:
 
 def watch():
     """Start noting (the outermost `check_grad`): a token for `unwatch`, or None inside a check."""
-    if _NOTED.get() is not None:
-        return None
-    return _NOTED.set({}), _STOPPED.set(set())
+    return None if _NOTED.get() is not None else _NOTED.set({})
 
 
 def unwatch(token) -> None:
     """End what `watch` started (nothing for its None)."""
     if token is not None:
-        _NOTED.reset(token[0])
-        _STOPPED.reset(token[1])
+        _NOTED.reset(token)
+
+
+def _note(name, amount, stopped):
+    seen = _NOTED.get()
+    if seen is not None:
+        seen[name] = (max(seen.get(name, (0.0,))[0], float(amount)), stopped)
 
 
 def note_adaptive_solver(name: str, tolerance: float) -> None:
@@ -51,9 +53,7 @@ def note_adaptive_solver(name: str, tolerance: float) -> None:
     >>> import tapegrad
     >>> tapegrad.checks.note_adaptive_solver("my_solver", 1e-8)  # no check running: nothing
     """
-    seen = _NOTED.get()
-    if seen is not None:
-        seen[name] = max(seen.get(name, 0.0), float(tolerance))
+    _note(name, tolerance, False)
 
 
 def note_stopping_point(name: str, residual: float) -> None:
@@ -61,10 +61,7 @@ def note_stopping_point(name: str, residual: float) -> None:
     `tapegrad.scipy.optimize`) stopped where its residual was `residual`: its solution is off by
     about that much, which central differences divide by their step. If the check fails, its
     message says so and which `eps`, `rtol` and `atol` to check with."""
-    seen = _NOTED.get()
-    if seen is not None:
-        _STOPPED.get().add(name)
-        seen[name] = max(seen.get(name, 0.0), float(residual), 1e-14)
+    _note(name, max(float(residual), 1e-14), True)
 
 
 def _up(x: float) -> float:
@@ -87,18 +84,16 @@ def advice(eps) -> str:
     seen = _NOTED.get()
     if not seen:
         return ""
-    tol = max(seen.values())
+    tol = max(amount for amount, _ in seen.values())
     step = eps if eps is not None else 1e-6
     good_eps, good_rtol = _steps_for(tol)
-    stopped = sorted(n for n in seen if n in _STOPPED.get())
-    adaptive = sorted(n for n in seen if n not in stopped)
     said = []
-    if adaptive:
-        said.append(f"{' and '.join(adaptive)}, an adaptive solver, with tolerances up to "
-                    f"{max(seen[n] for n in adaptive):.2g}")
-    if stopped:
-        said.append(f"{' and '.join(stopped)}, which stopped where its residual was "
-                    f"{max(seen[n] for n in stopped):.2g}")
+    for stopped, how in ((False, "an adaptive solver, with tolerances up to"),
+                         (True, "which stopped where its residual was")):
+        names = sorted(n for n, (_, kind) in seen.items() if kind is stopped)
+        if names:
+            said.append(f"{' and '.join(names)}, {how} {max(seen[n][0] for n in names):.2g}")
+    adaptive = any(not kind for _, kind in seen.values())
     text = (f"; the function called {'; and '.join(said)}: its result moves by about {tol:.2g} as its "
             f"steps change, so central "
             f"differences with eps={step:g} are off by about {tol:.2g}/{step:g} = {tol / step:.2g} of "

@@ -32,7 +32,7 @@ import types
 
 import numpy as np
 
-__all__ = ["Boxed", "nested", "find_nested", "any_nested", "map_nested", "is_differentiable_leaf",
+__all__ = ["Boxed", "concrete", "nested", "find_nested", "any_nested", "map_nested", "is_differentiable_leaf",
            "Structure", "register_structure", "add_structure", "structure_of", "split", "structure_named",
            "replace_items", "parts_at",
            "object_fields", "rebuild_object", "cell_filled", "OPAQUE_TYPES"]
@@ -43,6 +43,13 @@ class Boxed:
     numbers (`tapegrad.arraylike.ArrayLike`). Structures treat one as the leaf it holds."""
 
     __slots__ = ()
+
+
+def concrete(v):
+    """The plain value under nested traced or dual values (a Tracer of an outer trace holds one)."""
+    while isinstance(v, Boxed):
+        v = v._val
+    return v
 
 
 # --- the walkers over nested call arguments ---

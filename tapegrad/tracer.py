@@ -71,7 +71,7 @@ def escaped_error(tracer):
     if type(tracer._tape) is _StaleTape:
         return StaleViewError(tracer._tape.reason + f"; it was used again at {user_location()}")
     return EscapedTracerError(
-        f"the traced value {tracer._var}::{type_str(tracer._val)} was used at {user_location()} "
+        f"{tracer._described()} was used at {user_location()} "
         f"after the trace that made it had ended (it was kept in a global, a list or an "
         f"attribute); return it from the traced function instead, or keep a plain value"
     )
@@ -260,7 +260,7 @@ class Tracer(PlainValues, ArrayLike):
 
     def __reduce__(self):
         raise ConcreteValueError(
-            f"cannot pickle the traced value {self._var}::{type_str(self._val)} at "
+            f"cannot pickle {self._described()} at "
             f"{user_location(skip_packages=_PICKLERS)}: it exists only inside its trace, and a "
             f"pickled copy would carry its value without its gradient. Inside the function, use "
             f"x.copy() or copy.copy(x) for a copy; to send work elsewhere, pickle plain values, the tape "
@@ -287,7 +287,7 @@ class Tracer(PlainValues, ArrayLike):
         # value's value is only its value at trace time, and hashing by identity would make
         # {a, b} hold two equal numbers: either would be silently wrong
         raise self._refused(TypeError(
-            f"the traced value {self._var}::{type_str(self._val)} was used in a set or as a dict "
+            f"{self._described()} was used in a set or as a dict "
             f"key at {user_location()}; a traced value has no hash (its value is known only at "
             f"trace time); key by a name or a position, or keep the values in a list"
         ))
@@ -321,9 +321,12 @@ class Tracer(PlainValues, ArrayLike):
     def _label(self):
         return repr(self._var)
 
+    def _described(self):
+        """How a message names this value: ``the traced value %3::float64[2]``."""
+        return f"the traced value {self._var}::{type_str(self._val)}"
+
     def _modular_pow_error(self, other, modulo):
-        return ArrayLike._modular_pow_error(self, other, modulo,
-                                            f"the traced value {self._var}::{type_str(self._val)}")
+        return ArrayLike._modular_pow_error(self, other, modulo, self._described())
 
     def _make_stale(self, reason):
         if type(self._tape) is not _StaleTape:

@@ -17,17 +17,10 @@ import operator
 
 import numpy as np
 
-from .pytree import Boxed
+from .structures import Boxed, concrete  # (concrete: views' name for it, as its importers know it)
 from .registry import READ_ONLY, VIEWS  # declared with each rule: @rrule(fn, view=True)
 
 __all__ = ["VIEWS", "READ_ONLY", "concrete", "note_view", "view_positions", "view_again"]
-
-
-def concrete(v):
-    """The plain value under nested traced or dual values (a Tracer of an outer trace holds one)."""
-    while isinstance(v, Boxed):
-        v = v._val
-    return v
 
 
 def _is_basic_index(index):

@@ -84,6 +84,10 @@ def test_bytes_of_a_traced_value_are_refused_with_the_way():
         with pytest.raises(TypeError, match=r"^x\.view\(int64\) of the (traced|dual) value .* use "
                                             r"x\.astype\(np\.int64\) to convert values$"):
             how(lambda a: a.view(np.int64))
+        with pytest.raises(TypeError, match=r"^x\.view\(matrix\) of the (traced|dual) value"):
+            how(lambda a: a.view(type=np.matrix))
+    with pytest.raises(TypeError, match=r"^partition\(\) of the scalar %\d+ at test_arraylike\.py:\d+$"):
+        tapegrad.grad(lambda a: a[0, 0].partition(0), X23)
 
 
 def test_iteration_over_first_axis(rng):

@@ -319,9 +319,7 @@ class CompiledGrad:
             answer = self._eager(args, seed, dict(kwargs, _size=size))
             # how long the tape was, and the time it took: is the program made by a child?
             with self._lock:
-                self._seen[key] = (size[0], time.perf_counter() - began)
-                while len(self._seen) > self.maxsize:
-                    self._seen.popitem(last=False)
+                self._remember(self._seen, key, (size[0], time.perf_counter() - began))
             return answer
         else:
             with self._lock:
@@ -346,19 +344,21 @@ class CompiledGrad:
                 if not replayable and drew and key not in self._drew_once:
                     # a draw seen once may be another thread's (the global generators are shared):
                     # the next call traces again, and a second draw gives the signature up for good
-                    self._drew_once[key] = True
-                    while len(self._drew_once) > self.maxsize:
-                        self._drew_once.popitem(last=False)
+                    self._remember(self._drew_once, key, True)
                     self._seen[key] = self._first_grads.get(key) or (None, None)
                     return self._finish(out, args, kwargs)
                 self._drew_once.pop(key, None)
                 if not replayable:  # random draws, a write into a constant, np.errstate: traced each call
-                    self._uncompiled[key] = True
-                    while len(self._uncompiled) > self.maxsize:
-                        self._uncompiled.popitem(last=False)
+                    self._remember(self._uncompiled, key, True)
                     return self._finish(out, args, kwargs)
         self._insert(key, parent, outcome, Node(("tape", tape, names, self.assume_finite)))
         return self._finish(out, args, kwargs)  # the traced call returned the whole result
+
+    def _remember(self, table, key, value):
+        """``table[key] = value``, the oldest entries dropped past `maxsize` (under the lock)."""
+        table[key] = value
+        while len(table) > self.maxsize:
+            table.popitem(last=False)
 
     def _count(self, what):
         with self._lock:

@@ -19,6 +19,7 @@ from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..scipy.special import polygamma
 from ..tangents import NO_TANGENT, Thunk
+from ._series import horner
 from ._shapes import divide
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -253,12 +254,13 @@ def i0_rrule(x):
 BESSEL_SERIES_BELOW = 1e-2
 
 
+#: I₁'(x) = Σ cⱼ x²ʲ = 1/2 + 3x²/16 + 5x⁴/384 + 7x⁶/18432 + ...: to rounding below
+#: `BESSEL_SERIES_BELOW` (every derivative of I₁ right there up to the eighth)
+_I1_SLOPE_SERIES = (0.5, 3 / 16, 5 / 384, 7 / 18432)
+
+
 def _i1_slope_series(x):
-    """I₁'(x) = 1/2 + 3x²/16 + 5x⁴/384 + 7x⁶/18432 + ...: to rounding below
-    `BESSEL_SERIES_BELOW`, differentiable in x (every derivative of I₁ right there up to the
-    eighth)."""
-    x2 = x * x
-    return 0.5 + x2 * (3 / 16 + x2 * (5 / 384 + x2 * (7 / 18432)))
+    return horner(_I1_SLOPE_SERIES, x * x)
 
 
 @rrule(sp.i1, formula=partials("(i0({a[0]}) - {y}/{a[0]})"))
@@ -268,7 +270,8 @@ def i1_rrule(x):
     def i1_pullback(dy):
         # d/dx I₁ = I₀ - I₁/x; its series near 0 (1/2 there, its limit)
         small = np.abs(x) < BESSEL_SERIES_BELOW
-        return NO_TANGENT, dy * np.where(small, _i1_slope_series(x), sp.i0(x) - y / np.where(small, 1.0, x))
+        return NO_TANGENT, dy * np.where(small, _i1_slope_series(np.where(small, x, 0.0)),
+                                         sp.i0(x) - y / np.where(small, 1.0, x))
 
     return y, i1_pullback
 
@@ -293,7 +296,7 @@ def i1e_rrule(x):
         # sign(x) I₁(x)) with I₁' by its series (1/2 at x == 0, its limit)
         small = np.abs(x) < BESSEL_SERIES_BELOW
         slope = sp.i0e(x) - y * (np.sign(x) + 1 / np.where(small, 1.0, x))
-        near = np.exp(-np.abs(x)) * (_i1_slope_series(x) - np.sign(x) * sp.i1(x))
+        near = np.exp(-np.abs(x)) * (_i1_slope_series(np.where(small, x, 0.0)) - np.sign(x) * sp.i1(x))
         return NO_TANGENT, dy * np.where(small, near, slope)
 
     return y, i1e_pullback

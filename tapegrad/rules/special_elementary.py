@@ -18,6 +18,7 @@ import scipy.special as sp
 from ..registry import nondifferentiable, partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._series import horner
 from ._shapes import divide
 
 _LN2 = math.log(2.0)
@@ -105,14 +106,6 @@ def powm1_rrule(x, y):
 _EXPREL_NEAR = 0.5
 #: k/(k+1)! for k = 1 .. 14: exprel'(u) = Σₖ k uᵏ⁻¹/(k+1)!, whose first omitted term is below 1e-15 of it at |u| = 1/2
 _EXPREL_SLOPE_SERIES = tuple(k / math.factorial(k + 1) for k in range(1, 15))
-
-
-def horner(coefficients, u):
-    """Σⱼ cⱼ uʲ, from the highest power down."""
-    total = coefficients[-1]
-    for c in coefficients[-2::-1]:
-        total = total * u + c
-    return total
 
 
 def exprel_slope(u):

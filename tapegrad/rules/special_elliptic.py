@@ -20,7 +20,7 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
-from .special_elementary import horner
+from ._series import horner
 
 # --- complete integrals ---
 
@@ -122,6 +122,13 @@ def _incomplete_m_slopes(phi, m, terms=10):
     return d_f, d_e
 
 
+def _m_slope(phi, m, which, closed):
+    """∂F/∂m (`which` 0) or ∂E/∂m (1): ``closed(m)`` away from m = 0 (given 1/2 near it, where
+    it is not read), `_incomplete_m_slopes` near it (given 0 away from it)."""
+    near = np.abs(m) < INCOMPLETE_SERIES_BELOW
+    return np.where(near, _incomplete_m_slopes(phi, np.where(near, m, 0.0))[which], closed(np.where(near, 0.5, m)))
+
+
 @rrule(sp.ellipkinc, formula=partials(
     "1/√(1 - {a[1]}·sin²{a[0]})",
     "(ellipeinc({a[0]}, {a[1]})/(2·{a[1]}·(1 - {a[1]})) - {y}/(2·{a[1]}) - sin(2·{a[0]})/(4·(1 - {a[1]})·√(1 - {a[1]}·sin²{a[0]})))",
@@ -134,11 +141,11 @@ def ellipkinc_rrule(phi, m):
     def ellipkinc_pullback(dy):
         s = np.sin(phi)
         delta = np.sqrt(1 - m * (s * s))
-        near = np.abs(m) < INCOMPLETE_SERIES_BELOW
-        mm = np.where(near, 0.5, m)
-        slope_m = sp.ellipeinc(phi, mm) / (2 * mm * (1 - mm)) - y / (2 * mm) - np.sin(2 * phi) / (4 * (1 - mm) * delta)
+        def closed(mm):
+            return sp.ellipeinc(phi, mm) / (2 * mm * (1 - mm)) - y / (2 * mm) - np.sin(2 * phi) / (4 * (1 - mm) * delta)
+
         return (NO_TANGENT, Thunk(lambda: unbroadcast(dy / delta, phi)),
-                Thunk(lambda: unbroadcast(dy * np.where(near, _incomplete_m_slopes(phi, m)[0], slope_m), m)))
+                Thunk(lambda: unbroadcast(dy * _m_slope(phi, m, 0, closed), m)))
 
     return y, ellipkinc_pullback
 
@@ -153,11 +160,11 @@ def ellipeinc_rrule(phi, m):
 
     def ellipeinc_pullback(dy):
         s = np.sin(phi)
-        near = np.abs(m) < INCOMPLETE_SERIES_BELOW
-        mm = np.where(near, 0.5, m)
-        slope_m = (y - sp.ellipkinc(phi, mm)) / (2 * mm)
+        def closed(mm):
+            return (y - sp.ellipkinc(phi, mm)) / (2 * mm)
+
         return (NO_TANGENT, Thunk(lambda: unbroadcast(dy * np.sqrt(1 - m * (s * s)), phi)),
-                Thunk(lambda: unbroadcast(dy * np.where(near, _incomplete_m_slopes(phi, m)[1], slope_m), m)))
+                Thunk(lambda: unbroadcast(dy * _m_slope(phi, m, 1, closed), m)))
 
     return y, ellipeinc_pullback
 

@@ -15,6 +15,7 @@ import scipy.special as sp
 from ..registry import partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
+from ._series import horner
 
 # --- exponential integrals ---
 
@@ -54,14 +55,10 @@ def expn_rrule(n, x):
 # --- the dilogarithm ---
 
 
-def _spence_slope_series(w):
-    """log(1 - w)/w = -(1 + w/2 + w²/3 + ... + w⁸/9): the slope of spence at z = 1 - w, to
-    rounding for |w| < 1e-2 and differentiable in w (log z/(1 - z) cancels there: its second
-    derivative came out 0 at z = 1, where it is 1/2, and wrong near it)."""
-    total = 1.0 / 9
-    for k in range(8, 0, -1):
-        total = 1.0 / k + w * total
-    return -total
+#: log(1 - w)/w = Σ cⱼ wʲ = -(1 + w/2 + w²/3 + ... + w⁸/9): the slope of spence at z = 1 - w, to
+#: rounding for |w| < 1e-2 (log z/(1 - z) cancels there: its second derivative came out 0 at
+#: z = 1, where it is 1/2, and wrong near it)
+_SPENCE_SLOPE_SERIES = tuple(-1.0 / (j + 1) for j in range(9))
 
 
 @rrule(sp.spence, formula=partials("log({a[0]})/(1 - {a[0]})"))
@@ -71,7 +68,8 @@ def spence_rrule(z):
     def spence_pullback(dy):
         w = 1 - z
         near = np.abs(w) < 1e-2
-        return NO_TANGENT, dy * np.where(near, _spence_slope_series(w), np.log(z) / np.where(near, 1.0, w))
+        return NO_TANGENT, dy * np.where(near, horner(_SPENCE_SLOPE_SERIES, np.where(near, w, 0.0)),
+                                         np.log(z) / np.where(near, 1.0, w))
 
     return sp.spence(z), spence_pullback
 

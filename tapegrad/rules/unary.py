@@ -28,6 +28,7 @@ from ..registry import frule, partials, rrule
 from ..broadcasting import unbroadcast
 from ..tangents import NO_TANGENT, Thunk
 from ._forward import scaled
+from ._series import horner
 from ._shapes import divide
 
 _LN2 = math.log(2.0)
@@ -286,12 +287,14 @@ def hypot_rrule(x, y):
 SINC_SERIES_BELOW = 1e-2
 
 
+#: d/dx sinc x = x Σ cⱼ x²ʲ = -(π²/3)x + (π⁴/30)x³ - (π⁶/840)x⁵ + (π⁸/45360)x⁷ - ...: to
+#: rounding for |x| < `SINC_SERIES_BELOW` (the next term is 1e-19 of the first at the edge), so
+#: that every derivative of sinc is right there up to the ninth
+_SINC_SLOPE_SERIES = (-np.pi ** 2 / 3, np.pi ** 4 / 30, -np.pi ** 6 / 840, np.pi ** 8 / 45360)
+
+
 def _sinc_slope_series(x):
-    """d/dx sinc x = -(π²/3)x + (π⁴/30)x³ - (π⁶/840)x⁵ + (π⁸/45360)x⁷ - ...: to rounding for
-    |x| < `SINC_SERIES_BELOW`, and differentiable in x, so that every derivative of sinc is
-    right there up to the ninth (the next term is 1e-19 of the first at the edge)."""
-    x2 = x * x
-    return x * (-np.pi ** 2 / 3 + x2 * (np.pi ** 4 / 30 + x2 * (-np.pi ** 6 / 840 + x2 * (np.pi ** 8 / 45360))))
+    return x * horner(_SINC_SLOPE_SERIES, x * x)
 
 
 @rrule(np.sinc, complex=True, formula=partials("(cos(π{a[0]}) - {y})/{a[0]}"))
@@ -305,7 +308,7 @@ def sinc_rrule(x):
             small = np.abs(x) < SINC_SERIES_BELOW
             safe = x + small
             quotient = (np.cos(np.pi * safe) - np.sinc(safe)) / safe
-            return NO_TANGENT, dy * (_sinc_slope_series(x) * small + quotient * (1 - small))
+            return NO_TANGENT, dy * (_sinc_slope_series(x * small) * small + quotient * (1 - small))
 
         return y, sinc_pullback
 
@@ -316,7 +319,7 @@ def sinc_rrule(x):
         small = np.abs(x) < SINC_SERIES_BELOW
         safe = np.where(small, 1.0, x)
         quotient = (np.cos(np.pi * safe) - np.sinc(safe)) / safe
-        return NO_TANGENT, dy * np.where(small, _sinc_slope_series(x), quotient)
+        return NO_TANGENT, dy * np.where(small, _sinc_slope_series(np.where(small, x, 0.0)), quotient)
 
     return y, sinc_pullback
 

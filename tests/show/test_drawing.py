@@ -122,6 +122,8 @@ def test_a_pullback_is_drawn_as_its_tape_and_a_function_is_refused_with_the_way(
         with pytest.raises(TypeError) as err:
             call()
         assert str(err.value) == f"{name} {way}"
+    with pytest.raises(TypeError, match=r"^to_dot shows a tape, not a float: take "):
+        tapegrad.show.to_dot(3.0)
     with pytest.raises(ValueError, match=r"not 3\.0 and 'auto' \(arguments of the function are given to "
                                          r"tapegrad\.trace or tapegrad\.pullback"):
         tapegrad.draw(back, 3.0)
